@@ -1,0 +1,26 @@
+/* An out-of-tree consumer, built by CI through pkg-config (C and C++). */
+#include <errno.h>
+#include <stdio.h>
+#include <topdown.h>
+
+int main(void)
+{
+	struct td *td = NULL;
+	struct td_region r = { { 0 } };
+	struct td_result res;
+	volatile unsigned long x = 0;
+	int err = td_open(&td, NULL);
+
+	if (err < 0) { /* no PMU here: linking and the error path are proven */
+		printf("consumer: %s\n", td_strerror(err));
+		return err == -ENODEV ? 0 : 1;
+	}
+	td_region_begin(td, &r);
+	for (unsigned long i = 0; i < 10000000; i++)
+		x += i;
+	err = td_region_end(td, &r, &res);
+	printf("consumer: err=%d slots=%llu retiring=%.3f\n", err,
+	       (unsigned long long)res.slots, res.l1[TD_RETIRING]);
+	td_close(td);
+	return err ? 1 : 0;
+}

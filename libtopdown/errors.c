@@ -1,0 +1,75 @@
+/* SPDX-License-Identifier: MIT */
+/* td_strerror and the other constant lookups of the API. */
+#include <errno.h>
+#include <string.h>
+
+#include "internal.h"
+
+struct td_message {
+	int err;
+	const char *text;
+};
+
+static const struct td_message messages[] = {
+	{ 0, "success" },
+	{ -ENODEV, "no hardware PMU: the kernel exposes no core PMU (a VM "
+		   "without a virtual PMU has no counters); run on bare "
+		   "metal or enable the guest PMU (e.g. KVM -cpu host,pmu=on)" },
+	{ -EOPNOTSUPP, "no TopDown metrics on this CPU's PMU (sysfs "
+		       "events/slots missing): needs Intel Ice Lake or later "
+		       "P-cores and Linux 5.9 or later" },
+	{ -EACCES, "perf_event_open not permitted: set sysctl "
+		   "kernel.perf_event_paranoid=2 (user-mode self-monitoring; "
+		   "1 for TD_OPT_INCLUDE_KERNEL) or grant CAP_PERFMON" },
+	{ -EINVAL, "invalid argument: a NULL pointer, a bad td_options field "
+		   "or size, or TOPDOWN_RESET not one of auto|always|never" },
+	{ -EALREADY, "region already begun: end it before beginning it again" },
+	{ -ESRCH, "region not in progress: td_region_end without a matching "
+		  "td_region_begin, or ended twice" },
+	{ -EXDEV, "region belongs to another handle: end it on the handle "
+		  "that began it" },
+	{ -EMFILE, "out of file descriptors: a handle needs 5 (level 1) or 9 "
+		   "(level 2); raise RLIMIT_NOFILE or close handles" },
+	{ -ENFILE, "system file table full: close descriptors and retry" },
+	{ -ENOMEM, "out of memory" },
+	{ -EIO, "reading the counter group with read(2) failed" },
+};
+
+const char *td_strerror(int err)
+{
+	for (size_t i = 0; i < sizeof(messages) / sizeof(messages[0]); i++)
+		if (messages[i].err == err)
+			return messages[i].text;
+	return err < 0 ? strerror(-err) : "not an error code";
+}
+
+const char *td_l1_name(int idx)
+{
+	static const char *const names[TD_L1_COUNT] = {
+		"retiring", "bad_speculation", "frontend_bound",
+		"backend_bound",
+	};
+
+	return idx >= 0 && idx < TD_L1_COUNT ? names[idx] : NULL;
+}
+
+const char *td_l2_name(int idx)
+{
+	static const char *const names[TD_L2_COUNT] = {
+		"heavy_operations", "light_operations", "branch_mispredicts",
+		"machine_clears", "fetch_latency", "fetch_bandwidth",
+		"memory_bound", "core_bound",
+	};
+
+	return idx >= 0 && idx < TD_L2_COUNT ? names[idx] : NULL;
+}
+
+int td_version_major(void)
+{
+	return TD_VERSION_MAJOR;
+}
+
+int td_version_minor(void)
+{
+	return TD_VERSION_MINOR;
+}

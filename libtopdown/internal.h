@@ -1,0 +1,134 @@
+/* SPDX-License-Identifier: MIT */
+/* Private declarations shared by the library's files.  Not installed. */
+#ifndef TD_INTERNAL_H
+#define TD_INTERNAL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <linux/perf_event.h>
+
+#include "topdown.h"
+
+#define TD_HIDDEN __attribute__((visibility("hidden")))
+#define TD_LIKELY(x)   __builtin_expect(!!(x), 1)
+#define TD_UNLIKELY(x) __builtin_expect(!!(x), 0)
+
+/* PERF_METRICS holds one byte per metric; byte i is topdown config 0x8000+(i<<8). */
+#define TD_NR_METRICS   8
+#define TD_NR_L1        4
+#define TD_SLOTS_MASK   ((UINT64_C(1) << 48) - 1) /* fixed counter 3 width */
+
+/*
+ * Byte order of PERF_METRICS (kernel INTEL_TD_METRIC_*): retiring, bad spec,
+ * fe bound, be bound, heavy ops, br mispredict, fetch lat, mem bound.
+ */
+enum td_metric_byte {
+	TD_M_RETIRING, TD_M_BAD_SPEC, TD_M_FE_BOUND, TD_M_BE_BOUND,
+	TD_M_HEAVY_OPS, TD_M_BR_MISPREDICT, TD_M_FETCH_LAT, TD_M_MEM_BOUND
+};
+
+/*
+ * Monotonic counters kept in user space.  cat[i] is metric i's slots
+ * times 255 (field x slots, no division), slots is plain slots.  Every
+ * reset the library issues folds the last reading into them, so the
+ * difference of two snapshots is right across any number of resets.
+ */
+struct td_counts {
+	uint64_t slots;
+	uint64_t cat[TD_NR_METRICS];
+};
+
+/*
+ * The difference of two snapshots.  Category deltas are signed: a small
+ * category's 8-bit estimate can shrink between readings.  qerr is the
+ * region's quantisation scale in 1/255-slot units: every reading that
+ * entered it may be off by its raw SLOTS / 255 in every category.
+ */
+struct td_delta {
+	int64_t slots;
+	int64_t cat[TD_NR_METRICS];
+	uint64_t qerr;
+};
+
+/* Where the core PMU lives and what it offers, all read from sysfs. */
+struct td_pmu {
+	char name[32];        /* "cpu" or "cpu_core" */
+	uint32_t type;        /* perf_event_attr.type */
+	uint64_t slots_config;
+	uint64_t metric_config[TD_NR_METRICS];
+	unsigned nr_metrics;  /* 4 (L1) or 8 (L1+L2) */
+	int rdpmc_knob;       /* sysfs rdpmc: 0, 1, 2; -1 if absent */
+};
+
+/* One reading of the counters, converted to monotonic counts. */
+struct td_sample {
+	struct td_counts c;
+	uint64_t raw_slots;   /* SLOTS since the last reset: the 8-bit error scale */
+	uint64_t qerr_base;   /* td->qerr_base after this reading */
+	uint64_t unsched;     /* time_enabled - time_running, ns */
+	bool valid;           /* false: the group was not counting */
+};
+
+struct td_policy {
+	enum td_reset_policy kind;
+	double err_x255;      /* err_target * 255, to compare without dividing */
+	double budget;
+	uint64_t cost;        /* slots charged per reset */
+	uint64_t recent_len;  /* slots of the last region ended on the handle */
+};
+
+struct td {
+	struct td_pmu pmu;
+	enum td_path path;
+	int leader_fd;
+	int metric_fd[TD_NR_METRICS];
+	struct perf_event_mmap_page *slots_pc;  /* leader's user page */
+	struct perf_event_mmap_page *metric_pc; /* first metric's user page */
+	size_t page_size;
+
+	/* Folded state (see struct td_counts). */
+	struct td_counts base;
+	uint64_t qerr_base;      /* sum of raw SLOTS at every fold: error scale */
+	uint64_t last_raw_slots; /* last RDPMC reading of SLOTS */
+	uint64_t last_raw_metrics;
+	uint64_t foreign_resets; /* SLOTS went backwards: someone else reset */
+	uint64_t resets;         /* IOC_RESETs the library issued */
+	uint64_t unreadable;     /* readings that found the group unscheduled */
+
+	struct td_policy policy;
+};
+
+/* sys.c: every kernel interaction, through libc's wrappers. */
+TD_HIDDEN int td_sys_perf_open(struct perf_event_attr *attr, int group_fd);
+TD_HIDDEN int td_sys_ioctl(int fd, unsigned long req, unsigned long arg);
+TD_HIDDEN int td_sys_read(int fd, void *buf, size_t len);
+TD_HIDDEN void *td_sys_map(int fd, size_t len);
+TD_HIDDEN void td_sys_unmap(void *addr, size_t len);
+TD_HIDDEN void td_sys_close(int fd);
+TD_HIDDEN int td_sys_read_file(const char *path, char *buf, size_t len);
+
+/* pmu.c: discovery from sysfs. */
+TD_HIDDEN int td_pmu_discover(struct td_pmu *pmu);
+TD_HIDDEN int td_pmu_parse_event(const char *pmu, const char *spec,
+				 uint64_t *config);
+
+/* group.c: the perf_event group. */
+TD_HIDDEN int td_group_open(struct td *td, bool include_kernel,
+			   bool want_rdpmc);
+TD_HIDDEN void td_group_close(struct td *td);
+TD_HIDDEN int td_group_reset(struct td *td);
+
+/* reading.c: take a reading on either path. */
+TD_HIDDEN int td_take_sample(struct td *td, struct td_sample *s);
+TD_HIDDEN int td_fold_and_reset(struct td *td, const struct td_sample *s);
+
+/* decode.c: pure arithmetic on count deltas. */
+TD_HIDDEN void td_decode(const struct td_delta *d, bool l2,
+			 struct td_result *res);
+
+/* policy.c */
+TD_HIDDEN int td_policy_init(struct td_policy *p, const struct td_options *o);
+TD_HIDDEN bool td_policy_reset_due(const struct td *td, uint64_t raw_slots,
+				   uint64_t expected_len, uint64_t total_slots);
+
+#endif /* TD_INTERNAL_H */

@@ -1,0 +1,90 @@
+/* SPDX-License-Identifier: MIT */
+/* td_open, td_close, td_query: the cold path. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+#define TD_KNOWN_OPTS (TD_OPT_INCLUDE_KERNEL | TD_OPT_NO_RDPMC)
+
+/*
+ * Copy the caller's options, whatever their size (libbpf's OPTS_VALID
+ * rule): fields past our struct must be zero, fields past theirs default.
+ */
+static int copy_options(struct td_options *dst, const struct td_options *src)
+{
+	memset(dst, 0, sizeof(*dst));
+	dst->size = sizeof(*dst);
+	if (!src)
+		return 0;
+	if (src->size < sizeof(src->size))
+		return -EINVAL;
+	if (src->size > sizeof(*dst)) {
+		const unsigned char *tail = (const unsigned char *)src;
+
+		for (size_t i = sizeof(*dst); i < src->size; i++)
+			if (tail[i])
+				return -EINVAL;
+	}
+	memcpy(dst, src, src->size < sizeof(*dst) ? src->size : sizeof(*dst));
+	dst->size = sizeof(*dst);
+	return dst->flags & ~TD_KNOWN_OPTS ? -EINVAL : 0;
+}
+
+int td_open(struct td **out, const struct td_options *opts)
+{
+	struct td_options o;
+	struct td *td;
+	int err;
+
+	if (!out)
+		return -EINVAL;
+	*out = NULL;
+	err = copy_options(&o, opts);
+	if (err < 0)
+		return err;
+	td = calloc(1, sizeof(*td));
+	if (!td)
+		return -ENOMEM;
+	td->leader_fd = -1;
+	err = td_policy_init(&td->policy, &o);
+	if (err == 0)
+		err = td_pmu_discover(&td->pmu);
+	if (err == 0)
+		err = td_group_open(td, o.flags & TD_OPT_INCLUDE_KERNEL,
+				    !(o.flags & TD_OPT_NO_RDPMC));
+	if (err < 0) {
+		td_close(td);
+		return err;
+	}
+	*out = td;
+	return 0;
+}
+
+void td_close(struct td *td)
+{
+	if (!td)
+		return;
+	if (td->leader_fd >= 0)
+		td_group_close(td);
+	free(td);
+}
+
+int td_query(const struct td *td, struct td_info *info)
+{
+	struct td_info i;
+
+	if (!td || !info || info->size < offsetof(struct td_info, levels))
+		return -EINVAL;
+	memset(&i, 0, sizeof(i));
+	i.size = info->size < sizeof(i) ? info->size : sizeof(i);
+	i.path = td->path;
+	i.levels = td->pmu.nr_metrics == TD_NR_METRICS ? 2 : 1;
+	i.pmu_type = td->pmu.type;
+	memcpy(i.pmu_name, td->pmu.name, sizeof(i.pmu_name));
+	i.resets = td->resets;
+	i.foreign_resets = td->foreign_resets;
+	memcpy(info, &i, i.size);
+	return 0;
+}

@@ -1,0 +1,168 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Core PMU discovery, all from sysfs, no CPU model table: which PMU
+ * directory exists (cpu_core on hybrid parts, cpu otherwise), its type, the
+ * slots and topdown-* events it lists, their encodings through its format/
+ * files, and the rdpmc knob.  The kernel opens an unlisted metric config
+ * without complaint as a meaningless raw event (research note section 5,
+ * kernel commit 1ab5f235c176), so the listing is the only safe test.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+#define TD_SYSFS_PMUS "/sys/bus/event_source/devices"
+
+static const char *const metric_event[TD_NR_METRICS] = {
+	"topdown-retiring", "topdown-bad-spec", "topdown-fe-bound",
+	"topdown-be-bound", "topdown-heavy-ops", "topdown-br-mispredict",
+	"topdown-fetch-lat", "topdown-mem-bound",
+};
+
+static int read_pmu_file(const char *pmu, const char *file, char *buf,
+			 size_t len)
+{
+	char path[256];
+
+	snprintf(path, sizeof(path), TD_SYSFS_PMUS "/%s/%s", pmu, file);
+	return td_sys_read_file(path, buf, len);
+}
+
+/* Place value into config along a format such as "config:0-7,32-35". */
+static int apply_format(const char *format, uint64_t value, uint64_t *config)
+{
+	const char *p;
+	unsigned lo, hi;
+	int used;
+
+	if (strncmp(format, "config:", 7) != 0)
+		return -EOPNOTSUPP; /* config1/config2 terms: not for TopDown */
+	for (p = format + 7; *p; p += used) {
+		if (sscanf(p, "%u-%u%n", &lo, &hi, &used) != 2) {
+			if (sscanf(p, "%u%n", &lo, &used) != 1)
+				return -EINVAL;
+			hi = lo;
+		}
+		if (hi < lo || hi > 63)
+			return -EINVAL;
+		for (unsigned bit = lo; bit <= hi; bit++, value >>= 1)
+			*config |= (value & 1) << bit;
+		if (p[used] == ',')
+			used++;
+	}
+	return value ? -EINVAL : 0; /* value wider than its field */
+}
+
+/* One "key=value" (or bare "key", meaning 1) term of an event string. */
+static int apply_term(const char *pmu, char *term, uint64_t *config)
+{
+	char file[64], format[64];
+	char *eq = strchr(term, '=');
+	uint64_t value = 1;
+	int err;
+
+	if (eq) {
+		*eq = '\0';
+		value = strtoull(eq + 1, NULL, 0);
+	}
+	if (snprintf(file, sizeof(file), "format/%s", term) >= (int)sizeof(file))
+		return -EINVAL;
+	err = read_pmu_file(pmu, file, format, sizeof(format));
+	if (err < 0)
+		return err;
+	return apply_format(format, value, config);
+}
+
+/* Turn an events/ string such as "event=0x00,umask=0x80" into a config. */
+int td_pmu_parse_event(const char *pmu, const char *spec, uint64_t *config)
+{
+	char buf[128];
+	char *term, *save = NULL;
+	int err;
+
+	if (strlen(spec) >= sizeof(buf))
+		return -EINVAL;
+	strcpy(buf, spec);
+	*config = 0;
+	for (term = strtok_r(buf, ",", &save); term;
+	     term = strtok_r(NULL, ",", &save)) {
+		err = apply_term(pmu, term, config);
+		if (err < 0)
+			return err;
+	}
+	return 0;
+}
+
+/* Config of events/<name>, or a negative errno (-ENOENT if unlisted). */
+static int event_config(const char *pmu, const char *name, uint64_t *config)
+{
+	char file[64], spec[128];
+	int err;
+
+	snprintf(file, sizeof(file), "events/%s", name);
+	err = read_pmu_file(pmu, file, spec, sizeof(spec));
+	if (err < 0)
+		return err;
+	return td_pmu_parse_event(pmu, spec, config);
+}
+
+/* The core PMU: cpu_core on hybrid parts (its type is PERF_TYPE_RAW), cpu. */
+static int find_core_pmu(struct td_pmu *pmu)
+{
+	static const char *const names[] = { "cpu_core", "cpu" };
+	char buf[32];
+
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		if (read_pmu_file(names[i], "type", buf, sizeof(buf)) <= 0)
+			continue;
+		snprintf(pmu->name, sizeof(pmu->name), "%s", names[i]);
+		pmu->type = (uint32_t)strtoul(buf, NULL, 10);
+		return 0;
+	}
+	return -ENODEV;
+}
+
+static int find_metrics(struct td_pmu *pmu)
+{
+	int err = event_config(pmu->name, "slots", &pmu->slots_config);
+
+	if (err < 0)
+		return err == -ENOENT ? -EOPNOTSUPP : err;
+	pmu->nr_metrics = 0;
+	for (unsigned i = 0; i < TD_NR_METRICS; i++) {
+		err = event_config(pmu->name, metric_event[i],
+				   &pmu->metric_config[i]);
+		if (err == -ENOENT)
+			break;
+		if (err < 0)
+			return err;
+		pmu->nr_metrics = i + 1;
+	}
+	/* Level 2 needs all eight; level 1 the first four. */
+	if (pmu->nr_metrics < TD_NR_L1)
+		return -EOPNOTSUPP;
+	if (pmu->nr_metrics < TD_NR_METRICS)
+		pmu->nr_metrics = TD_NR_L1;
+	return 0;
+}
+
+int td_pmu_discover(struct td_pmu *pmu)
+{
+	char buf[16];
+	int err;
+
+	memset(pmu, 0, sizeof(*pmu));
+	err = find_core_pmu(pmu);
+	if (err < 0)
+		return err;
+	err = find_metrics(pmu);
+	if (err < 0)
+		return err;
+	pmu->rdpmc_knob = -1;
+	if (read_pmu_file(pmu->name, "rdpmc", buf, sizeof(buf)) > 0)
+		pmu->rdpmc_knob = atoi(buf);
+	return 0;
+}

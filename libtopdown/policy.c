@@ -1,0 +1,79 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * When the library resets the counters (see "Resets" in topdown.h).
+ *
+ * A region read at S_b slots after the last reset and lasting R slots ends
+ * at about S_b + R, so the bound of decode.c predicts an error of
+ * k (2 S_b + R) / (255 R), k = 2 when level 2 is reported (derived
+ * categories), 1 otherwise.  auto resets when that exceeds err_target and
+ * the resets so far, plus this one, cost at most reset_budget of all the
+ * slots counted on the handle.  Both tests are multiplications: no
+ * division on the hot path.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+#define TD_DEFAULT_ERR_TARGET  0.01
+#define TD_DEFAULT_BUDGET      0.05
+#define TD_DEFAULT_RESET_COST  40000u /* ~2 us of a 6-wide core at 3 GHz */
+
+/* TOPDOWN_RESET, if set, overrides the option; a bad value is an error. */
+static int policy_from_env(enum td_reset_policy *kind)
+{
+	static const char *const names[] = { "auto", "always", "never" };
+	const char *v = getenv("TOPDOWN_RESET");
+
+	if (!v)
+		return 0;
+	for (int i = 0; i < 3; i++) {
+		if (strcmp(v, names[i]) == 0) {
+			*kind = (enum td_reset_policy)(TD_RESET_AUTO + i);
+			return 0;
+		}
+	}
+	return -EINVAL;
+}
+
+int td_policy_init(struct td_policy *p, const struct td_options *o)
+{
+	double target = o->err_target ? o->err_target : TD_DEFAULT_ERR_TARGET;
+	double budget = o->reset_budget ? o->reset_budget : TD_DEFAULT_BUDGET;
+
+	if (o->reset_policy > TD_RESET_NEVER || !(target > 0 && target < 1) ||
+	    !(budget > 0 && budget <= 1))
+		return -EINVAL;
+	p->kind = o->reset_policy == TD_RESET_DEFAULT ? TD_RESET_AUTO
+						      : o->reset_policy;
+	if (policy_from_env(&p->kind) < 0)
+		return -EINVAL;
+	p->err_x255 = target * 255;
+	p->budget = budget;
+	p->cost = o->reset_cost_slots ? o->reset_cost_slots
+				      : TD_DEFAULT_RESET_COST;
+	p->recent_len = 0;
+	return 0;
+}
+
+/*
+ * raw_slots: SLOTS since the last reset, now; expected_len: the coming
+ * region's length estimate (0: unknown, assume a short region);
+ * total_slots: every slot counted on the handle so far.
+ */
+bool td_policy_reset_due(const struct td *td, uint64_t raw_slots,
+			 uint64_t expected_len, uint64_t total_slots)
+{
+	const struct td_policy *p = &td->policy;
+	double len, k;
+
+	if (p->kind != TD_RESET_AUTO)
+		return p->kind == TD_RESET_ALWAYS;
+	len = (double)(expected_len ? expected_len : TD_SHORT_SLOTS);
+	k = td->pmu.nr_metrics == TD_NR_METRICS ? 2 : 1;
+	if (k * (2 * (double)raw_slots + len) <= p->err_x255 * len)
+		return false;
+	return p->budget * (double)total_slots >=
+	       (double)(td->resets + 1) * (double)p->cost;
+}

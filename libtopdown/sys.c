@@ -1,0 +1,88 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Every interaction with the kernel, and nothing else.  Each call goes
+ * through libc's own wrapper (syscall(3), ioctl(2), read(2), mmap(2),
+ * open(2)), never an inline syscall instruction, so that LD_PRELOAD
+ * interposers, valgrind and seccomp policies see every call.  The test
+ * suite's emulated kernel interposes on exactly these wrappers.  Errors
+ * come back as negative errno values, converted here and only here.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "internal.h"
+
+static int neg_errno(void)
+{
+	return errno > 0 ? -errno : -EIO;
+}
+
+/* This thread (pid 0), any CPU (-1), close-on-exec. */
+int td_sys_perf_open(struct perf_event_attr *attr, int group_fd)
+{
+	long fd = syscall(SYS_perf_event_open, attr, 0, -1, group_fd,
+			  PERF_FLAG_FD_CLOEXEC);
+
+	return fd < 0 ? neg_errno() : (int)fd;
+}
+
+int td_sys_ioctl(int fd, unsigned long req, unsigned long arg)
+{
+	return ioctl(fd, req, arg) < 0 ? neg_errno() : 0;
+}
+
+/* Returns the byte count read, or a negative errno. */
+int td_sys_read(int fd, void *buf, size_t len)
+{
+	ssize_t n;
+
+	do
+		n = read(fd, buf, len);
+	while (n < 0 && errno == EINTR);
+	return n < 0 ? neg_errno() : (int)n;
+}
+
+/* Read-only shared mapping of a perf fd; NULL on failure, errno kept. */
+void *td_sys_map(int fd, size_t len)
+{
+	void *p = mmap(NULL, len, PROT_READ, MAP_SHARED, fd, 0);
+
+	return p == MAP_FAILED ? NULL : p;
+}
+
+void td_sys_unmap(void *addr, size_t len)
+{
+	if (addr)
+		munmap(addr, len);
+}
+
+void td_sys_close(int fd)
+{
+	if (fd >= 0)
+		close(fd);
+}
+
+/*
+ * Read a small sysfs file into buf (NUL-terminated, trailing newline cut).
+ * Returns the length, or a negative errno (-ENOENT when it does not exist).
+ */
+int td_sys_read_file(const char *path, char *buf, size_t len)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	int n;
+
+	if (fd < 0)
+		return neg_errno();
+	n = td_sys_read(fd, buf, len - 1);
+	close(fd);
+	if (n < 0)
+		return n;
+	while (n > 0 && (buf[n - 1] == '\n' || buf[n - 1] == ' '))
+		n--;
+	buf[n] = '\0';
+	return n;
+}

@@ -1,0 +1,14 @@
+// The public header must compile as C++ (extern "C", no C-only syntax).
+#include <topdown.h>
+
+static_assert(TD_L1_COUNT == 4, "four level-1 categories");
+static_assert(TD_L2_COUNT == 8, "eight level-2 categories");
+
+int cxx_uses_header(void);
+int cxx_uses_header(void)
+{
+	struct td_options o = {};
+	o.size = sizeof(o);
+	struct td *td = nullptr;
+	return td_open(&td, &o);
+}

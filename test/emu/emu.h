@@ -1,0 +1,98 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * An emulated kernel and PMU for testing libtopdown on machines without a
+ * hardware PMU.  It interposes on the libc wrappers the library uses
+ * (syscall(SYS_perf_event_open), ioctl, read, mmap, munmap, close, open),
+ * serves a fake sysfs tree, and traps the library's real RDPMC instructions
+ * (SIGSEGV, CR4.PCE clear on these VMs) to return the fake PMU's registers.
+ *
+ * It models the kernel behaviour written up in
+ * ../shared/research/intel-kernel-topdown.md:
+ * - first enable of a fresh group zeroes SLOTS and PERF_METRICS;
+ * - read(2) and IOC_RESET fold the registers into the events' counts with
+ *   the "delta > last" rule and zero them; a read does not touch the user
+ *   page's lock, IOC_RESET does;
+ * - a context switch saves and restores the registers exactly;
+ * - a PMI zeroes them (counts folded first), lock unchanged;
+ * - a descheduled group (multiplexed out, E-core) shows index 0, does not
+ *   count, time_running stops; RDPMC then returns whatever another context
+ *   left in the registers;
+ * - sysfs rdpmc=0: cap_user_rdpmc 0, index 0, and RDPMC faults for real;
+ * - RDPMC is allowed only while an RDPMC-capable event is mapped.
+ *
+ * State is per thread (each thread is its own CPU), file descriptors are
+ * process-wide.
+ */
+#ifndef TD_EMU_H
+#define TD_EMU_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+enum emu_profile {
+	EMU_NO_PMU,      /* a VM without a virtual PMU: no cpu PMU at all */
+	EMU_NO_TOPDOWN,  /* a core PMU without slots/topdown events */
+	EMU_ICL,         /* Ice Lake: level 1 only */
+	EMU_SPR,         /* Sapphire Rapids: level 1 and level 2 */
+	EMU_SPR_NO_RDPMC,/* SPR with sysfs rdpmc = 0 */
+	EMU_PARANOID,    /* SPR, perf_event_paranoid forbids: EACCES */
+	EMU_ADL,         /* Alder Lake hybrid: cpu_core (type 4) + cpu_atom */
+};
+
+/*
+ * True composition of a stretch of work: the four level-1 fractions (sum 1)
+ * and the four measured level-2 fractions, each a fraction of all slots
+ * (heavy <= retiring, br_mispredict <= bad_spec, fetch_lat <= fe_bound,
+ * mem_bound <= be_bound).  Order: PERF_METRICS byte order.
+ */
+struct emu_mix {
+	double f[8];
+};
+
+/* True per-category slots and total slots this thread has executed. */
+struct emu_truth {
+	uint64_t slots;
+	uint64_t cat[8];
+};
+
+struct emu_stats {
+	unsigned long perf_opens;
+	unsigned long resets;       /* PERF_EVENT_IOC_RESET calls */
+	unsigned long reads;        /* read(2) on perf fds */
+	unsigned long syscalls;     /* every interposed call, any fd */
+	unsigned long rdpmcs;       /* RDPMCs emulated */
+	unsigned long open_fds;     /* perf fds currently open */
+	unsigned long maps;         /* perf pages currently mapped */
+	unsigned last_open_flags;   /* perf_event_open flags argument */
+	int last_open_pid, last_open_cpu;
+	bool exclude_mismatch;      /* group members with different exclude bits */
+};
+
+void emu_setup(enum emu_profile profile);
+void emu_teardown(void);
+
+/* Run work on this thread: counted by its group when scheduled. */
+void emu_run(uint64_t slots, const struct emu_mix *mix);
+void emu_truth(struct emu_truth *t);
+
+/* Kernel events that happen to this thread's group. */
+void emu_foreign_read(void);              /* someone read(2)s the group */
+void emu_pmi(void);                       /* PMI: registers zeroed */
+void emu_context_switch(uint64_t other_slots); /* out, other task, in */
+void emu_deschedule(void);                /* multiplexed out / E-core */
+void emu_reschedule(void);
+
+/* Hardware model switches. */
+void emu_set_metrics_clear_trigger(int which); /* #10: 0 slots, 1 metrics */
+
+void emu_stats(struct emu_stats *s);
+/* Set the sysfs rdpmc knob at runtime (existing events keep their flag). */
+void emu_set_rdpmc_knob(int value);
+
+/* Helpers for tests */
+struct emu_mix emu_mix_l1(double ret, double bad, double fe, double be);
+struct emu_mix emu_mix_l2(double ret, double bad, double fe, double be,
+			  double heavy, double br, double fetch_lat,
+			  double mem);
+
+#endif /* TD_EMU_H */

@@ -1,0 +1,113 @@
+/* SPDX-License-Identifier: MIT */
+/* Private state of the emulator. */
+#ifndef TD_EMU_INTERNAL_H
+#define TD_EMU_INTERNAL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include <linux/perf_event.h>
+
+#include "emu.h"
+
+#define EMU_RDPMC_SLOTS   ((1u << 30) | 3)
+#define EMU_RDPMC_METRICS (1u << 29)
+#define EMU_MAX_FD        65536
+#define EMU_MAX_MEMBERS   16
+
+struct emu_hw {
+	uint64_t slots;    /* fixed counter 3 */
+	uint64_t acc[8];   /* internal per-category slots since zero */
+};
+
+struct emu_cpu;
+
+enum emu_event_kind { EMU_EV_SLOTS, EMU_EV_METRIC, EMU_EV_RAW };
+
+struct emu_group;
+
+struct emu_event {
+	int fd;
+	enum emu_event_kind kind;
+	int idx;                /* metric byte for EMU_EV_METRIC */
+	struct perf_event_attr attr;
+	struct emu_group *group;
+	uint64_t count;         /* event->count */
+	bool rdpmc_flag;        /* PERF_EVENT_FLAG_USER_READ_CNT */
+	bool closed;
+	int maps;
+	struct perf_event_mmap_page *page;
+};
+
+struct emu_group {
+	struct emu_event *members[EMU_MAX_MEMBERS];
+	int nr;
+	struct emu_cpu *owner;
+	bool topdown;           /* has a metric member */
+	bool enabled, started, scheduled;
+	uint64_t saved_slots, saved_metrics;
+	struct emu_hw saved_hw; /* exact restore on schedule-in */
+	uint64_t time_enabled, time_running;
+};
+
+struct emu_cpu {
+	struct emu_hw hw;
+	struct emu_group *group; /* this thread's TopDown group */
+	struct emu_truth truth;
+	bool descheduled;
+};
+
+struct emu_state {
+	enum emu_profile profile;
+	bool has_pmu, has_topdown, l2, paranoid;
+	int rdpmc_knob;
+	uint32_t core_type;
+	char sysfs_root[256];
+	struct emu_event *fds[EMU_MAX_FD];
+	struct emu_stats stats;
+	int rdpmc_maps;         /* mapped RDPMC-capable events: CR4.PCE */
+};
+
+extern struct emu_state emu;
+extern __thread struct emu_cpu emu_cpu;
+
+uint64_t emu_hw_metrics(const struct emu_hw *hw);
+void emu_page_update(struct emu_event *e);
+void emu_topdown_update(struct emu_group *g, bool reset);
+void emu_group_enable(struct emu_group *g);
+void emu_group_disable(struct emu_group *g);
+void emu_lock_acquire(void);
+void emu_lock_release(void);
+
+/* emu_kernel.c: the system calls */
+long emu_sys_perf_event_open(struct perf_event_attr *attr, pid_t pid, int cpu,
+			     int group_fd, unsigned long flags);
+int emu_sys_ioctl(struct emu_event *e, unsigned long req, unsigned long arg);
+ssize_t emu_sys_read(struct emu_event *e, void *buf, size_t len);
+void *emu_sys_mmap(struct emu_event *e, size_t len, int prot, int flags);
+int emu_sys_munmap(void *addr, size_t len, bool *handled);
+void emu_sys_close(struct emu_event *e);
+struct emu_event *emu_event_of(int fd);
+
+/* emu_sysfs.c */
+void emu_sysfs_create(void);
+void emu_sysfs_remove(void);
+void emu_sysfs_write_knob(int value);
+const char *emu_sysfs_redirect(const char *path, char *buf, size_t len);
+
+/* emu_preload.c */
+void emu_preload_advance(void);
+
+/* emu_trap.c */
+void emu_trap_install(void);
+
+/* emu_libc.c: the real libc functions */
+int emu_real_open(const char *path, int flags, int mode);
+int emu_real_close(int fd);
+
+/* glibc's fortified entry points, interposed too */
+ssize_t __read_chk(int fd, void *buf, size_t len, size_t buflen);
+int __open_2(const char *path, int flags);
+
+#endif

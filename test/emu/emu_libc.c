@@ -1,0 +1,229 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The seam: definitions of the libc wrappers libtopdown calls.  Being in
+ * the executable (or LD_PRELOADed), they take precedence over libc's for
+ * the library, static or shared.  Calls on emulated perf fds and paths
+ * under the PMU sysfs directory are served by the emulator; everything
+ * else goes to the real libc function (dlsym RTLD_NEXT).
+ */
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "emu_internal.h"
+
+#define REAL(name) real_##name
+#define DEFINE_REAL(ret, name, ...)                                      \
+	static ret (*real_##name)(__VA_ARGS__);                          \
+	static void resolve_##name(void)                                 \
+	{                                                                \
+		if (!real_##name)                                        \
+			real_##name = (ret (*)(__VA_ARGS__))dlsym(RTLD_NEXT, \
+								 #name); \
+	}
+
+DEFINE_REAL(long, syscall, long, long, long, long, long, long, long)
+DEFINE_REAL(int, ioctl, int, unsigned long, unsigned long)
+DEFINE_REAL(ssize_t, read, int, void *, size_t)
+DEFINE_REAL(void *, mmap, void *, size_t, int, int, int, off_t)
+DEFINE_REAL(int, munmap, void *, size_t)
+DEFINE_REAL(int, close, int)
+DEFINE_REAL(int, open, const char *, int, int)
+
+static void count_call(void)
+{
+	__atomic_fetch_add(&emu.stats.syscalls, 1, __ATOMIC_RELAXED);
+}
+
+static long fail(long err)
+{
+	errno = (int)-err;
+	return -1;
+}
+
+long syscall(long nr, ...)
+{
+	va_list ap;
+	long a[6];
+
+	va_start(ap, nr);
+	for (int i = 0; i < 6; i++)
+		a[i] = va_arg(ap, long);
+	va_end(ap);
+	count_call();
+	if (nr == SYS_perf_event_open && emu.sysfs_root[0]) {
+		long r;
+		emu_lock_acquire();
+		r = emu_sys_perf_event_open((struct perf_event_attr *)a[0],
+					    (pid_t)a[1], (int)a[2], (int)a[3],
+					    (unsigned long)a[4]);
+		emu_lock_release();
+		return r < 0 ? fail(r) : r;
+	}
+	resolve_syscall();
+	return REAL(syscall)(nr, a[0], a[1], a[2], a[3], a[4], a[5]);
+}
+
+int ioctl(int fd, unsigned long req, ...)
+{
+	va_list ap;
+	unsigned long arg;
+	struct emu_event *e;
+
+	va_start(ap, req);
+	arg = va_arg(ap, unsigned long);
+	va_end(ap);
+	count_call();
+	emu_lock_acquire();
+	e = emu_event_of(fd);
+	if (e) {
+		int r = emu_sys_ioctl(e, req, arg);
+		emu_lock_release();
+		return r < 0 ? (int)fail(r) : r;
+	}
+	emu_lock_release();
+	resolve_ioctl();
+	return REAL(ioctl)(fd, req, arg);
+}
+
+ssize_t read(int fd, void *buf, size_t len)
+{
+	struct emu_event *e;
+
+	count_call();
+	emu_lock_acquire();
+	e = emu_event_of(fd);
+	if (e) {
+		ssize_t r = emu_sys_read(e, buf, len);
+		emu_lock_release();
+		return r < 0 ? fail(r) : r;
+	}
+	emu_lock_release();
+	resolve_read();
+	return REAL(read)(fd, buf, len);
+}
+
+ssize_t __read_chk(int fd, void *buf, size_t len, size_t buflen)
+{
+	(void)buflen;
+	return read(fd, buf, len);
+}
+
+void *mmap(void *addr, size_t len, int prot, int flags, int fd, off_t off)
+{
+	struct emu_event *e;
+
+	count_call();
+	emu_lock_acquire();
+	e = (flags & MAP_ANONYMOUS) ? NULL : emu_event_of(fd);
+	if (e) {
+		void *p = emu_sys_mmap(e, len, prot, flags);
+		emu_lock_release();
+		if (!p)
+			errno = EINVAL;
+		return p ? p : MAP_FAILED;
+	}
+	emu_lock_release();
+	resolve_mmap();
+	return REAL(mmap)(addr, len, prot, flags, fd, off);
+}
+
+void *mmap64(void *addr, size_t len, int prot, int flags, int fd, off_t off)
+{
+	return mmap(addr, len, prot, flags, fd, off);
+}
+
+int munmap(void *addr, size_t len)
+{
+	bool handled = false;
+	int r;
+
+	count_call();
+	emu_lock_acquire();
+	r = emu_sys_munmap(addr, len, &handled);
+	emu_lock_release();
+	if (handled)
+		return r;
+	resolve_munmap();
+	return REAL(munmap)(addr, len);
+}
+
+int emu_real_close(int fd)
+{
+	resolve_close();
+	return REAL(close)(fd);
+}
+
+int close(int fd)
+{
+	struct emu_event *e;
+
+	count_call();
+	emu_lock_acquire();
+	e = emu_event_of(fd);
+	if (e)
+		emu_sys_close(e);
+	emu_lock_release();
+	return emu_real_close(fd);
+}
+
+int emu_real_open(const char *path, int flags, int mode)
+{
+	resolve_open();
+	return REAL(open)(path, flags, mode);
+}
+
+int open(const char *path, int flags, ...)
+{
+	char buf[512];
+	const char *p;
+	int mode = 0;
+
+	if (flags & (O_CREAT | __O_TMPFILE)) {
+		va_list ap;
+		va_start(ap, flags);
+		mode = va_arg(ap, int);
+		va_end(ap);
+	}
+	count_call();
+	p = emu_sysfs_redirect(path, buf, sizeof(buf));
+	return emu_real_open(p ? p : path, flags, mode);
+}
+
+int open64(const char *path, int flags, ...) __attribute__((alias("open")));
+
+int __open_2(const char *path, int flags)
+{
+	return open(path, flags);
+}
+
+/* ---- setup ------------------------------------------------------------- */
+
+void emu_setup(enum emu_profile profile)
+{
+	memset(&emu.stats, 0, sizeof(emu.stats));
+	memset(&emu_cpu, 0, sizeof(emu_cpu));
+	emu.profile = profile;
+	emu.has_pmu = profile != EMU_NO_PMU;
+	emu.has_topdown = emu.has_pmu && profile != EMU_NO_TOPDOWN;
+	emu.l2 = profile != EMU_ICL;
+	emu.paranoid = profile == EMU_PARANOID;
+	emu.rdpmc_knob = profile == EMU_SPR_NO_RDPMC ? 0 : 1;
+	emu.core_type = 4;
+	emu.rdpmc_maps = 0;
+	emu_sysfs_create();
+	emu_trap_install();
+}
+
+void emu_teardown(void)
+{
+	emu_sysfs_remove();
+}

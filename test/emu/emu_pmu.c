@@ -1,0 +1,349 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The emulated PMU and the kernel's TopDown event logic (see emu.h for the
+ * behaviour modelled and the research note it follows).
+ */
+#include <errno.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "emu_internal.h"
+
+struct emu_state emu;
+__thread struct emu_cpu emu_cpu;
+
+/* Recursive: the emulator itself calls the interposed mmap/munmap/open. */
+static pthread_mutex_t emu_lock = PTHREAD_RECURSIVE_MUTEX_INITIALIZER_NP;
+
+struct emu_mix emu_mix_l1(double ret, double bad, double fe, double be)
+{
+	struct emu_mix m = { { ret, bad, fe, be, 0, 0, 0, 0 } };
+	return m;
+}
+
+struct emu_mix emu_mix_l2(double ret, double bad, double fe, double be,
+			  double heavy, double br, double fetch_lat, double mem)
+{
+	struct emu_mix m = { { ret, bad, fe, be, heavy, br, fetch_lat, mem } };
+	return m;
+}
+
+/* ---- hardware registers ------------------------------------------------ */
+
+/*
+ * PERF_METRICS as the hardware derives it from its internal per-category
+ * counts: level-1 bytes are 8-bit fractions summing to 0xff (kernel
+ * document), rounded by largest remainder; level-2 bytes are each rounded
+ * to the nearest 8-bit fraction.  Either way every byte is within one step.
+ */
+uint64_t emu_hw_metrics(const struct emu_hw *hw)
+{
+	uint64_t word = 0, q[4], total = 0;
+	double rem[4];
+
+	if (!hw->slots)
+		return 0;
+	for (int i = 0; i < 4; i++) {
+		double x = (double)hw->acc[i] * 255.0 / (double)hw->slots;
+		q[i] = (uint64_t)x;
+		rem[i] = x - (double)q[i];
+		total += q[i];
+	}
+	while (total < 255) {
+		int best = 0;
+		for (int i = 1; i < 4; i++)
+			if (rem[i] > rem[best])
+				best = i;
+		q[best]++;
+		rem[best] = -1;
+		total++;
+	}
+	for (int i = 0; i < 4; i++)
+		word |= (q[i] & 0xff) << (8 * i);
+	if (emu.l2) {
+		for (int i = 4; i < 8; i++) {
+			double x = (double)hw->acc[i] * 255.0 / (double)hw->slots;
+			uint64_t b = (uint64_t)llround(x);
+			word |= (b > 255 ? 255 : b) << (8 * i);
+		}
+	}
+	return word;
+}
+
+static void hw_zero(struct emu_hw *hw)
+{
+	memset(hw, 0, sizeof(*hw));
+}
+
+/* What another context leaves in the registers. */
+static void hw_scribble(struct emu_hw *hw)
+{
+	hw->slots = 0x123456789ull + (uint64_t)rand();
+	for (int i = 0; i < 4; i++)
+		hw->acc[i] = hw->slots / 4;
+	for (int i = 4; i < 8; i++)
+		hw->acc[i] = hw->slots / 16;
+}
+
+/* ---- user pages --------------------------------------------------------- */
+
+static uint32_t event_index(const struct emu_event *e)
+{
+	const struct emu_group *g = e->group;
+
+	if (!e->rdpmc_flag || !g->enabled || !g->scheduled)
+		return 0;
+	if (e->kind == EMU_EV_SLOTS)
+		return EMU_RDPMC_SLOTS + 1;
+	if (e->kind == EMU_EV_METRIC)
+		return EMU_RDPMC_METRICS + 1;
+	return 1 + 1; /* a general-purpose counter: not TopDown */
+}
+
+/* perf_event_update_userpage(): the only writer of lock. */
+void emu_page_update(struct emu_event *e)
+{
+	struct perf_event_mmap_page *pc = e->page;
+
+	if (!pc)
+		return;
+	pc->lock++;
+	__asm__ __volatile__("" ::: "memory");
+	pc->index = event_index(e);
+	pc->offset = (int64_t)e->count; /* meaningless for TopDown */
+	pc->time_enabled = e->group->time_enabled;
+	pc->time_running = e->group->time_running;
+	pc->cap_user_rdpmc = e->rdpmc_flag;
+	pc->pmc_width = 48;
+	__asm__ __volatile__("" ::: "memory");
+	pc->lock++;
+}
+
+static void group_pages_update(struct emu_group *g)
+{
+	for (int i = 0; i < g->nr; i++)
+		emu_page_update(g->members[i]);
+}
+
+/* ---- the kernel's topdown update (intel_update_topdown_event) ---------- */
+
+static uint64_t metric_slots(uint64_t slots, uint64_t metrics, int idx)
+{
+	uint64_t field = (metrics >> (8 * idx)) & 0xff;
+
+	/* mul_u64_u32_div(slots, field, 0xff) */
+	return (uint64_t)(((unsigned __int128)slots * field) / 0xff);
+}
+
+static uint64_t topdown_value(const struct emu_event *e, uint64_t slots,
+			      uint64_t metrics)
+{
+	return e->kind == EMU_EV_SLOTS ? slots
+				       : metric_slots(slots, metrics, e->idx);
+}
+
+/*
+ * Fold the registers into the counts with the kernel's rule (a drop is
+ * discarded, not subtracted), then either zero the registers (reset) or
+ * remember them for the next schedule-in (save).
+ */
+void emu_topdown_update(struct emu_group *g, bool reset)
+{
+	struct emu_hw *hw = &g->owner->hw;
+	uint64_t slots, metrics;
+
+	if (!g->topdown || !g->scheduled || !g->enabled)
+		return;
+	slots = hw->slots;
+	if (!slots)
+		return;
+	metrics = emu_hw_metrics(hw);
+	for (int i = 0; i < g->nr; i++) {
+		struct emu_event *e = g->members[i];
+		uint64_t delta, last = 0;
+
+		if (e->kind == EMU_EV_RAW)
+			continue;
+		delta = topdown_value(e, slots, metrics);
+		if (g->saved_slots)
+			last = topdown_value(e, g->saved_slots,
+					     g->saved_metrics);
+		if (delta > last)
+			e->count += delta - last;
+	}
+	if (reset) {
+		hw_zero(hw);
+		g->saved_slots = g->saved_metrics = 0;
+	} else {
+		g->saved_slots = slots;
+		g->saved_metrics = metrics;
+		g->saved_hw = *hw;
+	}
+}
+
+/* ---- scheduling ------------------------------------------------------- */
+
+static void schedule_out(struct emu_group *g)
+{
+	emu_topdown_update(g, false);
+	g->scheduled = false;
+	hw_scribble(&g->owner->hw);
+}
+
+/* icl_set_topdown_event_period: restore, then update every page. */
+static void schedule_in(struct emu_group *g)
+{
+	g->scheduled = true;
+	if (g->saved_slots)
+		g->owner->hw = g->saved_hw;
+	else
+		hw_zero(&g->owner->hw);
+	group_pages_update(g);
+}
+
+void emu_group_enable(struct emu_group *g)
+{
+	if (g->enabled)
+		return;
+	g->enabled = true;
+	if (!g->started) {
+		/* First start: left == max_period, registers zeroed. */
+		g->started = true;
+		hw_zero(&g->owner->hw);
+		g->saved_slots = g->saved_metrics = 0;
+		g->scheduled = !g->owner->descheduled;
+		group_pages_update(g);
+		return;
+	}
+	if (!g->owner->descheduled)
+		schedule_in(g);
+}
+
+void emu_group_disable(struct emu_group *g)
+{
+	if (!g->enabled)
+		return;
+	if (g->scheduled)
+		schedule_out(g);
+	g->enabled = false;
+	g->scheduled = false;
+	group_pages_update(g);
+}
+
+/* ---- thread-side events ------------------------------------------------ */
+
+static void split(uint64_t slots, const struct emu_mix *m, uint64_t out[8])
+{
+	uint64_t used = 0;
+
+	for (int i = 0; i < 3; i++) {
+		out[i] = (uint64_t)((double)slots * m->f[i]);
+		used += out[i];
+	}
+	out[3] = used <= slots ? slots - used : 0;
+	for (int i = 4; i < 8; i++) {
+		out[i] = (uint64_t)((double)slots * m->f[i]);
+		if (out[i] > out[i - 4])
+			out[i] = out[i - 4];
+	}
+}
+
+void emu_run(uint64_t slots, const struct emu_mix *mix)
+{
+	struct emu_cpu *c = &emu_cpu;
+	struct emu_group *g = c->group;
+	uint64_t part[8];
+	uint64_t ns = slots / 4; /* a 4-slot-per-ns core */
+
+	split(slots, mix, part);
+	c->truth.slots += slots;
+	for (int i = 0; i < 8; i++)
+		c->truth.cat[i] += part[i];
+	if (!g || !g->enabled)
+		return;
+	g->time_enabled += ns;
+	if (!g->scheduled)
+		return;
+	g->time_running += ns;
+	c->hw.slots += slots;
+	for (int i = 0; i < 8; i++)
+		c->hw.acc[i] += part[i];
+	/* Fixed counter 3 is 48 bits: its overflow PMI zeroes (K-new). */
+	if (c->hw.slots >= (UINT64_C(1) << 48))
+		emu_topdown_update(g, true);
+}
+
+void emu_truth(struct emu_truth *t)
+{
+	*t = emu_cpu.truth;
+}
+
+void emu_foreign_read(void)
+{
+	if (emu_cpu.group)
+		emu_topdown_update(emu_cpu.group, true);
+}
+
+void emu_pmi(void)
+{
+	emu_foreign_read(); /* same effect: fold, zero, page untouched */
+}
+
+void emu_context_switch(uint64_t other_slots)
+{
+	struct emu_group *g = emu_cpu.group;
+
+	if (!g || !g->enabled || !g->scheduled)
+		return;
+	schedule_out(g);
+	emu_cpu.hw.slots += other_slots; /* the other task counts too */
+	schedule_in(g);
+}
+
+void emu_deschedule(void)
+{
+	struct emu_group *g = emu_cpu.group;
+
+	emu_cpu.descheduled = true;
+	if (g && g->enabled && g->scheduled) {
+		schedule_out(g);
+		group_pages_update(g);
+	}
+}
+
+void emu_reschedule(void)
+{
+	struct emu_group *g = emu_cpu.group;
+
+	emu_cpu.descheduled = false;
+	if (g && g->enabled && !g->scheduled)
+		schedule_in(g);
+}
+
+void emu_set_rdpmc_knob(int value)
+{
+	emu.rdpmc_knob = value;
+	emu_sysfs_write_knob(value);
+}
+
+void emu_stats(struct emu_stats *s)
+{
+	pthread_mutex_lock(&emu_lock);
+	*s = emu.stats;
+	pthread_mutex_unlock(&emu_lock);
+}
+
+void emu_lock_acquire(void)
+{
+	pthread_mutex_lock(&emu_lock);
+}
+
+void emu_lock_release(void)
+{
+	pthread_mutex_unlock(&emu_lock);
+}

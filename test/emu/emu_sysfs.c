@@ -1,0 +1,124 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * A fake /sys/bus/event_source/devices tree in a temporary directory, with
+ * the files the kernel publishes for each profile (strings from the kernel:
+ * EVENT_ATTR_STR(slots, "event=0x00,umask=0x4"), topdown-* umask 0x80-0x87,
+ * format/event "config:0-7", format/umask "config:8-15").
+ */
+#include <fcntl.h>
+#include <ftw.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "emu_internal.h"
+
+#define PMUS "/sys/bus/event_source/devices/"
+
+static const char *const td_events[8] = {
+	"topdown-retiring", "topdown-bad-spec", "topdown-fe-bound",
+	"topdown-be-bound", "topdown-heavy-ops", "topdown-br-mispredict",
+	"topdown-fetch-lat", "topdown-mem-bound",
+};
+
+static void put(const char *rel, const char *text)
+{
+	char path[512];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%s", emu.sysfs_root, rel);
+	for (char *p = path + strlen(emu.sysfs_root) + 1; *p; p++) {
+		if (*p == '/') {
+			*p = '\0';
+			mkdir(path, 0755);
+			*p = '/';
+		}
+	}
+	f = fopen(path, "w");
+	if (f) {
+		fprintf(f, "%s\n", text);
+		fclose(f);
+	}
+}
+
+static void core_pmu(const char *name, unsigned type, bool topdown, bool l2)
+{
+	char rel[128], val[64];
+
+	snprintf(rel, sizeof(rel), "%s/type", name);
+	snprintf(val, sizeof(val), "%u", type);
+	put(rel, val);
+	snprintf(rel, sizeof(rel), "%s/format/event", name);
+	put(rel, "config:0-7");
+	snprintf(rel, sizeof(rel), "%s/format/umask", name);
+	put(rel, "config:8-15");
+	snprintf(rel, sizeof(rel), "%s/format/edge", name);
+	put(rel, "config:18");
+	snprintf(rel, sizeof(rel), "%s/rdpmc", name);
+	snprintf(val, sizeof(val), "%d", emu.rdpmc_knob);
+	put(rel, val);
+	snprintf(rel, sizeof(rel), "%s/events/cycles", name);
+	put(rel, "event=0x3c");
+	if (!topdown)
+		return;
+	snprintf(rel, sizeof(rel), "%s/events/slots", name);
+	put(rel, "event=0x00,umask=0x4");
+	for (int i = 0; i < (l2 ? 8 : 4); i++) {
+		snprintf(rel, sizeof(rel), "%s/events/%s", name, td_events[i]);
+		snprintf(val, sizeof(val), "event=0x00,umask=0x%x", 0x80 + i);
+		put(rel, val);
+	}
+}
+
+void emu_sysfs_create(void)
+{
+	snprintf(emu.sysfs_root, sizeof(emu.sysfs_root), "/tmp/tdemu.XXXXXX");
+	if (!mkdtemp(emu.sysfs_root))
+		abort();
+	put("software/type", "1");
+	if (!emu.has_pmu)
+		return;
+	if (emu.profile == EMU_ADL) {
+		core_pmu("cpu_core", 4, true, true);
+		core_pmu("cpu_atom", 10, false, false);
+		return;
+	}
+	core_pmu("cpu", 4, emu.has_topdown, emu.l2);
+}
+
+void emu_sysfs_write_knob(int value)
+{
+	char val[8];
+
+	snprintf(val, sizeof(val), "%d", value);
+	put(emu.profile == EMU_ADL ? "cpu_core/rdpmc" : "cpu/rdpmc", val);
+}
+
+static int remove_entry(const char *path, const struct stat *st, int flag,
+			struct FTW *ftw)
+{
+	(void)st;
+	(void)flag;
+	(void)ftw;
+	return remove(path);
+}
+
+/* No system("rm"): a child would inherit LD_PRELOAD and TD_EMULATE. */
+void emu_sysfs_remove(void)
+{
+	if (!emu.sysfs_root[0])
+		return;
+	nftw(emu.sysfs_root, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
+	emu.sysfs_root[0] = '\0';
+}
+
+/* Map a path under the PMU directory into the fake tree; else NULL. */
+const char *emu_sysfs_redirect(const char *path, char *buf, size_t len)
+{
+	if (!emu.sysfs_root[0] || strncmp(path, PMUS, strlen(PMUS)) != 0)
+		return NULL;
+	snprintf(buf, len, "%s/%s", emu.sysfs_root, path + strlen(PMUS));
+	return buf;
+}

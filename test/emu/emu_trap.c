@@ -1,0 +1,132 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * RDPMC trap-and-emulate.  CR4.PCE is clear on these VMs, so the library's
+ * own inline RDPMC raises #GP, delivered as SIGSEGV (SIGILL under
+ * valgrind, which does not decode it).  The handler checks for 0f 33 at
+ * RIP, answers from the emulated PMU by ECX, and steps over the insn.
+ * When the emulated kernel would not allow RDPMC (sysfs rdpmc=0, nothing
+ * mapped) or ECX names a counter that does not exist, the fault is real:
+ * the process dies as it would on hardware.
+ */
+#include <dlfcn.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <ucontext.h>
+#include <unistd.h>
+
+#include "emu_internal.h"
+
+/*
+ * Test frameworks (cmocka) install their own SIGSEGV handler around every
+ * test.  While the emulator is active, signal() for SIGSEGV/SIGILL records
+ * that handler as the one to chain to for faults that are not RDPMC, so
+ * real crashes are still reported and RDPMC keeps being emulated.
+ */
+typedef void (*emu_handler)(int);
+static emu_handler chained = SIG_DFL;
+static bool trap_installed;
+
+emu_handler signal(int sig, emu_handler h)
+{
+	static emu_handler (*real_signal)(int, emu_handler);
+
+	if (trap_installed && (sig == SIGSEGV || sig == SIGILL)) {
+		emu_handler old = chained;
+		chained = h;
+		return old;
+	}
+	if (!real_signal)
+		real_signal = (emu_handler (*)(int, emu_handler))dlsym(
+			RTLD_NEXT, "signal");
+	return real_signal(sig, h);
+}
+
+static void not_ours(int sig)
+{
+	struct sigaction sa;
+
+	if (chained != SIG_DFL && chained != SIG_IGN) {
+		chained(sig);
+		return;
+	}
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = SIG_DFL;
+	sigaction(sig, &sa, NULL); /* re-fault with the default action */
+}
+
+static void die(const char *why)
+{
+	static const char head[] = "emu: RDPMC #GP: ";
+
+	if (write(2, head, sizeof(head) - 1) < 0 ||
+	    write(2, why, strlen(why)) < 0 || write(2, "\n", 1) < 0)
+		_exit(99);
+	trap_installed = false;
+	chained = SIG_DFL;
+	not_ours(SIGSEGV);
+	abort();
+}
+
+static bool rdpmc_allowed(void)
+{
+	if (emu.rdpmc_knob == 0)
+		return false;
+	return emu.rdpmc_knob == 2 || emu.rdpmc_maps > 0;
+}
+
+static uint64_t emulate_rdpmc(uint32_t ecx)
+{
+	struct emu_hw *hw = &emu_cpu.hw;
+
+	if (!emu.has_topdown)
+		die("no fixed counter 3 / PERF_METRICS on this PMU");
+	if (!rdpmc_allowed())
+		die("CR4.PCE clear (no RDPMC-capable event mapped)");
+	__atomic_fetch_add(&emu.stats.rdpmcs, 1, __ATOMIC_RELAXED);
+	emu_preload_advance();
+	if (ecx == EMU_RDPMC_SLOTS)
+		return hw->slots & ((UINT64_C(1) << 48) - 1);
+	if (ecx == EMU_RDPMC_METRICS)
+		return emu_hw_metrics(hw);
+	die("no such counter");
+	return 0;
+}
+
+#if defined(__x86_64__)
+static void on_fault(int sig, siginfo_t *si, void *ctx)
+{
+	ucontext_t *uc = ctx;
+	greg_t *r = uc->uc_mcontext.gregs;
+	const unsigned char *ip = (const unsigned char *)r[REG_RIP];
+	uint64_t v;
+
+	(void)si;
+	if (ip[0] != 0x0f || ip[1] != 0x33) {
+		not_ours(sig);
+		return;
+	}
+	v = emulate_rdpmc((uint32_t)r[REG_RCX]);
+	r[REG_RAX] = (greg_t)(uint32_t)v;
+	r[REG_RDX] = (greg_t)(v >> 32);
+	r[REG_RIP] += 2;
+}
+
+void emu_trap_install(void)
+{
+	struct sigaction sa;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_sigaction = on_fault;
+	sa.sa_flags = SA_SIGINFO | SA_NODEFER;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGSEGV, &sa, NULL);
+	sigaction(SIGILL, &sa, NULL);
+	trap_installed = true;
+}
+#else
+void emu_trap_install(void)
+{
+}
+#endif

@@ -1,0 +1,143 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Pure tests of the decode arithmetic (libtopdown/decode.c): no kernel,
+ * no emulator.  Linked against the static library for its hidden symbols.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <math.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "internal.h"
+
+/* A delta of S slots whose PERF_METRICS fields were f[] throughout. */
+static struct td_delta delta_of(uint64_t slots, const unsigned f[8],
+				uint64_t qerr)
+{
+	struct td_delta d;
+
+	d.slots = (int64_t)slots;
+	for (int i = 0; i < 8; i++)
+		d.cat[i] = (int64_t)(f[i] * slots);
+	d.qerr = qerr;
+	return d;
+}
+
+static void test_level1_fractions(void **state)
+{
+	const unsigned f[8] = { 51, 25, 77, 102, 0, 0, 0, 0 }; /* sum 255 */
+	struct td_delta d = delta_of(1000000, f, 0);
+	struct td_result r;
+
+	(void)state;
+	td_decode(&d, false, &r);
+	assert_true(fabs(r.l1[TD_RETIRING] - 51.0 / 255) < 1e-12);
+	assert_true(fabs(r.l1[TD_BAD_SPEC] - 25.0 / 255) < 1e-12);
+	assert_true(fabs(r.l1[TD_FE_BOUND] - 77.0 / 255) < 1e-12);
+	assert_true(fabs(r.l1[TD_BE_BOUND] - 102.0 / 255) < 1e-12);
+	assert_int_equal(r.slots, 1000000);
+	assert_false(r.flags & TD_RESULT_L2);
+	assert_true(r.err == 0); /* no reading entered: nothing to bound */
+}
+
+/* Level 1 is normalised by the sum of its four deltas, as perf does. */
+static void test_normalised_by_l1_sum(void **state)
+{
+	const unsigned f[8] = { 50, 50, 50, 50, 0, 0, 0, 0 }; /* sum 200 */
+	struct td_delta d = delta_of(1000, f, 0);
+	struct td_result r;
+
+	(void)state;
+	td_decode(&d, false, &r);
+	for (int i = 0; i < 4; i++)
+		assert_true(fabs(r.l1[i] - 0.25) < 1e-12);
+	/* |R - Y| enters the bound: 255*1000 vs 200*1000 */
+	assert_true(fabs(r.err - 55.0 / 200) < 1e-12);
+}
+
+static void test_level2_derived(void **state)
+{
+	/* ret 102, bad 51, fe 51, be 51; heavy 40, br 60 (> bad), fl 10, mb 51 */
+	const unsigned f[8] = { 102, 51, 51, 51, 40, 60, 10, 51 };
+	struct td_delta d = delta_of(500000, f, 0);
+	struct td_result r;
+
+	(void)state;
+	td_decode(&d, true, &r);
+	assert_true(r.flags & TD_RESULT_L2);
+	assert_true(fabs(r.l2[TD_HEAVY_OPS] - 40.0 / 255) < 1e-12);
+	assert_true(fabs(r.l2[TD_LIGHT_OPS] - 62.0 / 255) < 1e-12);
+	assert_true(fabs(r.l2[TD_BR_MISPREDICT] - 60.0 / 255) < 1e-12);
+	assert_true(r.l2[TD_MACHINE_CLEARS] == 0); /* clamped at 0 */
+	assert_true(fabs(r.l2[TD_FETCH_BW] - 41.0 / 255) < 1e-12);
+	assert_true(r.l2[TD_CORE_BOUND] == 0);
+}
+
+/* err: (sum of raw SLOTS at the readings) / (255 R), doubled for L2. */
+static void test_err_bound(void **state)
+{
+	const unsigned f[8] = { 64, 64, 64, 63, 10, 10, 10, 10 };
+	struct td_delta d = delta_of(1000000, f, 3000000);
+	struct td_result r;
+
+	(void)state;
+	td_decode(&d, false, &r);
+	assert_true(fabs(r.err - 3.0 / 255) < 1e-12);
+	td_decode(&d, true, &r);
+	assert_true(fabs(r.err - 6.0 / 255) < 1e-12);
+	d.qerr = UINT64_C(1) << 50;
+	td_decode(&d, true, &r);
+	assert_true(r.err == 1); /* a bound above 1 says nothing more */
+}
+
+/* A category estimate that shrank (negative delta) reports 0, not < 0. */
+static void test_negative_delta_clamped(void **state)
+{
+	struct td_delta d;
+	struct td_result r;
+
+	(void)state;
+	memset(&d, 0, sizeof(d));
+	d.slots = 100000;
+	d.cat[TD_M_RETIRING] = 255 * 100000 + 500;
+	d.cat[TD_M_BAD_SPEC] = -500;
+	d.qerr = 1000;
+	td_decode(&d, false, &r);
+	assert_true(r.l1[TD_BAD_SPEC] == 0);
+	assert_true(r.l1[TD_RETIRING] == 1);
+}
+
+static void test_short_and_empty(void **state)
+{
+	const unsigned f[8] = { 255, 0, 0, 0, 0, 0, 0, 0 };
+	struct td_delta d = delta_of(TD_SHORT_SLOTS - 1, f, 0);
+	struct td_result r;
+
+	(void)state;
+	td_decode(&d, false, &r);
+	assert_true(r.flags & TD_RESULT_SHORT);
+	d = delta_of(0, f, 0);
+	td_decode(&d, true, &r);
+	assert_true(r.flags & TD_RESULT_SHORT);
+	assert_true(r.err == 1);
+	assert_true(r.l1[TD_RETIRING] == 0);
+	d = delta_of(TD_SHORT_SLOTS, f, 0);
+	td_decode(&d, false, &r);
+	assert_false(r.flags & TD_RESULT_SHORT);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_level1_fractions),
+		cmocka_unit_test(test_normalised_by_l1_sum),
+		cmocka_unit_test(test_level2_derived),
+		cmocka_unit_test(test_err_bound),
+		cmocka_unit_test(test_negative_delta_clamped),
+		cmocka_unit_test(test_short_and_empty),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
