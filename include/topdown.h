@@ -21,9 +21,10 @@
  * (S_b + S_e) / (255 * R) of its R slots.  The default policy (TD_RESET_AUTO)
  * resets the counters at a region begin when the error predicted for the
  * coming region (from that region object's previous length, else the
- * handle's recent region lengths) exceeds err_target, and only while the
- * time spent in resets stays within reset_budget of the slots counted
- * (one reset costs reset_cost_slots by the model).  Short regions therefore
+ * handle's last region) exceeds err_target, and only when at least
+ * reset_cost_slots / reset_budget slots were counted since the previous
+ * reset, so resets cost at most reset_budget of the slots counted (one
+ * reset costs reset_cost_slots by the model).  Short regions therefore
  * get fewer resets than they would like, and their result's err says so.
  * The environment variable TOPDOWN_RESET=auto|always|never overrides the
  * option.  Every reset folds the current reading into user-space counters
@@ -115,6 +116,8 @@ enum td_reset_policy {
 #define TD_OPT_INCLUDE_KERNEL (1u << 0) /* count kernel mode too (needs
                                            perf_event_paranoid <= 1) */
 #define TD_OPT_NO_RDPMC       (1u << 1) /* force the read(2) path */
+#define TD_OPT_NO_METRICS_CLEAR (1u << 2) /* do not use RDPMC metrics-clear
+                                             mode even where available */
 
 /*
  * Options for td_open().  Starts with its size so that it can grow: set
@@ -154,7 +157,13 @@ struct td_info {
 	char pmu_name[32];           /* "cpu" or "cpu_core" */
 	uint64_t resets;             /* IOC_RESETs issued by the library */
 	uint64_t foreign_resets;     /* resets by others, detected */
+	unsigned flags;              /* TD_INFO_* */
 };
+
+/* td_info.flags */
+#define TD_INFO_METRICS_CLEAR (1u << 0) /* RDPMC metrics-clear mode: the
+                                           hardware zeroes the counters at
+                                           each reading; no resets needed */
 
 struct td;
 

@@ -57,6 +57,9 @@ static int open_members(struct td *td, bool include_kernel)
 	int fd;
 
 	fill_attr(&attr, &td->pmu, td->pmu.slots_config, true, include_kernel);
+	/* metrics-clear mode: config1 of the slots event (K-new) */
+	if (td->clear_mode)
+		attr.config1 = td->pmu.metrics_clear_config1;
 	fd = td_sys_perf_open(&attr, -1);
 	if (fd < 0)
 		return open_error(fd);
@@ -100,6 +103,9 @@ static void choose_path(struct td *td, bool want_rdpmc)
 		  page_allows_rdpmc(td->metric_pc);
 
 	td->path = ok ? TD_PATH_RDPMC : TD_PATH_READ;
+	/* The clear happens on user RDPMC only: no effect on read(2). */
+	if (td->path != TD_PATH_RDPMC)
+		td->clear_mode = false;
 }
 
 int td_group_open(struct td *td, bool include_kernel, bool want_rdpmc)

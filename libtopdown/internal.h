@@ -50,6 +50,12 @@ struct td_delta {
 	uint64_t qerr;
 };
 
+enum td_clear_trigger {
+	TD_CLEAR_UNKNOWN,     /* not learnt yet: probe with extra reads */
+	TD_CLEAR_BY_METRICS,  /* reading PERF_METRICS clears: slots first */
+	TD_CLEAR_BY_SLOTS     /* reading SLOTS clears: metrics first */
+};
+
 /* Where the core PMU lives and what it offers, all read from sysfs. */
 struct td_pmu {
 	char name[32];        /* "cpu" or "cpu_core" */
@@ -58,6 +64,7 @@ struct td_pmu {
 	uint64_t metric_config[TD_NR_METRICS];
 	unsigned nr_metrics;  /* 4 (L1) or 8 (L1+L2) */
 	int rdpmc_knob;       /* sysfs rdpmc: 0, 1, 2; -1 if absent */
+	uint64_t metrics_clear_config1; /* format/metrics_clear bit, or 0 */
 };
 
 /* One reading of the counters, converted to monotonic counts. */
@@ -96,6 +103,14 @@ struct td {
 	uint64_t unreadable;     /* readings that found the group unscheduled */
 
 	struct td_policy policy;
+
+	/*
+	 * RDPMC metrics-clear mode (Lunar Lake P-cores and later): every
+	 * user RDPMC of the trigger register zeroes SLOTS and PERF_METRICS.
+	 * Which of the two reads triggers is learnt at run time.
+	 */
+	bool clear_mode;
+	enum td_clear_trigger clear_trigger;
 };
 
 /* sys.c: every kernel interaction, through libc's wrappers. */
@@ -129,6 +144,6 @@ TD_HIDDEN void td_decode(const struct td_delta *d, bool l2,
 /* policy.c */
 TD_HIDDEN int td_policy_init(struct td_policy *p, const struct td_options *o);
 TD_HIDDEN bool td_policy_reset_due(const struct td *td, uint64_t raw_slots,
-				   uint64_t expected_len, uint64_t total_slots);
+				   uint64_t expected_len);
 
 #endif /* TD_INTERNAL_H */

@@ -6,7 +6,8 @@
 
 #include "internal.h"
 
-#define TD_KNOWN_OPTS (TD_OPT_INCLUDE_KERNEL | TD_OPT_NO_RDPMC)
+#define TD_KNOWN_OPTS \
+	(TD_OPT_INCLUDE_KERNEL | TD_OPT_NO_RDPMC | TD_OPT_NO_METRICS_CLEAR)
 
 /*
  * Copy the caller's options, whatever their size (libbpf's OPTS_VALID
@@ -51,6 +52,8 @@ int td_open(struct td **out, const struct td_options *opts)
 	err = td_policy_init(&td->policy, &o);
 	if (err == 0)
 		err = td_pmu_discover(&td->pmu);
+	td->clear_mode = td->pmu.metrics_clear_config1 &&
+			 !(o.flags & (TD_OPT_NO_METRICS_CLEAR | TD_OPT_NO_RDPMC));
 	if (err == 0)
 		err = td_group_open(td, o.flags & TD_OPT_INCLUDE_KERNEL,
 				    !(o.flags & TD_OPT_NO_RDPMC));
@@ -85,6 +88,7 @@ int td_query(const struct td *td, struct td_info *info)
 	memcpy(i.pmu_name, td->pmu.name, sizeof(i.pmu_name));
 	i.resets = td->resets;
 	i.foreign_resets = td->foreign_resets;
+	i.flags = td->clear_mode ? TD_INFO_METRICS_CLEAR : 0;
 	memcpy(info, &i, i.size);
 	return 0;
 }

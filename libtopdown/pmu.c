@@ -149,6 +149,22 @@ static int find_metrics(struct td_pmu *pmu)
 	return 0;
 }
 
+/*
+ * format/metrics_clear ("config1:0", kernel commit 0e45818ec189) is listed
+ * only where the hardware has RDPMC metrics-clear mode.
+ */
+static void find_metrics_clear(struct td_pmu *pmu)
+{
+	char buf[32];
+	unsigned bit;
+
+	if (read_pmu_file(pmu->name, "format/metrics_clear", buf,
+			  sizeof(buf)) <= 0)
+		return;
+	if (sscanf(buf, "config1:%u", &bit) == 1 && bit < 64)
+		pmu->metrics_clear_config1 = UINT64_C(1) << bit;
+}
+
 int td_pmu_discover(struct td_pmu *pmu)
 {
 	char buf[16];
@@ -164,5 +180,6 @@ int td_pmu_discover(struct td_pmu *pmu)
 	pmu->rdpmc_knob = -1;
 	if (read_pmu_file(pmu->name, "rdpmc", buf, sizeof(buf)) > 0)
 		pmu->rdpmc_knob = atoi(buf);
+	find_metrics_clear(pmu);
 	return 0;
 }

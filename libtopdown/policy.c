@@ -6,8 +6,11 @@
  * at about S_b + R, so the bound of decode.c predicts an error of
  * k (2 S_b + R) / (255 R), k = 2 when level 2 is reported (derived
  * categories), 1 otherwise.  auto resets when that exceeds err_target and
- * the resets so far, plus this one, cost at most reset_budget of all the
- * slots counted on the handle.  Both tests are multiplications: no
+ * the budget allows it: at least reset_cost / reset_budget slots (800,000
+ * by default) have been counted since the previous reset, so that resets
+ * never take more than reset_budget of the slots the handle counts,
+ * whatever the region lengths.  S_b is exactly that count, so the rule
+ * needs no state beyond the reading.  Both tests are multiplications: no
  * division on the hot path.
  */
 #include <errno.h>
@@ -59,11 +62,10 @@ int td_policy_init(struct td_policy *p, const struct td_options *o)
 
 /*
  * raw_slots: SLOTS since the last reset, now; expected_len: the coming
- * region's length estimate (0: unknown, assume a short region);
- * total_slots: every slot counted on the handle so far.
+ * region's length estimate (0: unknown, assume a short region).
  */
 bool td_policy_reset_due(const struct td *td, uint64_t raw_slots,
-			 uint64_t expected_len, uint64_t total_slots)
+			 uint64_t expected_len)
 {
 	const struct td_policy *p = &td->policy;
 	double len, k;
@@ -74,6 +76,5 @@ bool td_policy_reset_due(const struct td *td, uint64_t raw_slots,
 	k = td->pmu.nr_metrics == TD_NR_METRICS ? 2 : 1;
 	if (k * (2 * (double)raw_slots + len) <= p->err_x255 * len)
 		return false;
-	return p->budget * (double)total_slots >=
-	       (double)(td->resets + 1) * (double)p->cost;
+	return p->budget * (double)raw_slots >= (double)p->cost;
 }

@@ -81,25 +81,138 @@ static void fold_foreign_reset(struct td *td)
 	td->foreign_resets++;
 }
 
+static void unreadable_sample(struct td *td, struct td_sample *s)
+{
+	td->unreadable++;
+	s->valid = false;
+	s->c = td->base;
+	s->raw_slots = 0;
+	s->unsched = 0;
+}
+
+/* A reading of registers that count from the last reset. */
+static void cumulative_sample(struct td *td, const struct raw_reading *r,
+			      struct td_sample *s)
+{
+	if (TD_UNLIKELY(r->slots < td->last_raw_slots))
+		fold_foreign_reset(td);
+	td->last_raw_slots = r->slots;
+	td->last_raw_metrics = r->metrics;
+	s->c = td->base;
+	add_metric_slots(&s->c, r->slots, r->metrics);
+	s->raw_slots = r->slots;
+	s->unsched = r->unsched;
+	s->valid = true;
+}
+
 static int rdpmc_sample(struct td *td, struct td_sample *s)
 {
 	struct raw_reading r;
 
-	if (TD_UNLIKELY(!rdpmc_read(td, &r))) {
-		td->unreadable++;
-		s->valid = false;
-		s->c = td->base;
-		s->raw_slots = 0;
-		s->unsched = 0;
+	if (TD_UNLIKELY(!rdpmc_read(td, &r)))
+		unreadable_sample(td, s);
+	else
+		cumulative_sample(td, &r, s);
+	return 0;
+}
+
+/*
+ * Metrics-clear mode (research note section 8): the hardware zeroes SLOTS
+ * and PERF_METRICS after a user RDPMC, so every reading is the delta since
+ * the previous one and is folded at once.  The kernel leaves open which of
+ * the two reads triggers the clear (Intel's ISE specifies it), and reading
+ * the trigger first would destroy the other register.  Until it is known,
+ * a reading probes: SLOTS twice (if the second is smaller, reading SLOTS
+ * clears: that reading's categories are lost and counted as a foreign
+ * reset), then PERF_METRICS, then SLOTS again (smaller: reading
+ * PERF_METRICS clears).  If neither clears, the mode is not in effect and
+ * the handle goes back to ordinary cumulative readings.  Readings that
+ * find SLOTS at 0 teach nothing and lose nothing.
+ * Context switches are harmless here too: the kernel saves and restores
+ * with ring-0 RDPMC/MSR accesses, which do not clear.  Resets by others
+ * (read(2), PMI) cannot be seen in this mode: every reading is a delta.
+ */
+static void probe_clear_trigger(struct td *td, uint32_t sidx, uint32_t midx,
+				struct raw_reading *r)
+{
+	uint64_t s1 = td_rdpmc(sidx - 1) & TD_SLOTS_MASK;
+	uint64_t s2 = td_rdpmc(sidx - 1) & TD_SLOTS_MASK;
+	uint64_t s3;
+
+	if (s1 && s2 < s1) {
+		/* Both reads cleared: the categories of s1 + s2 are lost. */
+		td->clear_trigger = TD_CLEAR_BY_SLOTS;
+		td->foreign_resets++;
+		td->base.slots += s1 + s2;
+		r->slots = 0;
+		r->metrics = 0;
+		return;
+	}
+	r->slots = s2;
+	r->metrics = td_rdpmc(midx - 1);
+	s3 = td_rdpmc(sidx - 1) & TD_SLOTS_MASK;
+	if (!s2)
+		return;
+	if (s3 < s2) {
+		td->clear_trigger = TD_CLEAR_BY_METRICS;
+		return;
+	}
+	td->clear_mode = false; /* counters kept counting: not in effect */
+}
+
+static inline void clear_mode_read(struct td *td, uint32_t sidx,
+				   uint32_t midx, struct raw_reading *r)
+{
+	if (TD_LIKELY(td->clear_trigger == TD_CLEAR_BY_METRICS)) {
+		r->slots = td_rdpmc(sidx - 1) & TD_SLOTS_MASK;
+		r->metrics = td_rdpmc(midx - 1);
+	} else if (td->clear_trigger == TD_CLEAR_BY_SLOTS) {
+		r->metrics = td_rdpmc(midx - 1);
+		r->slots = td_rdpmc(sidx - 1) & TD_SLOTS_MASK;
+	} else {
+		probe_clear_trigger(td, sidx, midx, r);
+	}
+}
+
+/*
+ * One pass, no seqlock retry: a retry would read (and clear) twice.  A
+ * schedule-in between the reads restores exactly what was saved, so the
+ * values stay consistent; only losing the counter (index 0) voids them.
+ */
+static bool clear_read(struct td *td, struct raw_reading *r)
+{
+	const struct perf_event_mmap_page *spc = td->slots_pc;
+	const struct perf_event_mmap_page *mpc = td->metric_pc;
+	uint32_t sidx, midx;
+
+	sidx = td_load_once(spc->index);
+	midx = td_load_once(mpc->index);
+	if (!(td_load_once(spc->capabilities) & TD_CAP_USER_RDPMC) || !sidx ||
+	    !midx)
+		return false;
+	r->unsched = td_load_once(spc->time_enabled) -
+		     td_load_once(spc->time_running);
+	clear_mode_read(td, sidx, midx, r);
+	td_compiler_barrier();
+	return td_load_once(spc->index) != 0;
+}
+
+static int clear_sample(struct td *td, struct td_sample *s)
+{
+	struct raw_reading r;
+
+	if (TD_UNLIKELY(!clear_read(td, &r))) {
+		unreadable_sample(td, s);
 		return 0;
 	}
-	if (TD_UNLIKELY(r.slots < td->last_raw_slots))
-		fold_foreign_reset(td);
-	td->last_raw_slots = r.slots;
-	td->last_raw_metrics = r.metrics;
+	if (TD_UNLIKELY(!td->clear_mode)) { /* the probe found no clearing */
+		cumulative_sample(td, &r, s);
+		return 0;
+	}
+	add_metric_slots(&td->base, r.slots, r.metrics);
+	td->qerr_base += r.slots;
 	s->c = td->base;
-	add_metric_slots(&s->c, r.slots, r.metrics);
-	s->raw_slots = r.slots;
+	s->raw_slots = 0;
 	s->unsched = r.unsched;
 	s->valid = true;
 	return 0;
@@ -133,8 +246,14 @@ static int read_sample(struct td *td, struct td_sample *s)
 
 int td_take_sample(struct td *td, struct td_sample *s)
 {
-	int err = TD_LIKELY(td->path == TD_PATH_RDPMC) ? rdpmc_sample(td, s)
-						       : read_sample(td, s);
+	int err;
+
+	if (TD_UNLIKELY(td->clear_mode))
+		err = clear_sample(td, s);
+	else if (TD_LIKELY(td->path == TD_PATH_RDPMC))
+		err = rdpmc_sample(td, s);
+	else
+		err = read_sample(td, s);
 
 	s->qerr_base = td->qerr_base;
 	return err;

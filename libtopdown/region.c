@@ -50,7 +50,7 @@ static void maybe_reset(struct td *td, const struct td_region_priv *p,
 	uint64_t expected = p->last_len ? p->last_len : td->policy.recent_len;
 
 	if (td->path != TD_PATH_RDPMC || !s->valid ||
-	    !td_policy_reset_due(td, s->raw_slots, expected, s->c.slots))
+	    !td_policy_reset_due(td, s->raw_slots, expected))
 		return;
 	if (td_fold_and_reset(td, s) == 0)
 		td_take_sample(td, s);
@@ -70,7 +70,7 @@ int td_region_begin(struct td *td, struct td_region *r)
 	err = td_take_sample(td, &s);
 	if (TD_UNLIKELY(err < 0))
 		return err;
-	if (td->policy.kind != TD_RESET_NEVER)
+	if (td->policy.kind != TD_RESET_NEVER && !td->clear_mode)
 		maybe_reset(td, p, &s);
 	p->owner = td;
 	p->begin_flags = s.valid ? 0 : TD_BEGIN_UNREADABLE;

@@ -401,6 +401,108 @@ static void test_rdpmc_disabled_read_path(void **state)
 	assert_int_equal(s.rdpmcs, 0);
 }
 
+/*
+ * Metrics-clear mode, whichever RDPMC triggers the clear: every region
+ * within one 8-bit step (two for derived categories) at every length,
+ * nested ones included, with no syscall at all.
+ */
+static void metrics_clear_case(enum emu_clear_trigger trigger)
+{
+	struct td *td = NULL;
+	struct td_region outer = { { 0 } }, r = { { 0 } };
+	struct td_result res;
+	struct td_info info = { .size = sizeof(info) };
+	struct emu_stats s0, s1;
+	struct emu_truth a, b;
+	struct truth_frac t;
+	const struct emu_mix *mixes[] = { &MIX_CHAIN, &MIX_BRANCHY,
+					  &MIX_STREAM, &MIX_DRAM };
+
+	emu_setup(EMU_LNL);
+	emu_set_metrics_clear_trigger(trigger);
+	assert_int_equal(td_open(&td, NULL), 0);
+	assert_int_equal(td_query(td, &info), 0);
+	assert_true(info.flags & TD_INFO_METRICS_CLEAR);
+	emu_run(7000000000ull, &MIX_STREAM); /* long run before the first */
+	emu_stats(&s0);
+	assert_int_equal(td_region_begin(td, &outer), 0);
+	emu_truth(&a);
+	for (int i = 0; i < 400; i++) {
+		uint64_t len = 10000ull << (i % 10); /* 1e4 .. 5e6 slots */
+		t = one_region(td, &r, len, mixes[i % 4], &res);
+		assert_within(&res, &t, 2.0 / 255 + 1e-9);
+		emu_run(len / 3, mixes[(i + 1) % 4]);
+	}
+	emu_truth(&b);
+	assert_int_equal(td_region_end(td, &outer, &res), 0);
+	emu_stats(&s1);
+	t = truth_between(&a, &b);
+	assert_within(&res, &t, 2.0 / 255 + 1e-9);
+	assert_int_equal(s1.syscalls - s0.syscalls, 0);
+	assert_int_equal(s1.resets - s0.resets, 0);
+	td_close(td);
+	emu_teardown();
+}
+
+static void test_metrics_clear_on_metrics_read(void **state)
+{
+	(void)state;
+	metrics_clear_case(EMU_CLEAR_ON_METRICS);
+}
+
+static void test_metrics_clear_on_slots_read(void **state)
+{
+	(void)state;
+	metrics_clear_case(EMU_CLEAR_ON_SLOTS);
+}
+
+/*
+ * Until a reading has seen slots, the trigger is unknown; if the very
+ * first region's end is where the SLOTS read turns out to clear, that
+ * region's categories are lost: flagged, never wrong.  The next is right.
+ */
+static void test_metrics_clear_first_region_unknown(void **state)
+{
+	struct td *td = NULL;
+	struct td_region r = { { 0 } };
+	struct td_result res;
+	struct truth_frac t;
+
+	(void)state;
+	emu_setup(EMU_LNL);
+	emu_set_metrics_clear_trigger(EMU_CLEAR_ON_SLOTS);
+	assert_int_equal(td_open(&td, NULL), 0);
+	t = one_region(td, &r, 1000000, &MIX_DRAM, &res);
+	assert_true(res.flags & TD_RESULT_UNRELIABLE);
+	t = one_region(td, &r, 1000000, &MIX_CHAIN, &res);
+	assert_within(&res, &t, 2.0 / 255 + 1e-9);
+	td_close(td);
+	emu_teardown();
+}
+
+/* TD_OPT_NO_METRICS_CLEAR: ordinary cumulative readings on LNL. */
+static void test_metrics_clear_opt_out(void **state)
+{
+	struct td *td = NULL;
+	struct td_options o = TD_OPTIONS_INIT;
+	struct td_region r = { { 0 } };
+	struct td_result res;
+	struct td_info info = { .size = sizeof(info) };
+	struct truth_frac t;
+
+	(void)state;
+	emu_setup(EMU_LNL);
+	o.flags = TD_OPT_NO_METRICS_CLEAR;
+	assert_int_equal(td_open(&td, &o), 0);
+	assert_int_equal(td_query(td, &info), 0);
+	assert_false(info.flags & TD_INFO_METRICS_CLEAR);
+	emu_run(5000000, &MIX_STREAM);
+	t = one_region(td, &r, 20000000, &MIX_DRAM, &res);
+	assert_within(&res, &t, 0.01);
+	td_close(td);
+	emu_teardown();
+}
+
 static int setup_no_rdpmc(void **state)
 {
 	*state = open_profile(EMU_SPR_NO_RDPMC, TD_RESET_AUTO, 0);
@@ -437,6 +539,10 @@ int main(void)
 		cmocka_unit_test(test_always_policy_env),
 		cmocka_unit_test_setup_teardown(test_rdpmc_disabled_read_path,
 						setup_no_rdpmc, teardown),
+		cmocka_unit_test(test_metrics_clear_on_metrics_read),
+		cmocka_unit_test(test_metrics_clear_on_slots_read),
+		cmocka_unit_test(test_metrics_clear_first_region_unknown),
+		cmocka_unit_test(test_metrics_clear_opt_out),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -37,6 +37,7 @@ enum emu_profile {
 	EMU_SPR_NO_RDPMC,/* SPR with sysfs rdpmc = 0 */
 	EMU_PARANOID,    /* SPR, perf_event_paranoid forbids: EACCES */
 	EMU_ADL,         /* Alder Lake hybrid: cpu_core (type 4) + cpu_atom */
+	EMU_LNL,         /* Lunar Lake P-core: L1+L2 and RDPMC metrics-clear */
 };
 
 /*
@@ -82,8 +83,13 @@ void emu_context_switch(uint64_t other_slots); /* out, other task, in */
 void emu_deschedule(void);                /* multiplexed out / E-core */
 void emu_reschedule(void);
 
-/* Hardware model switches. */
-void emu_set_metrics_clear_trigger(int which); /* #10: 0 slots, 1 metrics */
+/*
+ * Metrics-clear mode (EMU_LNL, slots opened with config1 bit 0): a user
+ * RDPMC of the trigger register zeroes SLOTS and PERF_METRICS after the
+ * read.  The kernel does not say which register triggers; tests run both.
+ */
+enum emu_clear_trigger { EMU_CLEAR_ON_METRICS, EMU_CLEAR_ON_SLOTS };
+void emu_set_metrics_clear_trigger(enum emu_clear_trigger which);
 
 void emu_stats(struct emu_stats *s);
 /* Set the sysfs rdpmc knob at runtime (existing events keep their flag). */

@@ -45,6 +45,7 @@ struct emu_group {
 	int nr;
 	struct emu_cpu *owner;
 	bool topdown;           /* has a metric member */
+	bool metrics_clear;     /* leader opened with config1 bit 0 */
 	bool enabled, started, scheduled;
 	uint64_t saved_slots, saved_metrics;
 	struct emu_hw saved_hw; /* exact restore on schedule-in */
@@ -62,6 +63,8 @@ struct emu_state {
 	enum emu_profile profile;
 	bool has_pmu, has_topdown, l2, paranoid;
 	int rdpmc_knob;
+	bool has_metrics_clear;
+	enum emu_clear_trigger clear_trigger;
 	uint32_t core_type;
 	char sysfs_root[256];
 	struct emu_event *fds[EMU_MAX_FD];

@@ -44,8 +44,9 @@ static int check_topdown_attr(const struct perf_event_attr *a,
 {
 	if (a->config2 || (a->config & EMU_EVENT_FLAGS))
 		return -EINVAL;
-	if (a->config == EMU_SLOTS_CONFIG)
-		return a->config1 ? -EINVAL : 0;
+	if (a->config == EMU_SLOTS_CONFIG) /* config1 bit 0: metrics clear */
+		return a->config1 & ~(uint64_t)emu.has_metrics_clear ? -EINVAL
+								      : 0;
 	if (a->config1)
 		return -EINVAL;
 	if (a->sample_period)
@@ -110,6 +111,7 @@ static int join_group(struct emu_event *e, struct emu_event *leader)
 	if (!leader) {
 		g = calloc(1, sizeof(*g));
 		g->owner = &emu_cpu;
+		g->metrics_clear = e->kind == EMU_EV_SLOTS && (e->attr.config1 & 1);
 		e->group = g;
 		g->members[g->nr++] = e;
 		if (!e->attr.disabled)

@@ -217,6 +217,8 @@ void emu_setup(enum emu_profile profile)
 	emu.l2 = profile != EMU_ICL;
 	emu.paranoid = profile == EMU_PARANOID;
 	emu.rdpmc_knob = profile == EMU_SPR_NO_RDPMC ? 0 : 1;
+	emu.has_metrics_clear = profile == EMU_LNL;
+	emu.clear_trigger = EMU_CLEAR_ON_METRICS;
 	emu.core_type = 4;
 	emu.rdpmc_maps = 0;
 	emu_sysfs_create();

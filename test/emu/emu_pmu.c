@@ -325,6 +325,11 @@ void emu_reschedule(void)
 		schedule_in(g);
 }
 
+void emu_set_metrics_clear_trigger(enum emu_clear_trigger which)
+{
+	emu.clear_trigger = which;
+}
+
 void emu_set_rdpmc_knob(int value)
 {
 	emu.rdpmc_knob = value;

@@ -63,6 +63,10 @@ static void core_pmu(const char *name, unsigned type, bool topdown, bool l2)
 	put(rel, "event=0x3c");
 	if (!topdown)
 		return;
+	if (emu.has_metrics_clear) {
+		snprintf(rel, sizeof(rel), "%s/format/metrics_clear", name);
+		put(rel, "config1:0");
+	}
 	snprintf(rel, sizeof(rel), "%s/events/slots", name);
 	put(rel, "event=0x00,umask=0x4");
 	for (int i = 0; i < (l2 ? 8 : 4); i++) {

@@ -76,6 +76,15 @@ static bool rdpmc_allowed(void)
 	return emu.rdpmc_knob == 2 || emu.rdpmc_maps > 0;
 }
 
+/* Metrics-clear mode: a ring-3 read of the trigger zeroes both. */
+static void clear_after_read(enum emu_clear_trigger reg)
+{
+	struct emu_group *g = emu_cpu.group;
+
+	if (g && g->metrics_clear && g->scheduled && emu.clear_trigger == reg)
+		memset(&emu_cpu.hw, 0, sizeof(emu_cpu.hw));
+}
+
 static uint64_t emulate_rdpmc(uint32_t ecx)
 {
 	struct emu_hw *hw = &emu_cpu.hw;
@@ -86,10 +95,16 @@ static uint64_t emulate_rdpmc(uint32_t ecx)
 		die("CR4.PCE clear (no RDPMC-capable event mapped)");
 	__atomic_fetch_add(&emu.stats.rdpmcs, 1, __ATOMIC_RELAXED);
 	emu_preload_advance();
-	if (ecx == EMU_RDPMC_SLOTS)
-		return hw->slots & ((UINT64_C(1) << 48) - 1);
-	if (ecx == EMU_RDPMC_METRICS)
-		return emu_hw_metrics(hw);
+	if (ecx == EMU_RDPMC_SLOTS) {
+		uint64_t v = hw->slots & ((UINT64_C(1) << 48) - 1);
+		clear_after_read(EMU_CLEAR_ON_SLOTS);
+		return v;
+	}
+	if (ecx == EMU_RDPMC_METRICS) {
+		uint64_t v = emu_hw_metrics(hw);
+		clear_after_read(EMU_CLEAR_ON_METRICS);
+		return v;
+	}
 	die("no such counter");
 	return 0;
 }
