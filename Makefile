@@ -107,6 +107,17 @@ $(B)/examples/%: examples/%.c $(STATIC_LIB)
 demo: $(B)/examples/demo $(B)/libtdemu.so
 	@sh examples/run-demo.sh $(B)/examples/demo $(B)/libtdemu.so
 
+# ---- benchmarks (not unit tests: targets are checked here) ---------------
+$(B)/bench/%.o: bench/%.c
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) -Ilibtopdown -Itest -Itest/emu $(CFLAGS) -c -o $@ $<
+
+$(B)/bench/accuracy: $(B)/bench/accuracy.o $(EMU_OBJS) $(STATIC_LIB)
+	$(CC) $(LDFLAGS) -rdynamic -o $@ $^ -lm -ldl -lpthread
+
+bench: $(B)/bench/accuracy
+	$(B)/bench/accuracy
+
 # ---- install ---------------------------------------------------------------
 install: all
 	install -d $(DESTDIR)$(LIBDIR) $(DESTDIR)$(INCLUDEDIR) \
@@ -127,7 +138,7 @@ uninstall:
 clean:
 	rm -rf $(B)
 
-.PHONY: all test demo install uninstall clean FORCE
+.PHONY: all test demo bench install uninstall clean FORCE
 FORCE:
 .SECONDARY:
 -include $(wildcard $(B)/*/*.d)
