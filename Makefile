@@ -115,8 +115,13 @@ $(B)/bench/%.o: bench/%.c
 $(B)/bench/accuracy: $(B)/bench/accuracy.o $(EMU_OBJS) $(STATIC_LIB)
 	$(CC) $(LDFLAGS) -rdynamic -o $@ $^ -lm -ldl -lpthread
 
-bench: $(B)/bench/accuracy
+$(B)/bench/overhead: $(B)/bench/overhead.o $(EMU_OBJS) $(B)/libtopdown.so
+	$(CC) $(LDFLAGS) -rdynamic -o $@ $< $(EMU_OBJS) -L$(B) -ltopdown \
+		-Wl,-rpath,'$$ORIGIN/..' -lm -ldl -lpthread
+
+bench: $(B)/bench/accuracy $(B)/bench/overhead
 	$(B)/bench/accuracy
+	$(B)/bench/overhead
 
 # ---- install ---------------------------------------------------------------
 install: all

@@ -127,6 +127,7 @@ int td_group_open(struct td *td, bool include_kernel, bool want_rdpmc)
 	if (err < 0)
 		return err;
 	choose_path(td, want_rdpmc);
+	td->last_lock = td->slots_pc->lock;
 	return 0;
 }
 

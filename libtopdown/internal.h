@@ -98,6 +98,8 @@ struct td {
 	uint64_t qerr_base;      /* sum of raw SLOTS at every fold: error scale */
 	uint64_t last_raw_slots; /* last RDPMC reading of SLOTS */
 	uint64_t last_raw_metrics;
+	uint32_t last_lock;      /* slots page lock at the last reading */
+	struct td_counts last_read; /* read(2) path: last counts returned */
 	uint64_t foreign_resets; /* SLOTS went backwards: someone else reset */
 	uint64_t resets;         /* IOC_RESETs the library issued */
 	uint64_t unreadable;     /* readings that found the group unscheduled */

@@ -42,7 +42,29 @@ struct raw_reading {
 	uint64_t slots;
 	uint64_t metrics;
 	uint64_t unsched;
+	uint32_t lock;
 };
+
+/*
+ * Every schedule-in rewrites SLOTS and PERF_METRICS from the values saved
+ * at schedule-out (icl_set_topdown_event_period: wrmsr of saved_slots and
+ * saved_metric), and PERF_METRICS only holds 8-bit fractions, so the
+ * hardware carries on from a re-quantised state: each one adds up to
+ * S_switch/255 slots of error per category, S_switch <= the SLOTS seen
+ * now (inference: the note says the values are restored; that the
+ * restore of an 8-bit word re-quantises is our reading of it).  Each
+ * schedule-in also updates the user page, bumping lock by 2, so counting
+ * lock steps since the previous reading bounds the number of restores
+ * (other page updates only make the bound more conservative).
+ */
+static inline uint64_t restore_error(struct td *td, uint32_t lock,
+				     uint64_t slots)
+{
+	uint32_t steps = (lock - td->last_lock) / 2;
+
+	td->last_lock = lock;
+	return (uint64_t)steps * slots;
+}
 
 /*
  * The seqlock read of linux/perf_event.h's UAPI comment, reduced to what
@@ -70,6 +92,7 @@ static inline bool rdpmc_read(const struct td *td, struct raw_reading *r)
 		r->metrics = td_rdpmc(midx - 1);
 		td_compiler_barrier();
 	} while (td_load_once(spc->lock) != seq);
+	r->lock = seq;
 	return true;
 }
 
@@ -96,6 +119,7 @@ static void cumulative_sample(struct td *td, const struct raw_reading *r,
 {
 	if (TD_UNLIKELY(r->slots < td->last_raw_slots))
 		fold_foreign_reset(td);
+	td->qerr_base += restore_error(td, r->lock, r->slots);
 	td->last_raw_slots = r->slots;
 	td->last_raw_metrics = r->metrics;
 	s->c = td->base;
@@ -185,6 +209,8 @@ static bool clear_read(struct td *td, struct raw_reading *r)
 	const struct perf_event_mmap_page *mpc = td->metric_pc;
 	uint32_t sidx, midx;
 
+	r->lock = td_load_once(spc->lock);
+	td_compiler_barrier();
 	sidx = td_load_once(spc->index);
 	midx = td_load_once(mpc->index);
 	if (!(td_load_once(spc->capabilities) & TD_CAP_USER_RDPMC) || !sidx ||
@@ -210,7 +236,7 @@ static int clear_sample(struct td *td, struct td_sample *s)
 		return 0;
 	}
 	add_metric_slots(&td->base, r.slots, r.metrics);
-	td->qerr_base += r.slots;
+	td->qerr_base += r.slots + restore_error(td, r.lock, r.slots);
 	s->c = td->base;
 	s->raw_slots = 0;
 	s->unsched = r.unsched;
@@ -226,18 +252,34 @@ static int clear_sample(struct td *td, struct td_sample *s)
  */
 static int read_sample(struct td *td, struct td_sample *s)
 {
-	uint64_t buf[3 + 1 + TD_NR_METRICS];
+	uint64_t buf[3 + 1 + TD_NR_METRICS], interval;
+	uint32_t lock;
 	size_t len = (3 + 1 + td->pmu.nr_metrics) * sizeof(uint64_t);
 	int n = td_sys_read(td->leader_fd, buf, len);
 
 	if (n != (int)len || buf[0] != 1 + td->pmu.nr_metrics)
 		return n < 0 ? n : -EIO;
-	memset(&s->c, 0, sizeof(s->c));
-	s->c.slots = buf[3];
+	/* Someone's IOC_RESET zeroed the kernel counts: continue from base. */
+	if (TD_UNLIKELY(buf[3] < td->last_raw_slots)) {
+		td->base = td->last_read;
+		td->last_raw_slots = 0;
+		td->foreign_resets++;
+	}
+	interval = buf[3] - td->last_raw_slots;
+	s->c = td->base;
+	s->c.slots += buf[3];
 	for (unsigned i = 0; i < td->pmu.nr_metrics; i++)
-		s->c.cat[i] = buf[4 + i] * 255;
-	td->qerr_base += (s->c.slots - td->last_raw_slots) + 255;
-	td->last_raw_slots = s->c.slots;
+		s->c.cat[i] += buf[4 + i] * 255;
+	/*
+	 * Per read interval: the kernel's integer division (+255) and the
+	 * 8-bit fields (interval); every schedule-in inside it re-quantises
+	 * and may have a drop discarded by "delta > last": twice more.
+	 */
+	lock = td_load_once(td->slots_pc->lock);
+	td->qerr_base += interval + 255 +
+			 2 * restore_error(td, lock, interval + 255);
+	td->last_raw_slots = buf[3];
+	td->last_read = s->c;
 	s->raw_slots = 0;
 	s->unsched = buf[1] - buf[2];
 	s->valid = true;
@@ -274,6 +316,8 @@ int td_fold_and_reset(struct td *td, const struct td_sample *s)
 	td->qerr_base += s->raw_slots;
 	td->last_raw_slots = 0;
 	td->last_raw_metrics = 0;
+	/* IOC_RESET updates the page itself: not a restore. */
+	td->last_lock = td_load_once(td->slots_pc->lock);
 	td->resets++;
 	return 0;
 }

@@ -137,8 +137,10 @@ int td_region_end(struct td *td, struct td_region *r, struct td_result *res)
 	if (TD_UNLIKELY(err < 0))
 		return err;
 	p->state = TD_REGION_CLOSED;
-	p->last_len = s.c.slots - p->start.slots;
-	td->policy.recent_len = p->last_len;
+	if (s.valid && !(p->begin_flags & TD_BEGIN_UNREADABLE)) {
+		p->last_len = s.c.slots - p->start.slots;
+		td->policy.recent_len = p->last_len;
+	}
 	if (res)
 		fill_result(td, p, &s, res);
 	return 0;

@@ -64,6 +64,7 @@ struct emu_state {
 	bool has_pmu, has_topdown, l2, paranoid;
 	int rdpmc_knob;
 	bool has_metrics_clear;
+	bool exact_restore;     /* restore internal state exactly (test knob) */
 	enum emu_clear_trigger clear_trigger;
 	uint32_t core_type;
 	char sysfs_root[256];

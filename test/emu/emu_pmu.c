@@ -195,14 +195,46 @@ static void schedule_out(struct emu_group *g)
 	hw_scribble(&g->owner->hw);
 }
 
-/* icl_set_topdown_event_period: restore, then update every page. */
+/*
+ * The hardware after wrmsr(FIXED_CTR3, saved_slots) and
+ * wrmsr(PERF_METRICS, saved_metric): its per-category state can only be
+ * what the 8-bit word says, field x slots / 255 (level 1 made to add up).
+ */
+static void hw_restore_from_word(struct emu_hw *hw, uint64_t slots,
+				 uint64_t word)
+{
+	uint64_t sum = 0;
+	int big = 0;
+
+	hw->slots = slots;
+	for (int i = 0; i < 8; i++)
+		hw->acc[i] = (((word >> (8 * i)) & 0xff) * slots) / 255;
+	for (int i = 0; i < 4; i++) {
+		sum += hw->acc[i];
+		if (hw->acc[i] > hw->acc[big])
+			big = i;
+	}
+	hw->acc[big] += slots - sum;
+	for (int i = 4; i < 8; i++)
+		if (hw->acc[i] > hw->acc[i - 4])
+			hw->acc[i] = hw->acc[i - 4];
+}
+
+/*
+ * icl_set_topdown_event_period: restore if something was saved (else the
+ * registers keep what the previous context left: "if (hwc->saved_slots
+ * ...)"), then update every page.
+ */
 static void schedule_in(struct emu_group *g)
 {
 	g->scheduled = true;
-	if (g->saved_slots)
-		g->owner->hw = g->saved_hw;
-	else
-		hw_zero(&g->owner->hw);
+	if (g->saved_slots) {
+		if (emu.exact_restore)
+			g->owner->hw = g->saved_hw;
+		else
+			hw_restore_from_word(&g->owner->hw, g->saved_slots,
+					     g->saved_metrics);
+	}
 	group_pages_update(g);
 }
 
