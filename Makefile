@@ -6,7 +6,7 @@
 #   make WERROR=1 ...    warnings are errors (CI)
 
 VERSION_MAJOR := 0
-VERSION_MINOR := 1
+VERSION_MINOR := 2
 VERSION_PATCH := 0
 VERSION := $(VERSION_MAJOR).$(VERSION_MINOR).$(VERSION_PATCH)
 
@@ -39,7 +39,7 @@ SHARED_LIB := $(B)/libtopdown.so.$(VERSION)
 
 EMU_SRCS := $(wildcard test/emu/*.c)
 EMU_OBJS := $(EMU_SRCS:test/emu/%.c=$(B)/emu/%.o)
-TESTS := test_decode test_open test_region test_live
+TESTS := test_decode test_open test_region test_harness test_live
 TEST_BINS := $(foreach t,$(TESTS),$(B)/test/$(t)-static) \
 	     $(foreach t,$(filter-out test_decode,$(TESTS)),$(B)/test/$(t)-shared)
 
