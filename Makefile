@@ -2,6 +2,7 @@
 #   make                 static and shared libraries
 #   make test            unit + emulator tests, against both libraries
 #   make demo            build and run the demo (emulated when no PMU)
+#   make harness         build and run the microbenchmark harness (same)
 #   make install         PREFIX, DESTDIR, LIBDIR, INCLUDEDIR honoured
 #   make WERROR=1 ...    warnings are errors (CI)
 
@@ -107,6 +108,11 @@ $(B)/examples/%: examples/%.c $(STATIC_LIB)
 demo: $(B)/examples/demo $(B)/libtdemu.so
 	@sh examples/run-demo.sh $(B)/examples/demo $(B)/libtdemu.so
 
+# HARNESS_ARGS: table, csv or jsonl for one format (default: all three).
+harness: $(B)/examples/harness $(B)/libtdemu.so
+	@sh examples/run-demo.sh $(B)/examples/harness $(B)/libtdemu.so \
+		$(HARNESS_ARGS)
+
 # ---- install ---------------------------------------------------------------
 install: all
 	install -d $(DESTDIR)$(LIBDIR) $(DESTDIR)$(INCLUDEDIR) \
@@ -127,7 +133,7 @@ uninstall:
 clean:
 	rm -rf $(B)
 
-.PHONY: all test demo install uninstall clean FORCE
+.PHONY: all test demo harness install uninstall clean FORCE
 FORCE:
 .SECONDARY:
 -include $(wildcard $(B)/*/*.d)

@@ -247,7 +247,9 @@ enum td_cat {
  * accumulates, over every call, totals for reports.  Valid when
  * zero-initialised apart from the name: declare it static (or make sure it
  * outlives its link, below) with TD_NAMED_INIT("name").  name is not
- * copied.
+ * copied.  The first begin walks the handle's list once; every later
+ * begin and end costs what td_region_begin/end cost, plus a few additions
+ * and multiplications at the end (no division, no allocation).
  *
  * The first td_named_begin() links it into the handle's list of named
  * regions (intrusive: no allocation); it stays linked, and must stay
@@ -293,7 +295,7 @@ TD_API int td_named_end(struct td *td, struct td_named *n,
 TD_API int td_named_totals(const struct td_named *n, struct td_totals *t);
 
 /*
- * The named regions linked into td, most recently linked first: pass NULL
+ * The named regions linked into td, in the order of their first begin: pass NULL
  * for the first, the previous one for the next.  Returns NULL at the end,
  * for a NULL td, or for a prev not linked into td.
  */

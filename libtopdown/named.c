@@ -38,6 +38,18 @@ static const struct td_named_priv *cpriv(const struct td_named *n)
 	return (const struct td_named_priv *)(const void *)n->opaque;
 }
 
+/* Reports list regions in the order they were first begun. */
+static void link_tail(struct td *td, struct td_named *n)
+{
+	struct td_named **link = &td->named;
+
+	while (*link)
+		link = &priv(*link)->next;
+	*link = n;
+	priv(n)->next = NULL;
+	priv(n)->owner = td;
+}
+
 int td_named_begin(struct td *td, struct td_named *n)
 {
 	struct td_named_priv *p;
@@ -51,11 +63,8 @@ int td_named_begin(struct td *td, struct td_named *n)
 	err = td_region_begin(td, &p->region);
 	if (err < 0)
 		return err;
-	if (!p->owner) {
-		p->owner = td;
-		p->next = td->named;
-		td->named = n;
-	}
+	if (!p->owner)
+		link_tail(td, n);
 	p->open = true;
 	return 0;
 }

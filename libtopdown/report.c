@@ -175,9 +175,12 @@ static void table_named(FILE *f, const struct row *w)
 
 static void table_record_header(FILE *f)
 {
+	static const char *const l1[TD_L1_COUNT] = { "retiring", "bad_spec",
+						      "frontend", "backend" };
+
 	fprintf(f, "%6s %-20s %14s", "#", "region", "slots");
 	for (int i = 0; i < TD_L1_COUNT; i++)
-		fprintf(f, " %9.9s", td_l1_name(i));
+		fprintf(f, " %9s", l1[i]);
 	fprintf(f, " %9s  %s\n", "err", "flags");
 }
 

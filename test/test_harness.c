@@ -174,10 +174,10 @@ static void test_named_nested_inclusive(void **state)
 	fi = truth_of(&ti);
 	assert_within(&tot_o.total, &fo, 0.02);
 	assert_within(&tot_i.total, &fi, 0.02);
-	/* enumeration: most recently linked first */
-	assert_ptr_equal(td_named_next(td, NULL), &inner);
-	assert_ptr_equal(td_named_next(td, &inner), &outer);
-	assert_null(td_named_next(td, &outer));
+	/* enumeration: in the order of the first begin */
+	assert_ptr_equal(td_named_next(td, NULL), &outer);
+	assert_ptr_equal(td_named_next(td, &outer), &inner);
+	assert_null(td_named_next(td, &inner));
 	assert_int_equal(td_named_unlink(td, &inner), 0);
 	assert_int_equal(td_named_unlink(td, &outer), 0);
 	assert_null(td_named_next(td, NULL));
@@ -455,9 +455,9 @@ static void test_report_csv(void **state)
 	while ((line = strtok_r(NULL, "\n", &save))) {
 		assert_int_equal(csv_split(line, f, 40), nkeys);
 		assert_string_equal(f[0], "region");
-		/* most recently linked first */
-		assert_string_equal(f[1], rows ? "alpha" : "beta, the \"second\"");
-		assert_string_equal(f[2], rows ? "2" : "1");
+		/* in the order of the first begin */
+		assert_string_equal(f[1], rows ? "beta, the \"second\"" : "alpha");
+		assert_string_equal(f[2], rows ? "1" : "2");
 		assert_string_equal(f[6], "2");
 		rows++;
 	}
