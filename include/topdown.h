@@ -262,7 +262,7 @@ struct td_named {
 	const char *name;
 	uint64_t opaque[64];        /* private */
 };
-#define TD_NAMED_INIT(n) { .name = (n) }
+#define TD_NAMED_INIT(n) { (n), { 0 } } /* C and C++, -Wextra clean */
 
 /*
  * Totals of a named region.  total is slot-weighted over the reliable
