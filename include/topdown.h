@@ -12,7 +12,8 @@
  *
  * Conventions: every int function returns 0 or a negative errno value;
  * td_strerror() turns it into one line naming the cause and the fix.
- * The library never prints.
+ * The library never prints, except the named-region report the caller
+ * opts into with TOPDOWN_REPORT (see "Reports" below).
  *
  * Resets.  Intel's PERF_METRICS register holds 8-bit fractions of the slots
  * counted since the last reset, so a category estimate from one reading is
