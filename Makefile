@@ -2,11 +2,13 @@
 #   make                 static and shared libraries
 #   make test            unit + emulator tests, against both libraries
 #   make demo            build and run the demo (emulated when no PMU)
+#   make harness         build and run the microbenchmark harness (same)
+#   make gbench          the Google Benchmark example, if libbenchmark-dev
 #   make install         PREFIX, DESTDIR, LIBDIR, INCLUDEDIR honoured
 #   make WERROR=1 ...    warnings are errors (CI)
 
 VERSION_MAJOR := 0
-VERSION_MINOR := 1
+VERSION_MINOR := 2
 VERSION_PATCH := 0
 VERSION := $(VERSION_MAJOR).$(VERSION_MINOR).$(VERSION_PATCH)
 
@@ -39,7 +41,7 @@ SHARED_LIB := $(B)/libtopdown.so.$(VERSION)
 
 EMU_SRCS := $(wildcard test/emu/*.c)
 EMU_OBJS := $(EMU_SRCS:test/emu/%.c=$(B)/emu/%.o)
-TESTS := test_decode test_open test_region test_live
+TESTS := test_decode test_open test_region test_harness test_live
 TEST_BINS := $(foreach t,$(TESTS),$(B)/test/$(t)-static) \
 	     $(foreach t,$(filter-out test_decode,$(TESTS)),$(B)/test/$(t)-shared)
 
@@ -96,7 +98,7 @@ $(B)/libtdemu.so: $(EMU_OBJS)
 	$(CC) $(LDFLAGS) -shared -o $@ $^ -ldl -lpthread -lm
 
 test: $(TEST_BINS) test/cxx_header.cc
-	$(CXX) -Iinclude -Wall -Wextra -fsyntax-only test/cxx_header.cc
+	$(CXX) -Iinclude $(CXXWARN) -fsyntax-only test/cxx_header.cc
 	@set -e; for t in $(TEST_BINS); do echo "== $$t"; $$t; done
 
 # ---- demo and examples -----------------------------------------------------
@@ -123,6 +125,30 @@ bench: $(B)/bench/accuracy $(B)/bench/overhead
 	$(B)/bench/accuracy
 	$(B)/bench/overhead
 
+# HARNESS_ARGS: table, csv or jsonl for one format (default: all three).
+harness: $(B)/examples/harness $(B)/libtdemu.so
+	@sh examples/run-demo.sh $(B)/examples/harness $(B)/libtdemu.so \
+		$(HARNESS_ARGS)
+
+# Google Benchmark integration: built only where Debian's libbenchmark-dev
+# (or an equivalent) installed its header.  GBENCH_ARGS go to the binary.
+GBENCH_HEADER := /usr/include/benchmark/benchmark.h
+GBENCH_ARGS ?= --benchmark_min_time=0.05
+CXXWARN := -Wall -Wextra $(if $(filter 1,$(WERROR)),-Werror)
+ifneq ($(wildcard $(GBENCH_HEADER)),)
+$(B)/examples/gbench: examples/gbench.cc $(STATIC_LIB)
+	@mkdir -p $(@D)
+	$(CXX) -Iinclude -std=c++17 -O2 -g $(CXXWARN) -o $@ $< $(STATIC_LIB) \
+		-lbenchmark -lpthread -lm
+
+gbench: $(B)/examples/gbench $(B)/libtdemu.so
+	@sh examples/run-demo.sh $(B)/examples/gbench $(B)/libtdemu.so \
+		$(GBENCH_ARGS)
+else
+gbench:
+	@echo "gbench: $(GBENCH_HEADER) not found (apt install libbenchmark-dev); skipped"
+endif
+
 # ---- install ---------------------------------------------------------------
 install: all
 	install -d $(DESTDIR)$(LIBDIR) $(DESTDIR)$(INCLUDEDIR) \
@@ -143,7 +169,7 @@ uninstall:
 clean:
 	rm -rf $(B)
 
-.PHONY: all test demo bench install uninstall clean FORCE
+.PHONY: all test demo bench harness gbench install uninstall clean FORCE
 FORCE:
 .SECONDARY:
 -include $(wildcard $(B)/*/*.d)

@@ -6,7 +6,7 @@
 int main(void)
 {
 	struct td *td = NULL;
-	struct td_region r = { { 0 } };
+	static struct td_named r = TD_NAMED_INIT("consumer");
 	struct td_result res;
 	volatile unsigned long x = 0;
 	int err = td_open(&td, NULL);
@@ -15,12 +15,14 @@ int main(void)
 		printf("consumer: %s\n", td_strerror(err));
 		return err == -ENODEV ? 0 : 1;
 	}
-	td_region_begin(td, &r);
+	td_named_begin(td, &r);
 	for (unsigned long i = 0; i < 10000000; i++)
 		x += i;
-	err = td_region_end(td, &r, &res);
+	err = td_named_end(td, &r, &res);
 	printf("consumer: err=%d slots=%llu retiring=%.3f\n", err,
 	       (unsigned long long)res.slots, res.l1[TD_RETIRING]);
+	if (err == 0)
+		err = td_report_named(stdout, td, TD_FORMAT_CSV);
 	td_close(td);
 	return err ? 1 : 0;
 }

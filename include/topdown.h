@@ -12,7 +12,8 @@
  *
  * Conventions: every int function returns 0 or a negative errno value;
  * td_strerror() turns it into one line naming the cause and the fix.
- * The library never prints.
+ * The library never prints, except the named-region report the caller
+ * opts into with TOPDOWN_REPORT (see "Reports" below).
  *
  * Resets.  Intel's PERF_METRICS register holds 8-bit fractions of the slots
  * counted since the last reset, so a category estimate from one reading is
@@ -35,6 +36,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -45,7 +47,7 @@ extern "C" {
 #endif
 
 #define TD_VERSION_MAJOR 0
-#define TD_VERSION_MINOR 1
+#define TD_VERSION_MINOR 2
 
 /* Level-1 categories, indices into td_result.l1. */
 enum td_l1 {
@@ -174,8 +176,10 @@ struct td;
  * thread that opened it.
  *
  * Returns 0 and sets *out, or:
- *  -EINVAL      out is NULL, opts has a bad size or value, or TOPDOWN_RESET
- *               holds something other than auto|always|never;
+ *  -EINVAL      out is NULL, opts has a bad size or value, TOPDOWN_RESET
+ *               holds something other than auto|always|never,
+ *               TOPDOWN_REPORT is empty, or TOPDOWN_FORMAT holds something
+ *               other than table|csv|jsonl (see "Reports" below);
  *  -ENODEV      no hardware PMU (e.g. a VM without a virtual PMU);
  *  -EOPNOTSUPP  the core PMU has no TopDown metrics (sysfs events/slots);
  *  -EACCES      perf_event_paranoid (or a security policy) forbids it;
@@ -184,7 +188,11 @@ struct td;
  */
 TD_API int td_open(struct td **out, const struct td_options *opts);
 
-/* Close a handle; NULL is ignored.  Open regions become invalid. */
+/*
+ * Close a handle; NULL is ignored.  Open regions become invalid.  Named
+ * regions are unlinked (their totals are kept).  With TOPDOWN_REPORT set,
+ * first writes the handle's named-region report there.
+ */
 TD_API void td_close(struct td *td);
 
 /*
@@ -223,6 +231,199 @@ TD_API const char *td_l2_name(int idx);
 /* The library's version, TD_VERSION_MAJOR/MINOR of the loaded object. */
 TD_API int td_version_major(void);
 TD_API int td_version_minor(void);
+
+
+/* ---- Harness support (TOPDOWN_0.2) ------------------------------------ */
+
+/*
+ * Category slot counts in PERF_METRICS byte order, indices into
+ * td_record.cat: the four level-1 categories (same order as enum td_l1),
+ * then the four measured level-2 ones.
+ */
+enum td_cat {
+	TD_CAT_RETIRING,
+	TD_CAT_BAD_SPEC,
+	TD_CAT_FE_BOUND,
+	TD_CAT_BE_BOUND,
+	TD_CAT_HEAVY_OPS,
+	TD_CAT_BR_MISPREDICT,
+	TD_CAT_FETCH_LAT,
+	TD_CAT_MEM_BOUND,
+	TD_CAT_COUNT
+};
+
+/*
+ * Named regions.  A caller-owned region object that carries a name and
+ * accumulates, over every call, totals for reports.  Valid when
+ * zero-initialised apart from the name: declare it static (or make sure it
+ * outlives its link, below) with TD_NAMED_INIT("name").  name is not
+ * copied.  The first begin walks the handle's list once; every later
+ * begin and end costs what td_region_begin/end cost, plus a few additions
+ * and multiplications at the end (no division, no allocation).
+ *
+ * The first td_named_begin() links it into the handle's list of named
+ * regions (intrusive: no allocation); it stays linked, and must stay
+ * valid, until td_named_unlink() or td_close().  It then belongs to that
+ * handle: beginning it on another handle fails with -EXDEV (one named
+ * region per thread, like handles).  Nested named regions report inclusive
+ * figures: an outer region's totals include its inner regions' slots.
+ */
+struct td_named {
+	const char *name;
+	uint64_t opaque[64];        /* private */
+};
+#define TD_NAMED_INIT(n) { (n), { 0 } } /* C and C++, -Wextra clean */
+
+/*
+ * Totals of a named region.  total is slot-weighted over the reliable
+ * calls (per-category slots summed, then divided: never an average of
+ * ratios), with its err bounding every fraction of it; min and max are
+ * the extremes of each level-1 fraction over those calls.  Calls flagged
+ * TD_RESULT_UNRELIABLE are counted in unreliable and left out of the rest.
+ */
+struct td_totals {
+	uint64_t calls;             /* td_named_end calls that succeeded */
+	uint64_t unreliable;        /* of which flagged TD_RESULT_UNRELIABLE */
+	struct td_result total;     /* total.flags: TD_RESULT_L2, _SHORT */
+	double min[TD_L1_COUNT];
+	double max[TD_L1_COUNT];
+	uint64_t reserved[4];
+};
+
+/*
+ * td_region_begin/td_region_end on a named region, accumulating its totals
+ * at the end.  Returns 0 or what td_region_begin/td_region_end return, and
+ *  -EINVAL  td or n is NULL;
+ *  -EXDEV   n is linked into another handle;
+ *  -ESRCH   (end) n not begun.
+ */
+TD_API int td_named_begin(struct td *td, struct td_named *n);
+TD_API int td_named_end(struct td *td, struct td_named *n,
+			struct td_result *res);
+
+/* Fill *t from n's totals.  Returns 0, or -EINVAL for a NULL argument. */
+TD_API int td_named_totals(const struct td_named *n, struct td_totals *t);
+
+/*
+ * The named regions linked into td, in the order of their first begin: pass NULL
+ * for the first, the previous one for the next.  Returns NULL at the end,
+ * for a NULL td, or for a prev not linked into td.
+ */
+TD_API struct td_named *td_named_next(const struct td *td,
+				      const struct td_named *prev);
+
+/*
+ * Unlink n from td (totals are kept; zero the object to clear them).
+ * Returns 0, or -EINVAL for a NULL argument, -ENOENT when n is not linked
+ * into td, -EBUSY when n is begun and not ended.
+ */
+TD_API int td_named_unlink(struct td *td, struct td_named *n);
+
+/*
+ * Per-iteration records.  With a buffer attached, every successful
+ * td_region_end (named or not) appends one record: the region's deltas,
+ * no division, no allocation.  Decode later with td_record_decode().
+ * cat[] is in 1/255-slot units (PERF_METRICS fields times slots, exact)
+ * and signed: a small category's estimate can shrink between readings.
+ */
+struct td_record {
+	uint64_t slots;             /* pipeline slots of the region */
+	int64_t cat[TD_CAT_COUNT];  /* category slots x 255, enum td_cat */
+	uint64_t qerr;              /* quantisation scale, 1/255-slot units */
+	unsigned flags;             /* TD_RESULT_L2, _UNRELIABLE, _READ_PATH */
+	unsigned resets;            /* library resets inside the region */
+	const char *name;           /* the named region's name, else NULL */
+};
+
+/*
+ * Attach a caller-owned buffer of cap records to td, replacing any
+ * previous one; records are written from buf[0] on.  When it is full,
+ * further records are dropped and counted.  Returns 0, or -EINVAL for a
+ * NULL td or buf or a cap of 0.
+ */
+TD_API int td_records_attach(struct td *td, struct td_record *buf,
+			     size_t cap);
+
+/*
+ * Detach the buffer; *count (if not NULL) gets the records written,
+ * *dropped (if not NULL) the records lost to a full buffer.  Returns 0,
+ * -EINVAL for a NULL td, or -ENOENT when no buffer is attached.
+ */
+TD_API int td_records_detach(struct td *td, size_t *count,
+			     uint64_t *dropped);
+
+/*
+ * Pure: the td_result of one record, exactly what td_region_end returned
+ * for it.  Returns 0, or -EINVAL for a NULL argument.
+ */
+TD_API int td_record_decode(const struct td_record *rec,
+			    struct td_result *res);
+
+/*
+ * Pure: the td_result of the stretch between two raw readings of the
+ * SLOTS counter and the PERF_METRICS register (e.g. taken by hand with
+ * RDPMC, or logged), both since the same reset.  levels is 1 or 2.
+ * Returns 0, or -EINVAL for a NULL res or levels not 1 or 2, -ERANGE when
+ * slots1 < slots0 (a reset between the readings).
+ */
+TD_API int td_decode_readings(uint64_t slots0, uint64_t metrics0,
+			      uint64_t slots1, uint64_t metrics1,
+			      unsigned levels, struct td_result *res);
+
+/*
+ * Reports.  The library writes only to the FILE * it is given (and, when
+ * the caller opts in with TOPDOWN_REPORT, at td_close or process exit).
+ *
+ * TD_FORMAT_TABLE: aligned text for people.  For named regions one block
+ *   per region: calls, slots, err, each level-1 fraction with its min/max,
+ *   level 2 indented under its parent when measured.  For records one line
+ *   each, level 1 only.
+ * TD_FORMAT_CSV: a header row, then one row per region or record.
+ * TD_FORMAT_JSONL: one JSON object per line, per region or record.
+ *
+ * CSV columns and JSON keys are the same, in this order, and stable:
+ *   kind        "region" (named-region totals) or "record"
+ *   name        the region's name ("" for an unnamed record)
+ *   calls       calls (1 for a record)
+ *   unreliable  calls flagged unreliable (0 or 1 for a record)
+ *   slots       pipeline slots (reliable calls only, for a region)
+ *   err         error bound of every fraction
+ *   levels      1, or 2 when level 2 was measured
+ *   retiring bad_speculation frontend_bound backend_bound
+ *               level-1 fractions (td_l1_name)
+ *   heavy_operations light_operations branch_mispredicts machine_clears
+ *   fetch_latency fetch_bandwidth memory_bound core_bound
+ *               level-2 fractions (td_l2_name), 0 when levels is 1
+ *   min_<l1 name>, max_<l1 name>
+ *               extremes of each level-1 fraction over the calls (a
+ *               record's own value)
+ * Fractions are in [0, 1].  All but kind and name are numbers.
+ *
+ * Zero-code-change reports: with TOPDOWN_REPORT=stderr or a file path
+ * (appended to) in the environment of td_open, td_close writes
+ * td_report_named of the handle there, in TOPDOWN_FORMAT=table (default),
+ * csv or jsonl; handles still open at process exit report then.
+ */
+enum td_format {
+	TD_FORMAT_TABLE = 1,
+	TD_FORMAT_CSV,
+	TD_FORMAT_JSONL
+};
+
+/*
+ * Write the totals of every named region linked into td.  Returns 0, or
+ * -EINVAL for a NULL argument or bad format, -EIO when writing failed.
+ */
+TD_API int td_report_named(FILE *f, const struct td *td,
+			   enum td_format fmt);
+
+/*
+ * Write n records (e.g. the buffer of td_records_attach).  n may be 0
+ * (CSV still gets its header).  Returns 0, or -EINVAL for a NULL f, a NULL
+ * recs with n > 0, or a bad format, -EIO when writing failed.
+ */
+TD_API int td_report_records(FILE *f, const struct td_record *recs,
+			     size_t n, enum td_format fmt);
 
 #ifdef __cplusplus
 }

@@ -22,7 +22,9 @@ static const struct td_message messages[] = {
 		   "kernel.perf_event_paranoid=2 (user-mode self-monitoring; "
 		   "1 for TD_OPT_INCLUDE_KERNEL) or grant CAP_PERFMON" },
 	{ -EINVAL, "invalid argument: a NULL pointer, a bad td_options field "
-		   "or size, or TOPDOWN_RESET not one of auto|always|never" },
+		   "or size, TOPDOWN_RESET not one of auto|always|never, "
+		   "TOPDOWN_REPORT empty (want stderr or a path), or "
+		   "TOPDOWN_FORMAT not one of table|csv|jsonl" },
 	{ -EALREADY, "region already begun: end it before beginning it again" },
 	{ -ESRCH, "region not in progress: td_region_end without a matching "
 		  "td_region_begin, or ended twice" },
@@ -32,7 +34,13 @@ static const struct td_message messages[] = {
 		   "(level 2); raise RLIMIT_NOFILE or close handles" },
 	{ -ENFILE, "system file table full: close descriptors and retry" },
 	{ -ENOMEM, "out of memory" },
-	{ -EIO, "reading the counter group with read(2) failed" },
+	{ -EIO, "reading the counter group with read(2) failed, or writing a "
+		"report failed" },
+	{ -ENOENT, "not attached: no record buffer on the handle, or the "
+		   "named region is not linked into it" },
+	{ -EBUSY, "named region in progress: end it before unlinking it" },
+	{ -ERANGE, "raw readings out of order: SLOTS went backwards between "
+		   "them (a reset in between)" },
 };
 
 const char *td_strerror(int err)

@@ -84,6 +84,22 @@ struct td_policy {
 	uint64_t recent_len;  /* slots of the last region ended on the handle */
 };
 
+/* Where td_region_end sends records: record.c. */
+struct td_sink {
+	struct td_record *buf;   /* attached buffer, or NULL */
+	size_t cap, used;
+	uint64_t dropped;
+	struct td_named *pending; /* the named region td_named_end is ending */
+};
+
+/* TOPDOWN_REPORT / TOPDOWN_FORMAT: env_report.c. */
+struct td_env_report {
+	char *path;              /* NULL: no report; "stderr" or a file */
+	enum td_format format;
+	bool done;               /* written at process exit already */
+	struct td *next;         /* list of handles that will report */
+};
+
 struct td {
 	struct td_pmu pmu;
 	enum td_path path;
@@ -113,6 +129,10 @@ struct td {
 	 */
 	bool clear_mode;
 	enum td_clear_trigger clear_trigger;
+
+	struct td_sink sink;
+	struct td_named *named;  /* named regions linked in: named.c */
+	struct td_env_report env;
 };
 
 /* sys.c: every kernel interaction, through libc's wrappers. */
@@ -142,6 +162,19 @@ TD_HIDDEN int td_fold_and_reset(struct td *td, const struct td_sample *s);
 /* decode.c: pure arithmetic on count deltas. */
 TD_HIDDEN void td_decode(const struct td_delta *d, bool l2,
 			 struct td_result *res);
+
+/* record.c: a region's record, and where it goes. */
+TD_HIDDEN void td_sink_put(struct td *td, struct td_record *rec);
+TD_HIDDEN void td_record_mark_unreliable(struct td_result *res);
+
+/* named.c */
+TD_HIDDEN void td_named_add(struct td_named *n, const struct td_record *rec);
+TD_HIDDEN void td_named_unlink_all(struct td *td);
+
+/* env_report.c */
+TD_HIDDEN int td_env_report_init(struct td *td);
+TD_HIDDEN void td_env_report_register(struct td *td);
+TD_HIDDEN void td_env_report_close(struct td *td);
 
 /* policy.c */
 TD_HIDDEN int td_policy_init(struct td_policy *p, const struct td_options *o);

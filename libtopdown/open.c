@@ -51,6 +51,8 @@ int td_open(struct td **out, const struct td_options *opts)
 	td->leader_fd = -1;
 	err = td_policy_init(&td->policy, &o);
 	if (err == 0)
+		err = td_env_report_init(td);
+	if (err == 0)
 		err = td_pmu_discover(&td->pmu);
 	td->clear_mode = td->pmu.metrics_clear_config1 &&
 			 !(o.flags & (TD_OPT_NO_METRICS_CLEAR | TD_OPT_NO_RDPMC));
@@ -61,6 +63,7 @@ int td_open(struct td **out, const struct td_options *opts)
 		td_close(td);
 		return err;
 	}
+	td_env_report_register(td);
 	*out = td;
 	return 0;
 }
@@ -69,6 +72,8 @@ void td_close(struct td *td)
 {
 	if (!td)
 		return;
+	td_env_report_close(td);
+	td_named_unlink_all(td);
 	if (td->leader_fd >= 0)
 		td_group_close(td);
 	free(td);

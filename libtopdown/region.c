@@ -120,6 +120,27 @@ static void fill_result(const struct td *td, const struct td_region_priv *p,
 	}
 }
 
+/* The region's record (record.c): its deltas as they are, no division. */
+static void emit_record(struct td *td, const struct td_region_priv *p,
+			const struct td_sample *s)
+{
+	struct td_record rec;
+	struct td_delta d;
+
+	region_delta(p, s, &d);
+	rec.slots = d.slots > 0 ? (uint64_t)d.slots : 0;
+	memcpy(rec.cat, d.cat, sizeof(rec.cat));
+	rec.qerr = d.qerr;
+	rec.flags = td->pmu.nr_metrics == TD_NR_METRICS ? TD_RESULT_L2 : 0;
+	if (td->path == TD_PATH_READ)
+		rec.flags |= TD_RESULT_READ_PATH;
+	if (!region_reliable(td, p, s))
+		rec.flags |= TD_RESULT_UNRELIABLE;
+	rec.resets = (uint32_t)td->resets - p->resets;
+	rec.name = NULL;
+	td_sink_put(td, &rec);
+}
+
 int td_region_end(struct td *td, struct td_region *r, struct td_result *res)
 {
 	struct td_region_priv *p;
@@ -143,5 +164,7 @@ int td_region_end(struct td *td, struct td_region *r, struct td_result *res)
 	}
 	if (res)
 		fill_result(td, p, &s, res);
+	if (td->sink.buf || td->sink.pending)
+		emit_record(td, p, &s);
 	return 0;
 }

@@ -12,3 +12,14 @@ int cxx_uses_header(void)
 	struct td *td = nullptr;
 	return td_open(&td, &o);
 }
+
+// The harness API's initialiser must be warning-free in C++ too.
+int cxx_uses_named(struct td *td);
+int cxx_uses_named(struct td *td)
+{
+	static struct td_named n = TD_NAMED_INIT("cxx");
+	struct td_result res;
+
+	td_named_begin(td, &n);
+	return td_named_end(td, &n, &res);
+}

@@ -1,0 +1,262 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Reports to a caller's FILE *: an aligned table, CSV, JSON Lines.  CSV
+ * and JSONL share one column list (documented in topdown.h), written by
+ * one function in either syntax; the header row is that function run
+ * with keys instead of values.
+ */
+#include <errno.h>
+#include <stdio.h>
+
+#include "internal.h"
+
+/* One line of output: a named region's totals or one record. */
+struct row {
+	const char *kind;
+	const char *name;
+	uint64_t calls, unreliable;
+	const struct td_result *r;
+	const double *min, *max;
+};
+
+struct out {
+	FILE *f;
+	enum td_format fmt;
+	bool header;  /* CSV header row: write keys, not values */
+	int fields;   /* fields written on this line */
+};
+
+static void sep(struct out *o)
+{
+	if (o->fields++)
+		fputc(',', o->f);
+	else if (o->fmt == TD_FORMAT_JSONL)
+		fputc('{', o->f);
+}
+
+static void key(struct out *o, const char *prefix, const char *k)
+{
+	sep(o);
+	if (o->fmt == TD_FORMAT_JSONL)
+		fprintf(o->f, "\"%s%s\":", prefix, k);
+	else if (o->header)
+		fprintf(o->f, "%s%s", prefix, k);
+}
+
+static void json_string(FILE *f, const char *s)
+{
+	fputc('"', f);
+	for (; *s; s++) {
+		unsigned char c = (unsigned char)*s;
+
+		if (c == '"' || c == '\\')
+			fprintf(f, "\\%c", c);
+		else if (c < 0x20)
+			fprintf(f, "\\u%04x", c);
+		else
+			fputc(c, f);
+	}
+	fputc('"', f);
+}
+
+static bool csv_needs_quotes(const char *s)
+{
+	for (; *s; s++)
+		if (*s == ',' || *s == '"' || *s == '\n' || *s == '\r')
+			return true;
+	return false;
+}
+
+static void csv_string(FILE *f, const char *s)
+{
+	if (!csv_needs_quotes(s)) {
+		fputs(s, f);
+		return;
+	}
+	fputc('"', f);
+	for (; *s; s++) {
+		if (*s == '"')
+			fputc('"', f);
+		fputc(*s, f);
+	}
+	fputc('"', f);
+}
+
+static void put_str(struct out *o, const char *k, const char *v)
+{
+	key(o, "", k);
+	if (o->header)
+		return;
+	if (o->fmt == TD_FORMAT_JSONL)
+		json_string(o->f, v);
+	else
+		csv_string(o->f, v);
+}
+
+static void put_u64(struct out *o, const char *k, uint64_t v)
+{
+	key(o, "", k);
+	if (!o->header)
+		fprintf(o->f, "%llu", (unsigned long long)v);
+}
+
+static void put_frac(struct out *o, const char *prefix, const char *k,
+		     double v)
+{
+	key(o, prefix, k);
+	if (!o->header)
+		fprintf(o->f, "%.6f", v);
+}
+
+static void put_row(struct out *o, const struct row *w)
+{
+	const struct td_result *r = w->r;
+
+	o->fields = 0;
+	put_str(o, "kind", w->kind);
+	put_str(o, "name", w->name ? w->name : "");
+	put_u64(o, "calls", w->calls);
+	put_u64(o, "unreliable", w->unreliable);
+	put_u64(o, "slots", r->slots);
+	put_frac(o, "", "err", r->err);
+	put_u64(o, "levels", r->flags & TD_RESULT_L2 ? 2 : 1);
+	for (int i = 0; i < TD_L1_COUNT; i++)
+		put_frac(o, "", td_l1_name(i), r->l1[i]);
+	for (int i = 0; i < TD_L2_COUNT; i++)
+		put_frac(o, "", td_l2_name(i), r->l2[i]);
+	for (int i = 0; i < TD_L1_COUNT; i++)
+		put_frac(o, "min_", td_l1_name(i), w->min[i]);
+	for (int i = 0; i < TD_L1_COUNT; i++)
+		put_frac(o, "max_", td_l1_name(i), w->max[i]);
+	fputs(o->fmt == TD_FORMAT_JSONL ? "}\n" : "\n", o->f);
+}
+
+static void put_header(struct out *o)
+{
+	static const double zero[TD_L1_COUNT];
+	const struct td_result r = { .slots = 0 };
+	const struct row w = { "", "", 0, 0, &r, zero, zero };
+
+	if (o->fmt != TD_FORMAT_CSV)
+		return;
+	o->header = true;
+	put_row(o, &w);
+	o->header = false;
+}
+
+/* ---- the table ---------------------------------------------------------- */
+
+static void table_named_header(FILE *f)
+{
+	fprintf(f, "%-24s %8s %10s %16s %9s\n", "region", "calls",
+		"unreliable", "slots", "err");
+	fprintf(f, "  %-22s %8s %8s %8s\n", "category", "share", "min", "max");
+}
+
+static void table_named(FILE *f, const struct row *w)
+{
+	const struct td_result *r = w->r;
+
+	fprintf(f, "%-24s %8llu %10llu %16llu %7.2fpp\n", w->name,
+		(unsigned long long)w->calls,
+		(unsigned long long)w->unreliable,
+		(unsigned long long)r->slots, 100 * r->err);
+	for (int i = 0; i < TD_L1_COUNT; i++) {
+		fprintf(f, "  %-22s %7.1f%% %7.1f%% %7.1f%%\n", td_l1_name(i),
+			100 * r->l1[i], 100 * w->min[i], 100 * w->max[i]);
+		if (!(r->flags & TD_RESULT_L2))
+			continue;
+		/* level-2 pairs 2i, 2i+1 split level-1 category i */
+		for (int j = 2 * i; j < 2 * i + 2; j++)
+			fprintf(f, "    %-20s %7.1f%%\n", td_l2_name(j),
+				100 * r->l2[j]);
+	}
+}
+
+static void table_record_header(FILE *f)
+{
+	static const char *const l1[TD_L1_COUNT] = { "retiring", "bad_spec",
+						      "frontend", "backend" };
+
+	fprintf(f, "%6s %-20s %14s", "#", "region", "slots");
+	for (int i = 0; i < TD_L1_COUNT; i++)
+		fprintf(f, " %9s", l1[i]);
+	fprintf(f, " %9s  %s\n", "err", "flags");
+}
+
+static void table_record(FILE *f, size_t idx, const struct row *w)
+{
+	const struct td_result *r = w->r;
+
+	fprintf(f, "%6zu %-20s %14llu", idx, w->name ? w->name : "-",
+		(unsigned long long)r->slots);
+	for (int i = 0; i < TD_L1_COUNT; i++)
+		fprintf(f, " %8.1f%%", 100 * r->l1[i]);
+	fprintf(f, " %7.2fpp  %s%s\n", 100 * r->err,
+		r->flags & TD_RESULT_UNRELIABLE ? "UNRELIABLE " : "",
+		r->flags & TD_RESULT_SHORT ? "SHORT" : "");
+}
+
+/* ---- the two entry points ----------------------------------------------- */
+
+static bool format_ok(enum td_format fmt)
+{
+	return fmt == TD_FORMAT_TABLE || fmt == TD_FORMAT_CSV ||
+	       fmt == TD_FORMAT_JSONL;
+}
+
+static int finish(FILE *f)
+{
+	return ferror(f) ? -EIO : 0;
+}
+
+int td_report_named(FILE *f, const struct td *td, enum td_format fmt)
+{
+	struct out o = { f, fmt, false, 0 };
+	const struct td_named *n;
+
+	if (!f || !td || !format_ok(fmt))
+		return -EINVAL;
+	if (fmt == TD_FORMAT_TABLE)
+		table_named_header(f);
+	put_header(&o);
+	for (n = td_named_next(td, NULL); n; n = td_named_next(td, n)) {
+		struct td_totals t;
+		struct row w;
+
+		td_named_totals(n, &t);
+		w = (struct row){ "region", n->name ? n->name : "", t.calls,
+				  t.unreliable, &t.total, t.min, t.max };
+		if (fmt == TD_FORMAT_TABLE)
+			table_named(f, &w);
+		else
+			put_row(&o, &w);
+	}
+	return finish(f);
+}
+
+int td_report_records(FILE *f, const struct td_record *recs, size_t n,
+		      enum td_format fmt)
+{
+	struct out o = { f, fmt, false, 0 };
+
+	if (!f || (!recs && n) || !format_ok(fmt))
+		return -EINVAL;
+	if (fmt == TD_FORMAT_TABLE)
+		table_record_header(f);
+	put_header(&o);
+	for (size_t i = 0; i < n; i++) {
+		struct td_result r;
+		struct row w;
+
+		td_record_decode(&recs[i], &r);
+		w = (struct row){ "record", recs[i].name, 1,
+				  r.flags & TD_RESULT_UNRELIABLE ? 1 : 0, &r,
+				  r.l1, r.l1 };
+		if (fmt == TD_FORMAT_TABLE)
+			table_record(f, i, &w);
+		else
+			put_row(&o, &w);
+	}
+	return finish(f);
+}
