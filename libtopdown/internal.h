@@ -56,6 +56,15 @@ enum td_clear_trigger {
 	TD_CLEAR_BY_SLOTS     /* reading SLOTS clears: metrics first */
 };
 
+/* c += one reading: field x slots per category (x255 units), slots. */
+static inline void td_counts_add(struct td_counts *c, uint64_t slots,
+				 uint64_t metrics)
+{
+	for (unsigned i = 0; i < TD_NR_METRICS; i++)
+		c->cat[i] += ((metrics >> (8 * i)) & 0xff) * slots;
+	c->slots += slots;
+}
+
 /* Where the core PMU lives and what it offers, all read from sysfs. */
 struct td_pmu {
 	char name[32];        /* "cpu" or "cpu_core" */
@@ -71,6 +80,7 @@ struct td_pmu {
 struct td_sample {
 	struct td_counts c;
 	uint64_t raw_slots;   /* SLOTS since the last reset: the 8-bit error scale */
+	uint64_t raw_metrics; /* PERF_METRICS with it (cumulative RDPMC path) */
 	uint64_t qerr_base;   /* td->qerr_base after this reading */
 	uint64_t unsched;     /* time_enabled - time_running, ns */
 	bool valid;           /* false: the group was not counting */
@@ -81,8 +91,37 @@ struct td_policy {
 	double err_x255;      /* err_target * 255, to compare without dividing */
 	double budget;
 	uint64_t cost;        /* slots charged per reset */
-	uint64_t recent_len;  /* slots of the last region ended on the handle */
+	uint64_t k_q16;       /* auto: reset when S > len x k (Q16) ... */
+	uint64_t min_gap;     /* ... and S >= reset_cost / reset_budget */
+	uint64_t recent_reset_at; /* threshold from the last region ended */
 };
+
+/*
+ * The policy as one threshold on raw SLOTS at a begin (policy.c): a reset
+ * is due when SLOTS since the last reset exceed it.  len: the coming
+ * region's expected slots.  Shifts and a multiply, no division.
+ */
+static inline uint64_t td_policy_threshold(const struct td_policy *p,
+					   uint64_t len)
+{
+	uint64_t by_err;
+
+	if (p->kind == TD_RESET_ALWAYS)
+		return 0;
+	if (p->kind == TD_RESET_NEVER)
+		return UINT64_MAX;
+	by_err = ((len ? len : TD_SHORT_SLOTS) >> 16) * p->k_q16;
+	return by_err > p->min_gap - 1 ? by_err : p->min_gap - 1;
+}
+
+/* The same for a fast-path handle (auto or never: never has min_gap max). */
+static inline uint64_t td_policy_threshold_auto(const struct td_policy *p,
+						uint64_t len)
+{
+	uint64_t by_err = (len >> 16) * p->k_q16;
+
+	return by_err > p->min_gap - 1 ? by_err : p->min_gap - 1;
+}
 
 /* Where td_region_end sends records: record.c. */
 struct td_sink {
@@ -115,6 +154,8 @@ struct td {
 	uint64_t last_raw_slots; /* last RDPMC reading of SLOTS */
 	uint64_t last_raw_metrics;
 	uint32_t last_lock;      /* slots page lock at the last reading */
+	/* The fast path's page: set when RDPMC of fixed selectors is safe. */
+	const struct perf_event_mmap_page *fast_pc;
 	struct td_counts last_read; /* read(2) path: last counts returned */
 	uint64_t foreign_resets; /* SLOTS went backwards: someone else reset */
 	uint64_t resets;         /* IOC_RESETs the library issued */
@@ -176,9 +217,12 @@ TD_HIDDEN int td_env_report_init(struct td *td);
 TD_HIDDEN void td_env_report_register(struct td *td);
 TD_HIDDEN void td_env_report_close(struct td *td);
 
+/* region.c */
+TD_HIDDEN void td_fast_path_setup(struct td *td);
+
 /* policy.c */
+TD_HIDDEN void td_policy_setup(struct td_policy *p, bool level2);
 TD_HIDDEN int td_policy_init(struct td_policy *p, const struct td_options *o);
-TD_HIDDEN bool td_policy_reset_due(const struct td *td, uint64_t raw_slots,
-				   uint64_t expected_len);
+
 
 #endif /* TD_INTERNAL_H */

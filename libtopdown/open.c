@@ -63,6 +63,8 @@ int td_open(struct td **out, const struct td_options *opts)
 		td_close(td);
 		return err;
 	}
+	td_policy_setup(&td->policy, td->pmu.nr_metrics == TD_NR_METRICS);
+	td_fast_path_setup(td);
 	td_env_report_register(td);
 	*out = td;
 	return 0;

@@ -56,25 +56,25 @@ int td_policy_init(struct td_policy *p, const struct td_options *o)
 	p->budget = budget;
 	p->cost = o->reset_cost_slots ? o->reset_cost_slots
 				      : TD_DEFAULT_RESET_COST;
-	p->recent_len = 0;
+	p->recent_reset_at = 0;
 	return 0;
 }
 
 /*
- * raw_slots: SLOTS since the last reset, now; expected_len: the coming
- * region's length estimate (0: unknown, assume a short region).
+ * k (2 S + R) > 255 target R  <=>  S > R (255 target / k - 1) / 2, with
+ * k = 2 when level 2 is reported (derived categories), else 1.  Computed
+ * once here; the hot path multiplies.
  */
-bool td_policy_reset_due(const struct td *td, uint64_t raw_slots,
-			 uint64_t expected_len)
+void td_policy_setup(struct td_policy *p, bool level2)
 {
-	const struct td_policy *p = &td->policy;
-	double len, k;
+	double k = level2 ? 2 : 1;
+	double factor = (p->err_x255 / k - 1) / 2;
 
-	if (p->kind != TD_RESET_AUTO)
-		return p->kind == TD_RESET_ALWAYS;
-	len = (double)(expected_len ? expected_len : TD_SHORT_SLOTS);
-	k = td->pmu.nr_metrics == TD_NR_METRICS ? 2 : 1;
-	if (k * (2 * (double)raw_slots + len) <= p->err_x255 * len)
-		return false;
-	return p->budget * (double)raw_slots >= (double)p->cost;
+	p->k_q16 = factor > 0 ? (uint64_t)(factor * 65536) : 0;
+	p->min_gap = (uint64_t)((double)p->cost / p->budget) + 1;
+	if (p->kind == TD_RESET_NEVER) { /* threshold never reached */
+		p->k_q16 = 0;
+		p->min_gap = UINT64_MAX;
+	}
 }
+

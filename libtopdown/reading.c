@@ -30,13 +30,7 @@
 /* cap_user_rdpmc is bit 2 of perf_event_mmap_page.capabilities. */
 #define TD_CAP_USER_RDPMC (UINT64_C(1) << 2)
 
-static inline void add_metric_slots(struct td_counts *c, uint64_t slots,
-				    uint64_t metrics)
-{
-	for (unsigned i = 0; i < TD_NR_METRICS; i++)
-		c->cat[i] += ((metrics >> (8 * i)) & 0xff) * slots;
-	c->slots += slots;
-}
+#define add_metric_slots td_counts_add
 
 struct raw_reading {
 	uint64_t slots;
@@ -60,7 +54,7 @@ struct raw_reading {
 static inline uint64_t restore_error(struct td *td, uint32_t lock,
 				     uint64_t slots)
 {
-	uint32_t steps = (lock - td->last_lock) / 2;
+	uint32_t steps = (lock - td->last_lock + 1) / 2; /* odd: poisoned */
 
 	td->last_lock = lock;
 	return (uint64_t)steps * slots;
@@ -106,6 +100,7 @@ static void fold_foreign_reset(struct td *td)
 
 static void unreadable_sample(struct td *td, struct td_sample *s)
 {
+	td->last_lock = 1; /* odd: never a settled lock, no fast path */
 	td->unreadable++;
 	s->valid = false;
 	s->c = td->base;
@@ -122,6 +117,7 @@ static void cumulative_sample(struct td *td, const struct raw_reading *r,
 	td->qerr_base += restore_error(td, r->lock, r->slots);
 	td->last_raw_slots = r->slots;
 	td->last_raw_metrics = r->metrics;
+	s->raw_metrics = r->metrics;
 	s->c = td->base;
 	add_metric_slots(&s->c, r->slots, r->metrics);
 	s->raw_slots = r->slots;

@@ -86,8 +86,10 @@ static void test_plain_regions_spr(void **state)
 		/* only the policy's counted resets may cost a syscall */
 		assert_int_equal(s1.syscalls - s0.syscalls,
 				 s1.resets - s0.resets);
-		assert_int_equal(s1.rdpmcs - s0.rdpmcs,
-				 4 + 2 * (s1.resets - s0.resets));
+		/* 4 RDPMCs; a reset re-reads (the fast try, then 2 x 2) */
+		assert_true(s1.rdpmcs - s0.rdpmcs >= 4);
+		assert_true(s1.rdpmcs - s0.rdpmcs <=
+			    4 + 4 * (s1.resets - s0.resets));
 	}
 }
 
