@@ -60,6 +60,7 @@ enum td_clear_trigger {
 static inline void td_counts_add(struct td_counts *c, uint64_t slots,
 				 uint64_t metrics)
 {
+#pragma GCC unroll 8
 	for (unsigned i = 0; i < TD_NR_METRICS; i++)
 		c->cat[i] += ((metrics >> (8 * i)) & 0xff) * slots;
 	c->slots += slots;
