@@ -39,7 +39,8 @@ SHARED_LIB := $(B)/libtopdown.so.$(VERSION)
 
 EMU_SRCS := $(wildcard test/emu/*.c)
 EMU_OBJS := $(EMU_SRCS:test/emu/%.c=$(B)/emu/%.o)
-TESTS := test_decode test_open test_region test_live
+TESTS := test_decode test_open test_region test_misuse test_hybrid \
+	 test_threads test_live
 TEST_BINS := $(foreach t,$(TESTS),$(B)/test/$(t)-static) \
 	     $(foreach t,$(filter-out test_decode,$(TESTS)),$(B)/test/$(t)-shared)
 
@@ -92,7 +93,9 @@ $(B)/test/%-shared: $(B)/test/%.o $(EMU_OBJS) $(B)/libtopdown.so
 		-ltopdown -Wl,-rpath,'$$ORIGIN/..' $(TEST_LIBS)
 
 # The emulator as an LD_PRELOAD object, for running programs emulated.
-$(B)/libtdemu.so: $(EMU_OBJS)
+# Without emu_rseq.o: a preloaded emulator must not take over a real
+# program's rseq area (__rseq_offset).
+$(B)/libtdemu.so: $(filter-out $(B)/emu/emu_rseq.o,$(EMU_OBJS))
 	$(CC) $(LDFLAGS) -shared -o $@ $^ -ldl -lpthread -lm
 
 test: $(TEST_BINS) test/cxx_header.cc

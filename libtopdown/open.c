@@ -58,6 +58,8 @@ int td_open(struct td **out, const struct td_options *opts)
 		td_close(td);
 		return err;
 	}
+	td_hybrid_init(td);
+	td_owner_init(td);
 	*out = td;
 	return 0;
 }
@@ -68,6 +70,7 @@ void td_close(struct td *td)
 		return;
 	if (td->leader_fd >= 0)
 		td_group_close(td);
+	td_hybrid_close(td);
 	free(td);
 }
 

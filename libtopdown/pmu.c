@@ -116,7 +116,11 @@ static int find_core_pmu(struct td_pmu *pmu)
 	char buf[32];
 
 	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
-		if (read_pmu_file(names[i], "type", buf, sizeof(buf)) <= 0)
+		int err = read_pmu_file(names[i], "type", buf, sizeof(buf));
+
+		if (err < 0 && err != -ENOENT)
+			return err; /* e.g. -EMFILE: not "no PMU" */
+		if (err <= 0)
 			continue;
 		snprintf(pmu->name, sizeof(pmu->name), "%s", names[i]);
 		pmu->type = (uint32_t)strtoul(buf, NULL, 10);

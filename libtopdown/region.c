@@ -64,6 +64,8 @@ int td_region_begin(struct td *td, struct td_region *r)
 
 	if (TD_UNLIKELY(!td || !r))
 		return -EINVAL;
+	if (TD_UNLIKELY(!td_owner_ok(td)))
+		return td_owner_error(td);
 	p = priv(r);
 	if (TD_UNLIKELY(p->state == TD_REGION_OPEN))
 		return -EALREADY;
@@ -128,6 +130,8 @@ int td_region_end(struct td *td, struct td_region *r, struct td_result *res)
 
 	if (TD_UNLIKELY(!td || !r))
 		return -EINVAL;
+	if (TD_UNLIKELY(!td_owner_ok(td)))
+		return td_owner_error(td);
 	p = priv(r);
 	if (TD_UNLIKELY(p->state != TD_REGION_OPEN))
 		return -ESRCH;

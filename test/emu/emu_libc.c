@@ -219,6 +219,10 @@ void emu_setup(enum emu_profile profile)
 	emu.rdpmc_knob = profile == EMU_SPR_NO_RDPMC ? 0 : 1;
 	emu.core_type = 4;
 	emu.rdpmc_maps = 0;
+	if (emu_rseq_init) {
+		emu_rseq_init();
+		emu_rseq_set_cpu_raw(0);
+	}
 	emu_sysfs_create();
 	emu_trap_install();
 }
