@@ -4,6 +4,7 @@
 #define TD_INTERNAL_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <linux/perf_event.h>
 
@@ -135,6 +136,19 @@ TD_HIDDEN int td_cpulist_parse(const char *s, uint64_t *map, uint32_t nr_bits,
 			       uint32_t *max_cpu);
 TD_HIDDEN void td_hybrid_init(struct td *td);
 TD_HIDDEN void td_hybrid_close(struct td *td);
+
+/* evparse.c: the sysfs event grammar, pure; fmt fills buf with a term's
+ * format string or returns a negative errno. */
+typedef int (*td_format_fn)(void *ctx, const char *term, char *buf,
+			    size_t len);
+TD_HIDDEN int td_event_parse(const char *spec, td_format_fn fmt, void *ctx,
+			     uint64_t *config);
+TD_HIDDEN int td_format_apply(const char *format, uint64_t value,
+			      uint64_t *config);
+
+/* options.c: the caller's td_options, whatever their size. */
+TD_HIDDEN int td_options_copy(struct td_options *dst,
+			      const struct td_options *src);
 
 /* pmu.c: discovery from sysfs. */
 TD_HIDDEN int td_pmu_discover(struct td_pmu *pmu);
