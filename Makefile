@@ -6,6 +6,10 @@
 #   make gbench          the Google Benchmark example, if libbenchmark-dev
 #   make install         PREFIX, DESTDIR, LIBDIR, INCLUDEDIR honoured
 #   make WERROR=1 ...    warnings are errors (CI)
+#   make test-asan       the tests under ASan+UBSan (build/asan)
+#   make test-tsan       the thread tests under ThreadSanitizer (build/tsan)
+#   make test-valgrind   the tests under valgrind memcheck
+#   make fuzz            libFuzzer targets, FUZZ_TIME seconds each (20)
 
 VERSION_MAJOR := 0
 VERSION_MINOR := 2
@@ -25,13 +29,18 @@ ifeq ($(WERROR),1)
 WARNINGS += -Werror
 endif
 ifeq ($(SANITIZE),1)
-CFLAGS += -fsanitize=address,undefined -fno-omit-frame-pointer
+CFLAGS += -fsanitize=address,undefined -fno-omit-frame-pointer \
+	  -fno-sanitize-recover=undefined
 LDFLAGS += -fsanitize=address,undefined
+endif
+ifeq ($(TSAN),1)
+CFLAGS += -fsanitize=thread -fno-omit-frame-pointer
+LDFLAGS += -fsanitize=thread
 endif
 override CPPFLAGS += -Iinclude -D_GNU_SOURCE
 override CFLAGS += -std=c11 $(WARNINGS) -MMD -MP
 
-B := build
+B ?= build
 SONAME := libtopdown.so.$(VERSION_MAJOR)
 LIB_SRCS := $(wildcard libtopdown/*.c)
 LIB_STATIC_OBJS := $(LIB_SRCS:libtopdown/%.c=$(B)/static/%.o)
@@ -41,7 +50,8 @@ SHARED_LIB := $(B)/libtopdown.so.$(VERSION)
 
 EMU_SRCS := $(wildcard test/emu/*.c)
 EMU_OBJS := $(EMU_SRCS:test/emu/%.c=$(B)/emu/%.o)
-TESTS := test_decode test_open test_region test_harness test_live
+TESTS := test_decode test_open test_region test_harness test_misuse \
+	 test_hybrid test_threads test_live
 TEST_BINS := $(foreach t,$(TESTS),$(B)/test/$(t)-static) \
 	     $(foreach t,$(filter-out test_decode,$(TESTS)),$(B)/test/$(t)-shared)
 
@@ -74,9 +84,12 @@ $(B)/topdown.pc: pkgconfig/topdown.pc.in FORCE
 	    $< > $@
 
 # ---- emulator and tests ----------------------------------------------------
+# The libc interposers run before a sanitizer runtime has initialised
+# (its own mmap calls land in them): not instrumented for TSan.
 $(B)/emu/%.o: test/emu/%.c
 	@mkdir -p $(@D)
-	$(CC) $(CPPFLAGS) $(CFLAGS) -fPIC -c -o $@ $<
+	$(CC) $(CPPFLAGS) $(if $(filter emu_libc,$*),$(filter-out \
+		-fsanitize=thread,$(CFLAGS)),$(CFLAGS)) -fPIC -c -o $@ $<
 
 $(B)/test/%.o: test/%.c
 	@mkdir -p $(@D)
@@ -94,12 +107,15 @@ $(B)/test/%-shared: $(B)/test/%.o $(EMU_OBJS) $(B)/libtopdown.so
 		-ltopdown -Wl,-rpath,'$$ORIGIN/..' $(TEST_LIBS)
 
 # The emulator as an LD_PRELOAD object, for running programs emulated.
-$(B)/libtdemu.so: $(EMU_OBJS)
+# Without emu_rseq.o: a preloaded emulator must not take over a real
+# program's rseq area (__rseq_offset).
+$(B)/libtdemu.so: $(filter-out $(B)/emu/emu_rseq.o,$(EMU_OBJS))
 	$(CC) $(LDFLAGS) -shared -o $@ $^ -ldl -lpthread -lm
 
 test: $(TEST_BINS) test/cxx_header.cc
 	$(CXX) -Iinclude $(CXXWARN) -fsyntax-only test/cxx_header.cc
-	@set -e; for t in $(TEST_BINS); do echo "== $$t"; $$t; done
+	@set -e; for t in $(TEST_BINS); do echo "== $$t"; \
+		$(if $(TD_STRESS_REGIONS),TD_STRESS_REGIONS=$(TD_STRESS_REGIONS)) $$t; done
 
 # ---- demo and examples -----------------------------------------------------
 $(B)/examples/%: examples/%.c $(STATIC_LIB)
@@ -169,7 +185,52 @@ uninstall:
 clean:
 	rm -rf $(B)
 
-.PHONY: all test demo bench harness gbench install uninstall clean FORCE
+# ---- sanitizers, valgrind, fuzzing -----------------------------------------
+# Separate build trees, so that instrumented objects never mix with plain.
+# The thread stress runs fewer regions where instrumentation makes each
+# trapped RDPMC slow; the default (100,000 per thread) runs in make test.
+test-asan:
+	$(MAKE) B=build/asan SANITIZE=1 TD_STRESS_REGIONS=20000 test
+
+test-tsan:
+	$(MAKE) B=build/tsan TSAN=1 build/tsan/test/test_threads-static \
+		build/tsan/test/test_threads-shared
+	TSAN_OPTIONS=halt_on_error=1:exitcode=66 TD_STRESS_REGIONS=20000 \
+		build/tsan/test/test_threads-static
+	TSAN_OPTIONS=halt_on_error=1:exitcode=66 TD_STRESS_REGIONS=2000 \
+		build/tsan/test/test_threads-shared
+
+VALGRIND := valgrind -q --error-exitcode=1 --leak-check=full \
+	--errors-for-leak-kinds=definite,indirect --track-fds=no
+test-valgrind: $(TEST_BINS)
+	@set -e; for t in $(TEST_BINS); do echo "== valgrind $$t"; \
+		TD_STRESS_REGIONS=300 $(VALGRIND) $$t; done
+
+FUZZ_CC ?= clang
+FUZZ_TIME ?= 20
+FUZZ_TARGETS := fuzz_decode fuzz_event fuzz_cpulist fuzz_options
+FUZZ_FLAGS := -g -O1 -std=c11 -D_GNU_SOURCE -Iinclude -Ilibtopdown \
+	-fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined
+$(B)/fuzz/%: test/fuzz/%.c $(LIB_SRCS) libtopdown/internal.h
+	@mkdir -p $(@D)
+	$(FUZZ_CC) $(FUZZ_FLAGS) -o $@ $< $(LIB_SRCS) -lm
+
+# Bounded run (CI); a long one: make fuzz FUZZ_TIME=3600
+fuzz: $(FUZZ_TARGETS:%=$(B)/fuzz/%)
+	@set -e; for t in $(FUZZ_TARGETS); do \
+		mkdir -p $(B)/fuzz/corpus/$$t; echo "== fuzz $$t"; \
+		$(B)/fuzz/$$t -max_total_time=$(FUZZ_TIME) -timeout=10 \
+			-print_final_stats=1 -artifact_prefix=$(B)/fuzz/ \
+			$(B)/fuzz/corpus/$$t test/fuzz/seeds/$$t \
+			>$(B)/fuzz/$$t.log 2>&1 || \
+			{ tail -40 $(B)/fuzz/$$t.log; exit 1; }; \
+		grep -E '^(stat::number_of_executed_units|stat::peak_rss|#[0-9]+ *DONE)' \
+			$(B)/fuzz/$$t.log; \
+	done
+
+.PHONY: all test demo bench harness gbench install uninstall clean FORCE \
+	test-asan test-tsan \
+	test-valgrind fuzz
 FORCE:
 .SECONDARY:
 -include $(wildcard $(B)/*/*.d)

@@ -191,7 +191,10 @@ TD_API int td_open(struct td **out, const struct td_options *opts);
 /*
  * Close a handle; NULL is ignored.  Open regions become invalid.  Named
  * regions are unlinked (their totals are kept).  With TOPDOWN_REPORT set,
- * first writes the handle's named-region report there.
+ * first writes the handle's named-region report there.  May be called
+ * from any thread (not concurrently with the handle's use), and in a
+ * fork() child on an inherited handle, where it releases the child's
+ * copies.  Using td after td_close is undefined (it is freed).
  */
 TD_API void td_close(struct td *td);
 
@@ -199,7 +202,11 @@ TD_API void td_close(struct td *td);
  * Start a region.  Returns 0, or:
  *  -EINVAL    td or r is NULL;
  *  -EALREADY  r is already open (begun and not ended);
+ *  -EPERM     called from a thread other than the one that opened td;
+ *  -ESTALE    td was inherited across fork(): it counts the parent's
+ *             thread; td_close it and td_open a new handle in the child;
  *  -EIO       the read(2) path failed.
+ * Both thread and fork checks cost a few loads, no system call.
  * A reading that cannot be taken (group not scheduled) does not fail: the
  * region is completed but its result is flagged TD_RESULT_UNRELIABLE.
  */
@@ -210,6 +217,7 @@ TD_API int td_region_begin(struct td *td, struct td_region *r);
  *  -EINVAL  td or r is NULL;
  *  -ESRCH   r is not open (never begun, or already ended);
  *  -EXDEV   r was begun on another handle;
+ *  -EPERM, -ESTALE   as for td_region_begin (checked first);
  *  -EIO     the read(2) path failed.
  */
 TD_API int td_region_end(struct td *td, struct td_region *r,

@@ -3,11 +3,12 @@
 #ifndef TD_ARCH_H
 #define TD_ARCH_H
 
+#include <stdint.h>
+
 #if defined(__x86_64__) || defined(__i386__)
 #include "arch_x86.h"
 #define TD_HAVE_USER_READ 1
 #else
-#include <stdint.h>
 #define TD_HAVE_USER_READ 0
 /* No user-space counter read on this architecture yet: read(2) only. */
 static inline uint64_t td_rdpmc(uint32_t counter)
@@ -15,6 +16,22 @@ static inline uint64_t td_rdpmc(uint32_t counter)
 	(void)counter;
 	return 0;
 }
+#endif
+
+#ifndef TD_HAVE_THREAD_POINTER
+/*
+ * This thread's identity without a system call: the address of a TLS
+ * variable (initial-exec: an offset from the thread pointer, one add).
+ */
+extern __thread char td_tls_anchor __attribute__((tls_model("initial-exec")));
+static inline const void *td_thread_self(void)
+{
+	return &td_tls_anchor;
+}
+#endif
+
+#ifndef TD_HAVE_RSEQ_GUARD
+#define TD_HAVE_RSEQ_GUARD 0
 #endif
 
 #endif /* TD_ARCH_H */

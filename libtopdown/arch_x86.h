@@ -19,4 +19,102 @@ static inline uint64_t td_rdpmc(uint32_t counter)
 	return ((uint64_t)hi << 32) | lo;
 }
 
+#if defined(__x86_64__)
+/*
+ * The thread pointer: the TLS ABI (variant II) stores the TCB's own
+ * address at %fs:0, so one load names the calling thread.
+ */
+#define TD_HAVE_THREAD_POINTER 1
+static inline const void *td_thread_self(void)
+{
+	const void *tp;
+
+	__asm__("movq %%fs:0, %0" : "=r"(tp));
+	return tp;
+}
+
+/* The kernel's rseq ABI (linux/rseq.h), the fields used here. */
+struct td_rseq {
+	uint32_t cpu_id_start;
+	uint32_t cpu_id;
+	uint64_t rseq_cs;
+	uint32_t flags;
+};
+
+/* glibc registers its rseq area with this signature on x86 (RSEQ_SIG). */
+#define TD_RSEQ_SIG 0x53053053
+
+enum td_guard { TD_GUARD_OK, TD_GUARD_WRONG_CPU, TD_GUARD_ABORTED };
+
+/*
+ * Both RDPMCs inside an rseq critical section that first checks that the
+ * current CPU (rseq cpu_id, kept current by the kernel on every return to
+ * user space) is in the bitmap of CPUs having fixed counter 3 and
+ * PERF_METRICS.  If the thread is preempted, migrated or signalled between
+ * the check and the commit point (label 2), the kernel moves it to the
+ * abort handler (label 4) before it runs another user instruction
+ * (rseq_ip_fixup), so an RDPMC never executes on an E-core where it would
+ * #GP (research note section 6: inference from the SDM; PAPI guards the
+ * same way).  The descriptor lives in __rseq_cs, the abort handler in
+ * __rseq_failure preceded by the signature the kernel checks.  rseq_cs is
+ * cleared on every exit so that no pointer into this object outlives the
+ * section (the library may be dlclosed).
+ */
+#define TD_HAVE_RSEQ_GUARD 1
+static inline enum td_guard td_rdpmc_guarded(struct td_rseq *rs,
+					     const uint64_t *cpus,
+					     uint32_t nr_cpus, uint32_t sidx,
+					     uint32_t midx, uint64_t *slots,
+					     uint64_t *metrics)
+{
+	uint32_t slo, shi, mlo, mhi, res;
+
+	__asm__ __volatile__(
+		".pushsection __rseq_cs, \"aw\"\n\t"
+		".balign 32\n\t"
+		"3:\n\t"
+		".long 0, 0\n\t"
+		".quad 1f, 2f - 1f, 4f\n\t"
+		".popsection\n\t"
+		"leaq 3b(%%rip), %%rax\n\t"
+		"movq %%rax, 8(%[rs])\n\t"
+		"1:\n\t"
+		"movl 4(%[rs]), %%eax\n\t"
+		"cmpl %[n], %%eax\n\t"
+		"jae 5f\n\t"
+		"btl %%eax, (%[cpus])\n\t"
+		"jnc 5f\n\t"
+		"movl %[sidx], %%ecx\n\t"
+		"rdpmc\n\t"
+		"movl %%eax, %[slo]\n\t"
+		"movl %%edx, %[shi]\n\t"
+		"movl %[midx], %%ecx\n\t"
+		"rdpmc\n\t"
+		"2:\n\t"
+		"movq $0, 8(%[rs])\n\t"
+		"movl $0, %[res]\n\t"
+		"jmp 6f\n\t"
+		".pushsection __rseq_failure, \"ax\"\n\t"
+		".byte 0x0f, 0xb9, 0x3d\n\t" /* ud1 <sig>(%rip): never run */
+		".long 0x53053053\n\t"
+		"4:\n\t"
+		"movq $0, 8(%[rs])\n\t"
+		"movl $2, %[res]\n\t"
+		"jmp 6f\n\t"
+		".popsection\n\t"
+		"5:\n\t"
+		"movq $0, 8(%[rs])\n\t"
+		"movl $1, %[res]\n\t"
+		"6:\n\t"
+		: [slo] "=&r"(slo), [shi] "=&r"(shi), [res] "=&r"(res),
+		  "=&a"(mlo), "=&d"(mhi)
+		: [rs] "r"(rs), [cpus] "r"(cpus), [n] "r"(nr_cpus),
+		  [sidx] "r"(sidx), [midx] "r"(midx)
+		: "rcx", "cc", "memory");
+	*slots = ((uint64_t)shi << 32) | slo;
+	*metrics = ((uint64_t)mhi << 32) | mlo;
+	return (enum td_guard)res;
+}
+#endif
+
 #endif /* TD_ARCH_X86_H */

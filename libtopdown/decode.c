@@ -52,8 +52,11 @@ static void decode_l2(const struct td_delta *d, double inv,
 
 void td_decode(const struct td_delta *d, bool l2, struct td_result *res)
 {
-	int64_t sum = d->cat[TD_M_RETIRING] + d->cat[TD_M_BAD_SPEC] +
-		      d->cat[TD_M_FE_BOUND] + d->cat[TD_M_BE_BOUND];
+	/* unsigned: absurd deltas (fuzzing) wrap instead of overflowing */
+	int64_t sum = (int64_t)((uint64_t)d->cat[TD_M_RETIRING] +
+				(uint64_t)d->cat[TD_M_BAD_SPEC] +
+				(uint64_t)d->cat[TD_M_FE_BOUND] +
+				(uint64_t)d->cat[TD_M_BE_BOUND]);
 	double inv, e1;
 
 	memset(res->l1, 0, sizeof(res->l1));

@@ -30,6 +30,11 @@ static const struct td_message messages[] = {
 		  "td_region_begin, or ended twice" },
 	{ -EXDEV, "region belongs to another handle: end it on the handle "
 		  "that began it" },
+	{ -EPERM, "handle used from a thread other than the one that opened "
+		  "it: open one handle per thread" },
+	{ -ESTALE, "handle inherited across fork(): its counters belong to "
+		   "the parent; td_close it and td_open a new one in the "
+		   "child" },
 	{ -EMFILE, "out of file descriptors: a handle needs 5 (level 1) or 9 "
 		   "(level 2); raise RLIMIT_NOFILE or close handles" },
 	{ -ENFILE, "system file table full: close descriptors and retry" },

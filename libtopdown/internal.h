@@ -4,10 +4,12 @@
 #define TD_INTERNAL_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <linux/perf_event.h>
 
 #include "topdown.h"
+#include "arch.h"
 
 #define TD_HIDDEN __attribute__((visibility("hidden")))
 #define TD_LIKELY(x)   __builtin_expect(!!(x), 1)
@@ -175,7 +177,26 @@ struct td {
 	struct td_sink sink;
 	struct td_named *named;  /* named regions linked in: named.c */
 	struct td_env_report env;
+
+	/* owner.c: the opening thread and process (checked in begin/end). */
+	const void *owner;
+	unsigned long fork_gen;
+
+	/* hybrid.c: set only on hybrid parts, where RDPMC is guarded. */
+	const uint64_t *pcores;  /* bitmap of the CPUs of this PMU */
+	uint32_t nr_cpus;        /* bits in pcores */
+	struct td_rseq *rseq;    /* the owner thread's registered rseq area */
 };
+
+/* owner.c: thread and fork checks of the hot path. */
+extern TD_HIDDEN unsigned long td_fork_generation;
+TD_HIDDEN void td_owner_init(struct td *td);
+TD_HIDDEN int td_owner_error(const struct td *td);
+
+/* True when td may be used here: its thread, its process (owner.c). */
+#define td_owner_ok(td) \
+	((td)->owner == td_thread_self() && \
+	 (td)->fork_gen == td_fork_generation)
 
 /* sys.c: every kernel interaction, through libc's wrappers. */
 TD_HIDDEN int td_sys_perf_open(struct perf_event_attr *attr, int group_fd);
@@ -185,6 +206,28 @@ TD_HIDDEN void *td_sys_map(int fd, size_t len);
 TD_HIDDEN void td_sys_unmap(void *addr, size_t len);
 TD_HIDDEN void td_sys_close(int fd);
 TD_HIDDEN int td_sys_read_file(const char *path, char *buf, size_t len);
+struct td_rseq;
+TD_HIDDEN struct td_rseq *td_sys_rseq_area(void);
+
+/* cpulist.c and hybrid.c: the E-core guard of hybrid parts. */
+#define TD_MAX_CPUS 65536u
+TD_HIDDEN int td_cpulist_parse(const char *s, uint64_t *map, uint32_t nr_bits,
+			       uint32_t *max_cpu);
+TD_HIDDEN void td_hybrid_init(struct td *td);
+TD_HIDDEN void td_hybrid_close(struct td *td);
+
+/* evparse.c: the sysfs event grammar, pure; fmt fills buf with a term's
+ * format string or returns a negative errno. */
+typedef int (*td_format_fn)(void *ctx, const char *term, char *buf,
+			    size_t len);
+TD_HIDDEN int td_event_parse(const char *spec, td_format_fn fmt, void *ctx,
+			     uint64_t *config);
+TD_HIDDEN int td_format_apply(const char *format, uint64_t value,
+			      uint64_t *config);
+
+/* options.c: the caller's td_options, whatever their size. */
+TD_HIDDEN int td_options_copy(struct td_options *dst,
+			      const struct td_options *src);
 
 /* pmu.c: discovery from sysfs. */
 TD_HIDDEN int td_pmu_discover(struct td_pmu *pmu);

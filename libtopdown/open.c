@@ -6,33 +6,6 @@
 
 #include "internal.h"
 
-#define TD_KNOWN_OPTS \
-	(TD_OPT_INCLUDE_KERNEL | TD_OPT_NO_RDPMC | TD_OPT_NO_METRICS_CLEAR)
-
-/*
- * Copy the caller's options, whatever their size (libbpf's OPTS_VALID
- * rule): fields past our struct must be zero, fields past theirs default.
- */
-static int copy_options(struct td_options *dst, const struct td_options *src)
-{
-	memset(dst, 0, sizeof(*dst));
-	dst->size = sizeof(*dst);
-	if (!src)
-		return 0;
-	if (src->size < sizeof(src->size))
-		return -EINVAL;
-	if (src->size > sizeof(*dst)) {
-		const unsigned char *tail = (const unsigned char *)src;
-
-		for (size_t i = sizeof(*dst); i < src->size; i++)
-			if (tail[i])
-				return -EINVAL;
-	}
-	memcpy(dst, src, src->size < sizeof(*dst) ? src->size : sizeof(*dst));
-	dst->size = sizeof(*dst);
-	return dst->flags & ~TD_KNOWN_OPTS ? -EINVAL : 0;
-}
-
 int td_open(struct td **out, const struct td_options *opts)
 {
 	struct td_options o;
@@ -42,7 +15,7 @@ int td_open(struct td **out, const struct td_options *opts)
 	if (!out)
 		return -EINVAL;
 	*out = NULL;
-	err = copy_options(&o, opts);
+	err = td_options_copy(&o, opts);
 	if (err < 0)
 		return err;
 	td = calloc(1, sizeof(*td));
@@ -63,6 +36,8 @@ int td_open(struct td **out, const struct td_options *opts)
 		td_close(td);
 		return err;
 	}
+	td_hybrid_init(td);
+	td_owner_init(td);
 	td_policy_setup(&td->policy, td->pmu.nr_metrics == TD_NR_METRICS);
 	td_fast_path_setup(td);
 	td_env_report_register(td);
@@ -78,6 +53,7 @@ void td_close(struct td *td)
 	td_named_unlink_all(td);
 	if (td->leader_fd >= 0)
 		td_group_close(td);
+	td_hybrid_close(td);
 	free(td);
 }
 

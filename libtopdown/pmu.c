@@ -31,69 +31,20 @@ static int read_pmu_file(const char *pmu, const char *file, char *buf,
 	return td_sys_read_file(path, buf, len);
 }
 
-/* Place value into config along a format such as "config:0-7,32-35". */
-static int apply_format(const char *format, uint64_t value, uint64_t *config)
+/* The format of one term, from the PMU's sysfs format/ directory. */
+static int sysfs_format(void *pmu, const char *term, char *buf, size_t len)
 {
-	const char *p;
-	unsigned lo, hi;
-	int used;
+	char file[64];
 
-	if (strncmp(format, "config:", 7) != 0)
-		return -EOPNOTSUPP; /* config1/config2 terms: not for TopDown */
-	for (p = format + 7; *p; p += used) {
-		if (sscanf(p, "%u-%u%n", &lo, &hi, &used) != 2) {
-			if (sscanf(p, "%u%n", &lo, &used) != 1)
-				return -EINVAL;
-			hi = lo;
-		}
-		if (hi < lo || hi > 63)
-			return -EINVAL;
-		for (unsigned bit = lo; bit <= hi; bit++, value >>= 1)
-			*config |= (value & 1) << bit;
-		if (p[used] == ',')
-			used++;
-	}
-	return value ? -EINVAL : 0; /* value wider than its field */
-}
-
-/* One "key=value" (or bare "key", meaning 1) term of an event string. */
-static int apply_term(const char *pmu, char *term, uint64_t *config)
-{
-	char file[64], format[64];
-	char *eq = strchr(term, '=');
-	uint64_t value = 1;
-	int err;
-
-	if (eq) {
-		*eq = '\0';
-		value = strtoull(eq + 1, NULL, 0);
-	}
 	if (snprintf(file, sizeof(file), "format/%s", term) >= (int)sizeof(file))
 		return -EINVAL;
-	err = read_pmu_file(pmu, file, format, sizeof(format));
-	if (err < 0)
-		return err;
-	return apply_format(format, value, config);
+	return read_pmu_file(pmu, file, buf, len);
 }
 
 /* Turn an events/ string such as "event=0x00,umask=0x80" into a config. */
 int td_pmu_parse_event(const char *pmu, const char *spec, uint64_t *config)
 {
-	char buf[128];
-	char *term, *save = NULL;
-	int err;
-
-	if (strlen(spec) >= sizeof(buf))
-		return -EINVAL;
-	strcpy(buf, spec);
-	*config = 0;
-	for (term = strtok_r(buf, ",", &save); term;
-	     term = strtok_r(NULL, ",", &save)) {
-		err = apply_term(pmu, term, config);
-		if (err < 0)
-			return err;
-	}
-	return 0;
+	return td_event_parse(spec, sysfs_format, (void *)pmu, config);
 }
 
 /* Config of events/<name>, or a negative errno (-ENOENT if unlisted). */
@@ -116,7 +67,11 @@ static int find_core_pmu(struct td_pmu *pmu)
 	char buf[32];
 
 	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
-		if (read_pmu_file(names[i], "type", buf, sizeof(buf)) <= 0)
+		int err = read_pmu_file(names[i], "type", buf, sizeof(buf));
+
+		if (err < 0 && err != -ENOENT)
+			return err; /* e.g. -EMFILE: not "no PMU" */
+		if (err <= 0)
 			continue;
 		snprintf(pmu->name, sizeof(pmu->name), "%s", names[i]);
 		pmu->type = (uint32_t)strtoul(buf, NULL, 10);

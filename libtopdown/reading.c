@@ -61,6 +61,29 @@ static inline uint64_t restore_error(struct td *td, uint32_t lock,
 }
 
 /*
+ * Hybrid parts: RDPMC only on a P-core, inside an rseq critical section
+ * (hybrid.c).  An abort (preempted or migrated mid-section) retries; an
+ * E-core makes the reading invalid, which flags the region.
+ */
+static bool hybrid_rdpmc(const struct td *td, uint32_t sidx, uint32_t midx,
+			 struct raw_reading *r)
+{
+#if TD_HAVE_RSEQ_GUARD
+	enum td_guard g;
+
+	do
+		g = td_rdpmc_guarded(td->rseq, td->pcores, td->nr_cpus,
+				     sidx - 1, midx - 1, &r->slots,
+				     &r->metrics);
+	while (g == TD_GUARD_ABORTED);
+	return g == TD_GUARD_OK;
+#else
+	(void)td, (void)sidx, (void)midx, (void)r;
+	return false;
+#endif
+}
+
+/*
  * The seqlock read of linux/perf_event.h's UAPI comment, reduced to what
  * TopDown needs.  Only the slots page's lock is checked: both pages are
  * rewritten together when the group is scheduled in (inference: the kernel
@@ -82,8 +105,14 @@ static inline bool rdpmc_read(const struct td *td, struct raw_reading *r)
 			return false;
 		r->unsched = td_load_once(spc->time_enabled) -
 			     td_load_once(spc->time_running);
-		r->slots = td_rdpmc(sidx - 1) & TD_SLOTS_MASK;
-		r->metrics = td_rdpmc(midx - 1);
+		if (TD_UNLIKELY(td->pcores)) {
+			if (!hybrid_rdpmc(td, sidx, midx, r))
+				return false;
+		} else {
+			r->slots = td_rdpmc(sidx - 1);
+			r->metrics = td_rdpmc(midx - 1);
+		}
+		r->slots &= TD_SLOTS_MASK;
 		td_compiler_barrier();
 	} while (td_load_once(spc->lock) != seq);
 	r->lock = seq;

@@ -58,7 +58,7 @@ static struct td_region_priv *priv(struct td_region *r)
  */
 static bool td_fast_path_allowed(const struct td *td)
 {
-	return strcmp(td->pmu.name, "cpu") == 0;
+	return !td->pcores && strcmp(td->pmu.name, "cpu") == 0;
 }
 
 /* Called once by td_open: may begin/end take the fast path? */
@@ -148,6 +148,8 @@ int td_region_begin(struct td *td, struct td_region *r)
 
 	if (TD_UNLIKELY(!td || !r))
 		return -EINVAL;
+	if (TD_UNLIKELY(!td_owner_ok(td)))
+		return td_owner_error(td);
 	if (TD_UNLIKELY(p->owner))
 		return -EALREADY;
 	pc = td->fast_pc;
@@ -300,6 +302,8 @@ int td_region_end(struct td *td, struct td_region *r, struct td_result *res)
 
 	if (TD_UNLIKELY(!td || !r))
 		return -EINVAL;
+	if (TD_UNLIKELY(!td_owner_ok(td)))
+		return td_owner_error(td);
 	pc = td->fast_pc;
 	if (TD_UNLIKELY(!pc || p->owner != td))
 		return slow_end(td, p, res);

@@ -14,6 +14,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "barrier.h"
 #include "internal.h"
 
 static int neg_errno(void)
@@ -86,3 +87,28 @@ int td_sys_read_file(const char *path, char *buf, size_t len)
 	buf[n] = '\0';
 	return n;
 }
+
+#if TD_HAVE_RSEQ_GUARD && __has_include(<sys/rseq.h>)
+#include <sys/rseq.h>
+/*
+ * The calling thread's rseq area registered by glibc (>= 2.35), or NULL.
+ * __rseq_offset is its distance from the thread pointer.  The kernel
+ * writes cpu_id on registration and on every return to user space; glibc
+ * leaves RSEQ_CPU_ID_REGISTRATION_FAILED (-2) there when registration
+ * failed, and cpu_id is -1 before registration, so a CPU number proves
+ * the area is live.  (__rseq_size is not consulted: the test emulator
+ * supplies its own area through __rseq_offset.)
+ */
+struct td_rseq *td_sys_rseq_area(void)
+{
+	struct td_rseq *rs = (struct td_rseq *)(void *)((char *)td_thread_self() +
+							__rseq_offset);
+
+	return (int32_t)td_load_once(rs->cpu_id) >= 0 ? rs : NULL;
+}
+#else
+struct td_rseq *td_sys_rseq_area(void)
+{
+	return NULL;
+}
+#endif

@@ -328,6 +328,63 @@ static void test_not_scheduled_at_begin(void **state)
 	assert_true(res.flags & TD_RESULT_UNRELIABLE);
 }
 
+/* Descheduled exactly at end (index 0 at the end reading): flagged. */
+static void test_not_scheduled_at_end(void **state)
+{
+	struct td *td = *state;
+	struct td_region r = { { 0 } };
+	struct td_result res;
+	struct truth_frac t;
+
+	emu_run(1000000, &MIX_STREAM);
+	assert_int_equal(td_region_begin(td, &r), 0);
+	emu_run(5000000, &MIX_CHAIN);
+	emu_deschedule();
+	assert_int_equal(td_region_end(td, &r, &res), 0);
+	assert_true(res.flags & TD_RESULT_UNRELIABLE);
+	for (int i = 0; i < TD_L1_COUNT; i++)
+		assert_true(res.l1[i] == 0);
+	emu_reschedule();
+	t = one_region(td, &r, 30000000, &MIX_BRANCHY, &res);
+	assert_within(&res, &t, 0.02);
+}
+
+/* Descheduled at begin and at end, counting in between: flagged. */
+static void test_not_scheduled_at_begin_and_end(void **state)
+{
+	struct td *td = *state;
+	struct td_region r = { { 0 } };
+	struct td_result res;
+
+	emu_run(1000000, &MIX_STREAM);
+	emu_deschedule();
+	assert_int_equal(td_region_begin(td, &r), 0);
+	emu_reschedule();
+	emu_run(5000000, &MIX_CHAIN);
+	emu_deschedule();
+	assert_int_equal(td_region_end(td, &r, &res), 0);
+	assert_true(res.flags & TD_RESULT_UNRELIABLE);
+	assert_false(res.flags & TD_RESULT_L2);
+	emu_reschedule();
+}
+
+/* Multiplexed out and back between two readings, never seen at index 0. */
+static void test_unscheduled_gap_between_readings(void **state)
+{
+	struct td *td = *state;
+	struct td_region r = { { 0 } };
+	struct td_result res;
+
+	emu_run(1000000, &MIX_STREAM);
+	assert_int_equal(td_region_begin(td, &r), 0);
+	emu_deschedule();
+	emu_run(5000000, &MIX_DRAM); /* time_enabled runs, time_running not */
+	emu_reschedule();
+	emu_run(20000000, &MIX_CHAIN);
+	assert_int_equal(td_region_end(td, &r, &res), 0);
+	assert_true(res.flags & TD_RESULT_UNRELIABLE);
+}
+
 /*
  * A long run whose mix changes every region.  auto with a 5 pp target
  * resets only every few regions (amortised), every region stays within
@@ -578,6 +635,14 @@ int main(void)
 						setup_spr, teardown),
 		cmocka_unit_test_setup_teardown(test_not_scheduled_at_begin,
 						setup_spr, teardown),
+		cmocka_unit_test_setup_teardown(test_not_scheduled_at_end,
+						setup_spr, teardown),
+		cmocka_unit_test_setup_teardown(
+			test_not_scheduled_at_begin_and_end, setup_spr,
+			teardown),
+		cmocka_unit_test_setup_teardown(
+			test_unscheduled_gap_between_readings, setup_spr,
+			teardown),
 		cmocka_unit_test(test_long_run_auto_reset),
 		cmocka_unit_test_setup_teardown(test_never_reports_growing_err,
 						setup_spr_never, teardown),

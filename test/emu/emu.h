@@ -91,6 +91,21 @@ void emu_reschedule(void);
 enum emu_clear_trigger { EMU_CLEAR_ON_METRICS, EMU_CLEAR_ON_SLOTS };
 void emu_set_metrics_clear_trigger(enum emu_clear_trigger which);
 
+/*
+ * Hybrid (EMU_ADL): CPUs 0-7 are P-cores (cpu_core), 8-15 E-cores
+ * (cpu_atom).  Each thread starts on CPU 0.  On an E-core the cpu_core
+ * group is not scheduled, and an RDPMC of fixed counter 3 or PERF_METRICS
+ * kills the process (#GP), as it would on hardware.  The emulator keeps
+ * an rseq area per thread (it provides __rseq_offset) and applies the
+ * kernel's rseq rules to it: a migration inside a critical section moves
+ * the thread to the section's abort handler.
+ */
+#define EMU_ADL_PCORES "0-7"
+#define EMU_ADL_ECORES "8-15"
+void emu_migrate(int cpu);          /* now, between two instructions */
+void emu_migrate_at_rdpmc(int cpu); /* just before the next RDPMC executes */
+void emu_rseq_set_cpu_raw(uint32_t v); /* e.g. -2: registration failed */
+
 void emu_stats(struct emu_stats *s);
 /* Set the sysfs rdpmc knob at runtime (existing events keep their flag). */
 void emu_set_rdpmc_knob(int value);

@@ -57,7 +57,26 @@ struct emu_cpu {
 	struct emu_group *group; /* this thread's TopDown group */
 	struct emu_truth truth;
 	bool descheduled;
+	int cpu;                 /* emulated CPU this thread runs on */
+	int pending_cpu;         /* migrate at the next RDPMC; -1 none */
 };
+
+/* The kernel's struct rseq (linux/rseq.h), as the emulator keeps it. */
+struct emu_rseq {
+	uint32_t cpu_id_start;
+	uint32_t cpu_id;
+	uint64_t rseq_cs;
+	uint32_t flags;
+} __attribute__((aligned(32)));
+
+struct emu_rseq_cs {
+	uint32_t version, flags;
+	uint64_t start_ip, post_commit_offset, abort_ip;
+};
+
+/* emu_rseq.c (weak: not part of the LD_PRELOAD emulator) */
+struct emu_rseq *emu_rseq_self(void) __attribute__((weak));
+void emu_rseq_init(void) __attribute__((weak));
 
 struct emu_state {
 	enum emu_profile profile;
@@ -81,6 +100,7 @@ void emu_page_update(struct emu_event *e);
 void emu_topdown_update(struct emu_group *g, bool reset);
 void emu_group_enable(struct emu_group *g);
 void emu_group_disable(struct emu_group *g);
+bool emu_is_ecore(int cpu);
 void emu_lock_acquire(void);
 void emu_lock_release(void);
 

@@ -257,8 +257,8 @@ void *emu_sys_mmap(struct emu_event *e, size_t len, int prot, int flags)
 	}
 	e->maps++;
 	emu.stats.maps++;
-	if (e->rdpmc_flag)
-		emu.rdpmc_maps++; /* x86_pmu_event_mapped: CR4.PCE on */
+	if (e->rdpmc_flag) /* x86_pmu_event_mapped: CR4.PCE on */
+		__atomic_fetch_add(&emu.rdpmc_maps, 1, __ATOMIC_RELAXED);
 	return e->page;
 }
 
@@ -283,7 +283,8 @@ int emu_sys_munmap(void *addr, size_t len, bool *handled)
 		e->maps--;
 		emu.stats.maps--;
 		if (e->rdpmc_flag)
-			emu.rdpmc_maps--;
+			__atomic_fetch_sub(&emu.rdpmc_maps, 1,
+					   __ATOMIC_RELAXED);
 		free_event_if_done(e);
 		return 0;
 	}

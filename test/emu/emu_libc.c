@@ -38,6 +38,15 @@ DEFINE_REAL(int, munmap, void *, size_t)
 DEFINE_REAL(int, close, int)
 DEFINE_REAL(int, open, const char *, int, int)
 
+/*
+ * Before emu_setup (and inside sanitizer runtimes starting up, which call
+ * mmap before they can take a lock) every call goes straight to libc.
+ */
+static bool emu_active(void)
+{
+	return emu.sysfs_root[0] != '\0';
+}
+
 static void count_call(void)
 {
 	__atomic_fetch_add(&emu.stats.syscalls, 1, __ATOMIC_RELAXED);
@@ -82,6 +91,10 @@ int ioctl(int fd, unsigned long req, ...)
 	arg = va_arg(ap, unsigned long);
 	va_end(ap);
 	count_call();
+	if (!emu_active()) {
+		resolve_ioctl();
+		return REAL(ioctl)(fd, req, arg);
+	}
 	emu_lock_acquire();
 	e = emu_event_of(fd);
 	if (e) {
@@ -99,6 +112,10 @@ ssize_t read(int fd, void *buf, size_t len)
 	struct emu_event *e;
 
 	count_call();
+	if (!emu_active()) {
+		resolve_read();
+		return REAL(read)(fd, buf, len);
+	}
 	emu_lock_acquire();
 	e = emu_event_of(fd);
 	if (e) {
@@ -122,6 +139,10 @@ void *mmap(void *addr, size_t len, int prot, int flags, int fd, off_t off)
 	struct emu_event *e;
 
 	count_call();
+	if (!emu_active() || (flags & MAP_ANONYMOUS)) {
+		resolve_mmap();
+		return REAL(mmap)(addr, len, prot, flags, fd, off);
+	}
 	emu_lock_acquire();
 	e = (flags & MAP_ANONYMOUS) ? NULL : emu_event_of(fd);
 	if (e) {
@@ -147,6 +168,10 @@ int munmap(void *addr, size_t len)
 	int r;
 
 	count_call();
+	if (!emu_active()) {
+		resolve_munmap();
+		return REAL(munmap)(addr, len);
+	}
 	emu_lock_acquire();
 	r = emu_sys_munmap(addr, len, &handled);
 	emu_lock_release();
@@ -167,6 +192,8 @@ int close(int fd)
 	struct emu_event *e;
 
 	count_call();
+	if (!emu_active())
+		return emu_real_close(fd);
 	emu_lock_acquire();
 	e = emu_event_of(fd);
 	if (e)
@@ -221,6 +248,10 @@ void emu_setup(enum emu_profile profile)
 	emu.clear_trigger = EMU_CLEAR_ON_METRICS;
 	emu.core_type = 4;
 	emu.rdpmc_maps = 0;
+	if (emu_rseq_init) {
+		emu_rseq_init();
+		emu_rseq_set_cpu_raw(0);
+	}
 	emu_sysfs_create();
 	emu_trap_install();
 }

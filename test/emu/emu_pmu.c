@@ -362,6 +362,41 @@ void emu_set_metrics_clear_trigger(enum emu_clear_trigger which)
 	emu.clear_trigger = which;
 }
 
+/* ---- hybrid: CPUs and migration ---------------------------------------- */
+
+bool emu_is_ecore(int cpu)
+{
+	return emu.profile == EMU_ADL && cpu >= 8;
+}
+
+/*
+ * The scheduler moves this thread to cpu.  Onto an E-core the cpu_core
+ * group is filtered out (intel_pmu_filter): scheduled out, index 0.
+ * Back on a P-core it is scheduled in with its saved registers.  The
+ * kernel updates rseq cpu_id before the thread runs again.
+ */
+void emu_migrate(int cpu)
+{
+	bool was_e = emu_is_ecore(emu_cpu.cpu), to_e = emu_is_ecore(cpu);
+
+	emu_cpu.cpu = cpu;
+	if (emu_rseq_self) {
+		struct emu_rseq *rs = emu_rseq_self();
+		rs->cpu_id = rs->cpu_id_start = (uint32_t)cpu;
+	}
+	if (!was_e && to_e)
+		emu_deschedule();
+	else if (was_e && !to_e)
+		emu_reschedule();
+	else if (!to_e)
+		emu_context_switch(0);
+}
+
+void emu_migrate_at_rdpmc(int cpu)
+{
+	emu_cpu.pending_cpu = cpu + 1;
+}
+
 void emu_set_rdpmc_knob(int value)
 {
 	emu.rdpmc_knob = value;

@@ -87,6 +87,9 @@ void emu_sysfs_create(void)
 	if (emu.profile == EMU_ADL) {
 		core_pmu("cpu_core", 4, true, true);
 		core_pmu("cpu_atom", 10, false, false);
+		/* arch/x86/events/core.c intel_hybrid_get_attr_cpus */
+		put("cpu_core/cpus", EMU_ADL_PCORES);
+		put("cpu_atom/cpus", EMU_ADL_ECORES);
 		return;
 	}
 	core_pmu("cpu", 4, emu.has_topdown, emu.l2);

@@ -73,7 +73,8 @@ static bool rdpmc_allowed(void)
 {
 	if (emu.rdpmc_knob == 0)
 		return false;
-	return emu.rdpmc_knob == 2 || emu.rdpmc_maps > 0;
+	return emu.rdpmc_knob == 2 ||
+	       __atomic_load_n(&emu.rdpmc_maps, __ATOMIC_RELAXED) > 0;
 }
 
 /* Metrics-clear mode: a ring-3 read of the trigger zeroes both. */
@@ -91,6 +92,8 @@ static uint64_t emulate_rdpmc(uint32_t ecx)
 
 	if (!emu.has_topdown)
 		die("no fixed counter 3 / PERF_METRICS on this PMU");
+	if (emu_is_ecore(emu_cpu.cpu))
+		die("fixed counter 3 / PERF_METRICS do not exist on an E-core");
 	if (!rdpmc_allowed())
 		die("CR4.PCE clear (no RDPMC-capable event mapped)");
 	__atomic_fetch_add(&emu.stats.rdpmcs, 1, __ATOMIC_RELAXED);
@@ -110,6 +113,32 @@ static uint64_t emulate_rdpmc(uint32_t ecx)
 }
 
 #if defined(__x86_64__)
+/*
+ * The kernel's rseq_ip_fixup for a preemption just before the RDPMC at
+ * RIP: inside the registered critical section, the thread resumes at its
+ * abort handler, whose preceding 4 bytes must be the signature (else the
+ * kernel kills it), and rseq_cs is cleared.
+ */
+static bool rseq_abort(greg_t *r)
+{
+	struct emu_rseq *rs = emu_rseq_self ? emu_rseq_self() : NULL;
+	const struct emu_rseq_cs *cs;
+	uint64_t ip = (uint64_t)r[REG_RIP];
+	uint32_t sig;
+
+	if (!rs || !rs->rseq_cs)
+		return false;
+	cs = (const struct emu_rseq_cs *)(uintptr_t)rs->rseq_cs;
+	rs->rseq_cs = 0;
+	if (ip - cs->start_ip >= cs->post_commit_offset)
+		return false;
+	memcpy(&sig, (const void *)(uintptr_t)(cs->abort_ip - 4), 4);
+	if (sig != 0x53053053 || cs->version != 0)
+		die("rseq abort signature mismatch (kernel: SIGSEGV)");
+	r[REG_RIP] = (greg_t)cs->abort_ip;
+	return true;
+}
+
 static void on_fault(int sig, siginfo_t *si, void *ctx)
 {
 	ucontext_t *uc = ctx;
@@ -121,6 +150,14 @@ static void on_fault(int sig, siginfo_t *si, void *ctx)
 	if (ip[0] != 0x0f || ip[1] != 0x33) {
 		not_ours(sig);
 		return;
+	}
+	if (emu_cpu.pending_cpu) {
+		int cpu = emu_cpu.pending_cpu - 1;
+
+		emu_cpu.pending_cpu = 0;
+		emu_migrate(cpu);
+		if (rseq_abort(r))
+			return;
 	}
 	v = emulate_rdpmc((uint32_t)r[REG_RCX]);
 	r[REG_RAX] = (greg_t)(uint32_t)v;

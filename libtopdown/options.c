@@ -1,0 +1,33 @@
+/* SPDX-License-Identifier: MIT */
+/* The caller's td_options, validated and copied (pure: fuzzed). */
+#include <errno.h>
+#include <string.h>
+
+#include "internal.h"
+
+#define TD_KNOWN_OPTS \
+	(TD_OPT_INCLUDE_KERNEL | TD_OPT_NO_RDPMC | TD_OPT_NO_METRICS_CLEAR)
+
+/*
+ * Copy the caller's options, whatever their size (libbpf's OPTS_VALID
+ * rule): fields past our struct must be zero, fields past theirs default.
+ */
+int td_options_copy(struct td_options *dst, const struct td_options *src)
+{
+	memset(dst, 0, sizeof(*dst));
+	dst->size = sizeof(*dst);
+	if (!src)
+		return 0;
+	if (src->size < sizeof(src->size))
+		return -EINVAL;
+	if (src->size > sizeof(*dst)) {
+		const unsigned char *tail = (const unsigned char *)src;
+
+		for (size_t i = sizeof(*dst); i < src->size; i++)
+			if (tail[i])
+				return -EINVAL;
+	}
+	memcpy(dst, src, src->size < sizeof(*dst) ? src->size : sizeof(*dst));
+	dst->size = sizeof(*dst);
+	return dst->flags & ~TD_KNOWN_OPTS ? -EINVAL : 0;
+}

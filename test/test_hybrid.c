@@ -1,0 +1,217 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Hybrid (Alder Lake) on the emulator: CPUs 0-7 P-cores, 8-15 E-cores, and
+ * an RDPMC of fixed counter 3 / PERF_METRICS on an E-core kills the
+ * process as the hardware's #GP would.  The tests migrate the thread at
+ * the worst moments and prove the guard keeps it alive and flags the
+ * region.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "helpers.h"
+
+static struct td *open_adl(void)
+{
+	struct td_options o = TD_OPTIONS_INIT;
+	struct td *td = NULL;
+	struct td_info info = { .size = sizeof(info) };
+
+	emu_setup(EMU_ADL);
+	o.reset_policy = TD_RESET_NEVER;
+	assert_int_equal(td_open(&td, &o), 0);
+	assert_int_equal(td_query(td, &info), 0);
+	assert_string_equal(info.pmu_name, "cpu_core");
+	assert_int_equal(info.path, TD_PATH_RDPMC);
+	return td;
+}
+
+static int teardown(void **state)
+{
+	(void)state;
+	emu_teardown();
+	return 0;
+}
+
+/* On P-cores the guarded read is exact, like the unguarded one. */
+static void test_pcore_regions_exact(void **state)
+{
+	struct td *td = open_adl();
+	struct td_region r = { { 0 } };
+	struct td_result res;
+	struct emu_truth a, b;
+	struct truth_frac t;
+
+	(void)state;
+	emu_run(1000000, &MIX_STREAM);
+	assert_int_equal(td_region_begin(td, &r), 0);
+	emu_truth(&a);
+	emu_run(40000000, &MIX_CHAIN);
+	emu_migrate(3); /* P-core to P-core: save/restore, still counted */
+	emu_run(40000000, &MIX_CHAIN);
+	emu_truth(&b);
+	assert_int_equal(td_region_end(td, &r, &res), 0);
+	t = truth_between(&a, &b);
+	/* one schedule-in re-quantises: 2 x (8e7 + 4e7) / (255 x 8e7) */
+	assert_within(&res, &t, 0.016);
+	td_close(td);
+}
+
+/* Migration to an E-core right before the RDPMC of begin: flagged, alive. */
+static void test_migrate_at_begin_rdpmc(void **state)
+{
+	struct td *td = open_adl();
+	struct td_region r = { { 0 } };
+	struct td_result res;
+	struct truth_frac t;
+	struct emu_truth a, b;
+
+	(void)state;
+	emu_run(1000000, &MIX_STREAM);
+	emu_migrate_at_rdpmc(9);
+	assert_int_equal(td_region_begin(td, &r), 0);
+	emu_run(5000000, &MIX_DRAM);
+	emu_migrate(2);
+	emu_run(5000000, &MIX_CHAIN);
+	assert_int_equal(td_region_end(td, &r, &res), 0);
+	assert_true(res.flags & TD_RESULT_UNRELIABLE);
+	/* the next region, all on a P-core, is good again */
+	assert_int_equal(td_region_begin(td, &r), 0);
+	emu_truth(&a);
+	emu_run(30000000, &MIX_BRANCHY);
+	emu_truth(&b);
+	assert_int_equal(td_region_end(td, &r, &res), 0);
+	t = truth_between(&a, &b);
+	assert_within(&res, &t, 0.02);
+	td_close(td);
+}
+
+/* Migration to an E-core right before the RDPMC of end. */
+static void test_migrate_at_end_rdpmc(void **state)
+{
+	struct td *td = open_adl();
+	struct td_region r = { { 0 } };
+	struct td_result res;
+
+	(void)state;
+	emu_run(1000000, &MIX_STREAM);
+	assert_int_equal(td_region_begin(td, &r), 0);
+	emu_run(5000000, &MIX_DRAM);
+	emu_migrate_at_rdpmc(15);
+	assert_int_equal(td_region_end(td, &r, &res), 0);
+	assert_true(res.flags & TD_RESULT_UNRELIABLE);
+	for (int i = 0; i < TD_L1_COUNT; i++)
+		assert_true(res.l1[i] == 0);
+	td_close(td);
+}
+
+/* Whole region on an E-core, and E-core at begin only. */
+static void test_ecore_region(void **state)
+{
+	struct td *td = open_adl();
+	struct td_region r = { { 0 } };
+	struct td_result res;
+
+	(void)state;
+	emu_run(1000000, &MIX_STREAM);
+	emu_migrate(8);
+	assert_int_equal(td_region_begin(td, &r), 0);
+	emu_run(5000000, &MIX_DRAM);
+	assert_int_equal(td_region_end(td, &r, &res), 0);
+	assert_true(res.flags & TD_RESULT_UNRELIABLE);
+	assert_int_equal(td_region_begin(td, &r), 0);
+	emu_migrate(0);
+	emu_run(5000000, &MIX_DRAM);
+	assert_int_equal(td_region_end(td, &r, &res), 0);
+	assert_true(res.flags & TD_RESULT_UNRELIABLE);
+	td_close(td);
+}
+
+/*
+ * The test can fail: the same migration with the guard bypassed (an
+ * unguarded RDPMC, as a library without the guard would do after its
+ * index check) kills the child with the emulated #GP.
+ */
+static void test_unguarded_rdpmc_dies(void **state)
+{
+	struct td *td = open_adl();
+	int status;
+	pid_t pid;
+
+	(void)state;
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		int fd = open("/dev/null", O_WRONLY);
+
+		if (fd >= 0)
+			dup2(fd, 2); /* the emulator's #GP message */
+		emu_migrate_at_rdpmc(8);
+		__asm__ __volatile__("rdpmc" ::"c"((1u << 30) | 3)
+				     : "rax", "rdx");
+		_exit(0);
+	}
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFSIGNALED(status));
+	td_close(td);
+}
+
+/* No registered rseq area: no guard possible, so the read(2) path. */
+static void test_no_rseq_falls_back_to_read(void **state)
+{
+	struct td *td = NULL;
+	struct td_info info = { .size = sizeof(info) };
+	struct td_region r = { { 0 } };
+	struct td_result res;
+
+	(void)state;
+	emu_setup(EMU_ADL);
+	emu_rseq_set_cpu_raw((uint32_t)-2); /* RSEQ_CPU_ID_REGISTRATION_FAILED */
+	assert_int_equal(td_open(&td, NULL), 0);
+	assert_int_equal(td_query(td, &info), 0);
+	assert_int_equal(info.path, TD_PATH_READ);
+	emu_migrate_at_rdpmc(8); /* never reached: no RDPMC on this path */
+	emu_migrate(8);
+	assert_int_equal(td_region_begin(td, &r), 0);
+	emu_run(5000000, &MIX_DRAM);
+	assert_int_equal(td_region_end(td, &r, &res), 0);
+	assert_true(res.flags & TD_RESULT_READ_PATH);
+	td_close(td);
+}
+
+/* Non-hybrid parts never look at rseq: a bogus area changes nothing. */
+static void test_non_hybrid_skips_guard(void **state)
+{
+	struct td *td = NULL;
+	struct td_info info = { .size = sizeof(info) };
+
+	(void)state;
+	emu_setup(EMU_SPR);
+	emu_rseq_set_cpu_raw((uint32_t)-2);
+	assert_int_equal(td_open(&td, NULL), 0);
+	assert_int_equal(td_query(td, &info), 0);
+	assert_int_equal(info.path, TD_PATH_RDPMC);
+	td_close(td);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_teardown(test_pcore_regions_exact, teardown),
+		cmocka_unit_test_teardown(test_migrate_at_begin_rdpmc, teardown),
+		cmocka_unit_test_teardown(test_migrate_at_end_rdpmc, teardown),
+		cmocka_unit_test_teardown(test_ecore_region, teardown),
+		cmocka_unit_test_teardown(test_unguarded_rdpmc_dies, teardown),
+		cmocka_unit_test_teardown(test_no_rseq_falls_back_to_read,
+					  teardown),
+		cmocka_unit_test_teardown(test_non_hybrid_skips_guard,
+					  teardown),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
