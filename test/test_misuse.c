@@ -95,7 +95,14 @@ static void test_region_sequence_misuse(void **state)
 	emu_run(1000000, &MIX_CHAIN);
 	assert_int_equal(td_region_end(td, &r, &res), 0);
 	assert_int_equal(td_region_end(td, &r, &res), -ESRCH);
+	/*
+	 * A region begun on a handle since closed, ended on another live
+	 * handle (at another address): -EXDEV.  The closed handle is never
+	 * dereferenced, only its address compared.
+	 */
+	assert_int_equal(td_region_begin(other, &r), 0);
 	td_close(other);
+	assert_int_equal(td_region_end(td, &r, &res), -EXDEV);
 	td_close(td);
 }
 
