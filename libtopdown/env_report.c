@@ -33,18 +33,12 @@ static void unlock_list(void)
 static int format_from_env(enum td_format *fmt)
 {
 	static const char *const names[] = { "table", "csv", "jsonl" };
-	const char *v = getenv("TOPDOWN_FORMAT");
+	int i = 0;
 
-	*fmt = TD_FORMAT_TABLE;
-	if (!v)
-		return 0;
-	for (int i = 0; i < 3; i++) {
-		if (strcmp(v, names[i]) == 0) {
-			*fmt = (enum td_format)(TD_FORMAT_TABLE + i);
-			return 0;
-		}
-	}
-	return -EINVAL;
+	if (td_env_choice("TOPDOWN_FORMAT", names, 3, &i) < 0)
+		return -EINVAL;
+	*fmt = (enum td_format)(TD_FORMAT_TABLE + i);
+	return 0;
 }
 
 /* Parse the environment into td->env; the handle is not listed yet. */

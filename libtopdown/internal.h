@@ -264,6 +264,10 @@ TD_HIDDEN void td_env_report_close(struct td *td);
 /* region.c */
 TD_HIDDEN void td_fast_path_setup(struct td *td);
 
+/* options.c */
+TD_HIDDEN int td_env_choice(const char *var, const char *const *words, int n,
+			    int *choice);
+
 /* policy.c */
 TD_HIDDEN void td_policy_setup(struct td_policy *p, bool level2);
 TD_HIDDEN int td_policy_init(struct td_policy *p, const struct td_options *o);

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* The caller's td_options, validated and copied (pure: fuzzed). */
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "internal.h"
@@ -30,4 +31,25 @@ int td_options_copy(struct td_options *dst, const struct td_options *src)
 	memcpy(dst, src, src->size < sizeof(*dst) ? src->size : sizeof(*dst));
 	dst->size = sizeof(*dst);
 	return dst->flags & ~TD_KNOWN_OPTS ? -EINVAL : 0;
+}
+
+/*
+ * An environment variable holding one of n words: its index in *choice
+ * (untouched when unset), or -EINVAL for anything else.  Never a silent
+ * default: a typo in TOPDOWN_RESET must not measure with another policy.
+ */
+int td_env_choice(const char *var, const char *const *words, int n,
+		  int *choice)
+{
+	const char *v = getenv(var);
+
+	if (!v)
+		return 0;
+	for (int i = 0; i < n; i++) {
+		if (strcmp(v, words[i]) == 0) {
+			*choice = i;
+			return 0;
+		}
+	}
+	return -EINVAL;
 }

@@ -27,17 +27,13 @@
 static int policy_from_env(enum td_reset_policy *kind)
 {
 	static const char *const names[] = { "auto", "always", "never" };
-	const char *v = getenv("TOPDOWN_RESET");
+	int i = -1;
 
-	if (!v)
-		return 0;
-	for (int i = 0; i < 3; i++) {
-		if (strcmp(v, names[i]) == 0) {
-			*kind = (enum td_reset_policy)(TD_RESET_AUTO + i);
-			return 0;
-		}
-	}
-	return -EINVAL;
+	if (td_env_choice("TOPDOWN_RESET", names, 3, &i) < 0)
+		return -EINVAL;
+	if (i >= 0)
+		*kind = (enum td_reset_policy)(TD_RESET_AUTO + i);
+	return 0;
 }
 
 int td_policy_init(struct td_policy *p, const struct td_options *o)
