@@ -101,8 +101,28 @@ static void maybe_reset(struct td *td, const struct td_region_priv *p,
 	if (td->path != TD_PATH_RDPMC || td->clear_mode || !s->valid ||
 	    s->raw_slots <= at)
 		return;
-	if (td_fold_and_reset(td, s) == 0)
+	struct td_counts base = td->base;
+	uint64_t qerr_base = td->qerr_base, fold_slots = s->raw_slots;
+	uint64_t fold_metrics = s->raw_metrics;
+
+	if (td_fold_and_reset(td, s) < 0)
+		return;
+	td_take_sample(td, s);
+	/*
+	 * _perf_event_reset zeroes the hardware only through pmu->read of an
+	 * active event: if the group was switched out between our reading
+	 * and the ioctl, nothing was zeroed and the schedule-in restored the
+	 * old values.  SLOTS not below the fold reading says so: undo the
+	 * fold, or those slots would be counted twice.
+	 */
+	if (s->valid && s->raw_slots >= fold_slots) {
+		td->base = base;
+		td->qerr_base = qerr_base;
+		td->last_raw_slots = fold_slots;
+		td->last_raw_metrics = fold_metrics;
+		td->resets--;
 		td_take_sample(td, s);
+	}
 }
 
 static void store_begin(struct td *td, struct td_region_priv *p,

@@ -198,6 +198,37 @@ static void test_context_switch(void **state)
 }
 
 /*
+ * The group is switched out between the library's reading and its
+ * IOC_RESET, so the kernel cannot zero the hardware (the reset reads an
+ * inactive event): the library must notice and not count twice.
+ */
+static void test_reset_while_switched_out(void **state)
+{
+	struct td *td = *state;
+	struct td_region outer = { { 0 } }, r = { { 0 } };
+	struct td_result res, ro;
+	struct emu_truth a, b;
+	struct truth_frac t;
+
+	emu_run(5000000, &MIX_STREAM);
+	assert_int_equal(td_region_begin(td, &outer), 0);
+	emu_truth(&a);
+	emu_run(30000000, &MIX_CHAIN);
+	emu_switch_out_at_next_reset();
+	t = one_region(td, &r, 20000000, &MIX_DRAM, &res);
+	emu_truth(&b);
+	assert_int_equal(td_region_end(td, &outer, &ro), 0);
+	assert_int_equal(res.slots, 20000000);
+	assert_int_equal(ro.slots, 50000000);
+	if (!(res.flags & TD_RESULT_UNRELIABLE))
+		assert_within(&res, &t, 1.0);
+	if (!(ro.flags & TD_RESULT_UNRELIABLE)) {
+		t = truth_between(&a, &b);
+		assert_within(&ro, &t, 1.0);
+	}
+}
+
+/*
  * Property: whatever the number and placement of context switches and
  * mixes, every reported err holds (re-quantising restores included).
  */
@@ -623,6 +654,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_context_switch,
 						setup_spr, teardown),
 		cmocka_unit_test_setup_teardown(test_err_holds_under_switches,
+						setup_spr, teardown),
+		cmocka_unit_test_setup_teardown(test_reset_while_switched_out,
 						setup_spr, teardown),
 		cmocka_unit_test_setup_teardown(test_foreign_read_reset,
 						setup_spr_never, teardown),

@@ -106,6 +106,10 @@ void emu_migrate(int cpu);          /* now, between two instructions */
 void emu_migrate_at_rdpmc(int cpu); /* just before the next RDPMC executes */
 void emu_rseq_set_cpu_raw(uint32_t v); /* e.g. -2: registration failed */
 
+/* The next PERF_EVENT_IOC_RESET runs while the group is switched out
+ * (so the kernel cannot zero the hardware), then it is switched back in. */
+void emu_switch_out_at_next_reset(void);
+
 void emu_stats(struct emu_stats *s);
 /* Set the sysfs rdpmc knob at runtime (existing events keep their flag). */
 void emu_set_rdpmc_knob(int value);

@@ -84,6 +84,7 @@ struct emu_state {
 	int rdpmc_knob;
 	bool has_metrics_clear;
 	bool exact_restore;     /* restore internal state exactly (test knob) */
+	bool switch_out_at_reset; /* next IOC_RESET finds the group inactive */
 	enum emu_clear_trigger clear_trigger;
 	uint32_t core_type;
 	char sysfs_root[256];

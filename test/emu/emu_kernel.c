@@ -31,11 +31,14 @@ static unsigned nr_metrics(void)
 	return emu.l2 ? 8 : 4;
 }
 
+/* is_topdown_event: on INTEL_ARCH_EVENT_MASK (event + umask) only, so
+ * that a TopDown config with filter bits still meets the EINVAL rules. */
 static bool is_topdown_config(uint64_t config)
 {
-	return config == EMU_SLOTS_CONFIG ||
-	       (config >= EMU_METRIC_BASE && config <= 0x8700 &&
-		(config & 0xff) == 0);
+	uint64_t ev = config & 0xffff;
+
+	return ev == EMU_SLOTS_CONFIG ||
+	       (ev >= EMU_METRIC_BASE && ev <= 0x8700 && (ev & 0xff) == 0);
 }
 
 /* intel_pmu_hw_config's TopDown rules; every failure is EINVAL. */
@@ -206,6 +209,14 @@ int emu_sys_ioctl(struct emu_event *e, unsigned long req, unsigned long arg)
 		return 0;
 	case PERF_EVENT_IOC_RESET:
 		emu.stats.resets++;
+		if (emu.switch_out_at_reset) { /* the race: inactive at reset */
+			emu.switch_out_at_reset = false;
+			emu_deschedule();
+			for (int i = 0; i < g->nr; i++)
+				reset_event(g->members[i]);
+			emu_reschedule();
+			return 0;
+		}
 		if (!group) {
 			reset_event(e);
 			return 0;

@@ -397,6 +397,11 @@ void emu_migrate_at_rdpmc(int cpu)
 	emu_cpu.pending_cpu = cpu + 1;
 }
 
+void emu_switch_out_at_next_reset(void)
+{
+	emu.switch_out_at_reset = true;
+}
+
 void emu_set_rdpmc_knob(int value)
 {
 	emu.rdpmc_knob = value;
