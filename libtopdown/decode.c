@@ -50,6 +50,24 @@ static void decode_l2(const struct td_delta *d, double inv,
 	l2[TD_CORE_BOUND] = pos(l1[TD_BE_BOUND] - l2[TD_MEM_BOUND]);
 }
 
+/*
+ * Without a reset the library did not see, every measured category's
+ * delta is at least its true value (>= 0) minus the quantisation bound:
+ * one below -qerr proves the counters were zeroed inside the region.
+ */
+bool td_delta_consistent(const struct td_delta *d, bool l2)
+{
+	unsigned n = l2 ? TD_NR_METRICS : TD_NR_L1;
+	int64_t floor = -(int64_t)(d->qerr > INT64_MAX ? INT64_MAX : d->qerr);
+
+	if (d->slots < 0)
+		return false;
+	for (unsigned i = 0; i < n; i++)
+		if (d->cat[i] < floor)
+			return false;
+	return true;
+}
+
 void td_decode(const struct td_delta *d, bool l2, struct td_result *res)
 {
 	/* unsigned: absurd deltas (fuzzing) wrap instead of overflowing */

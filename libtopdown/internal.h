@@ -247,6 +247,7 @@ TD_HIDDEN int td_fold_and_reset(struct td *td, const struct td_sample *s);
 /* decode.c: pure arithmetic on count deltas. */
 TD_HIDDEN void td_decode(const struct td_delta *d, bool l2,
 			 struct td_result *res);
+TD_HIDDEN bool td_delta_consistent(const struct td_delta *d, bool l2);
 
 /* record.c: a region's record, and where it goes. */
 TD_HIDDEN void td_sink_put(struct td *td, struct td_record *rec);

@@ -228,7 +228,8 @@ static void fill_result(const struct td *td, const struct td_region_priv *p,
 	res->resets = (uint32_t)td->resets - p->resets;
 	if (td->path == TD_PATH_READ)
 		res->flags |= TD_RESULT_READ_PATH;
-	if (!region_reliable(td, p, s)) {
+	if (!region_reliable(td, p, s) ||
+	    !td_delta_consistent(&d, td->pmu.nr_metrics == TD_NR_METRICS)) {
 		memset(res->l1, 0, sizeof(res->l1));
 		memset(res->l2, 0, sizeof(res->l2));
 		res->err = 1;
@@ -250,7 +251,8 @@ static void emit_record(struct td *td, const struct td_region_priv *p,
 	rec.flags = td->pmu.nr_metrics == TD_NR_METRICS ? TD_RESULT_L2 : 0;
 	if (td->path == TD_PATH_READ)
 		rec.flags |= TD_RESULT_READ_PATH;
-	if (!region_reliable(td, p, s))
+	if (!region_reliable(td, p, s) ||
+	    !td_delta_consistent(&d, td->pmu.nr_metrics == TD_NR_METRICS))
 		rec.flags |= TD_RESULT_UNRELIABLE;
 	rec.resets = (uint32_t)td->resets - p->resets;
 	rec.name = NULL;

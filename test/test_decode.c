@@ -128,6 +128,24 @@ static void test_short_and_empty(void **state)
 	assert_false(r.flags & TD_RESULT_SHORT);
 }
 
+/* A category below minus its quantisation bound proves a hidden reset. */
+static void test_delta_consistency(void **state)
+{
+	const unsigned f[8] = { 64, 64, 64, 63, 10, 10, 10, 10 };
+	struct td_delta d = delta_of(1000000, f, 5000);
+
+	(void)state;
+	assert_true(td_delta_consistent(&d, true));
+	d.cat[TD_M_BE_BOUND] = -5000;      /* at the bound: possible */
+	assert_true(td_delta_consistent(&d, true));
+	d.cat[TD_M_BE_BOUND] = -5001;      /* beyond it: impossible */
+	assert_false(td_delta_consistent(&d, true));
+	d.cat[TD_M_BE_BOUND] = 0;
+	d.cat[TD_M_MEM_BOUND] = -9000;     /* level 2 only counts if used */
+	assert_true(td_delta_consistent(&d, false));
+	assert_false(td_delta_consistent(&d, true));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -137,6 +155,7 @@ int main(void)
 		cmocka_unit_test(test_err_bound),
 		cmocka_unit_test(test_negative_delta_clamped),
 		cmocka_unit_test(test_short_and_empty),
+		cmocka_unit_test(test_delta_consistency),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

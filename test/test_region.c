@@ -301,6 +301,26 @@ static void test_pmi_reset(void **state)
 	kernel_reset_case(*state, emu_pmi);
 }
 
+/*
+ * A reset followed by more slots than before it: SLOTS alone cannot tell,
+ * but a category that was large before and absent after goes below its
+ * quantisation bound, which flags the region.
+ */
+static void test_foreign_reset_seen_by_category(void **state)
+{
+	struct td *td = *state;
+	struct td_region r = { { 0 } };
+	struct td_result res;
+
+	emu_run(10000000, &MIX_DRAM);   /* backend-bound before begin */
+	assert_int_equal(td_region_begin(td, &r), 0);
+	emu_run(1000000, &MIX_DRAM);
+	emu_foreign_read();
+	emu_run(30000000, &MIX_STREAM); /* more slots, mostly retiring */
+	assert_int_equal(td_region_end(td, &r, &res), 0);
+	assert_true(res.flags & TD_RESULT_UNRELIABLE);
+}
+
 /* A nested begin's reading is a reading too: reset seen at the inner end. */
 static void test_foreign_reset_seen_by_enclosing(void **state)
 {
@@ -663,6 +683,9 @@ int main(void)
 						setup_spr_never, teardown),
 		cmocka_unit_test_setup_teardown(
 			test_foreign_reset_seen_by_enclosing, setup_spr_never,
+			teardown),
+		cmocka_unit_test_setup_teardown(
+			test_foreign_reset_seen_by_category, setup_spr_never,
 			teardown),
 		cmocka_unit_test_setup_teardown(test_not_scheduled_mid_region,
 						setup_spr, teardown),
