@@ -103,7 +103,13 @@ struct td_result {
 	                                fraction, from 8-bit quantisation */
 	unsigned flags;              /* TD_RESULT_* */
 	unsigned resets;             /* library resets inside the region */
-	uint64_t reserved[6];
+	/*
+	 * Fraction of the region's slots given to the other SMT thread of
+	 * the core (AMD Zen 4/5: de_no_dispatch_per_slot.smt_contention).
+	 * Where it is measured, l1[] and it sum to 1; elsewhere 0.
+	 */
+	double smt_contention;
+	uint64_t reserved[5];
 };
 
 /* Reset policies, td_options.reset_policy (see "Resets" above). */
@@ -181,7 +187,10 @@ struct td;
  *               TOPDOWN_REPORT is empty, or TOPDOWN_FORMAT holds something
  *               other than table|csv|jsonl (see "Reports" below);
  *  -ENODEV      no hardware PMU (e.g. a VM without a virtual PMU);
- *  -EOPNOTSUPP  the core PMU has no TopDown metrics (sysfs events/slots);
+ *  -EOPNOTSUPP  the kernel refused the TopDown events it listed;
+ *  -ENOSYS      no TopDown source for this CPU: no PERF_METRICS (sysfs
+ *               events/slots) and the model is not in the formula table
+ *               (README "Supported CPUs"); td_strerror names the CPU;
  *  -EACCES      perf_event_paranoid (or a security policy) forbids it;
  *  -EMFILE, -ENFILE, -ENOMEM   out of descriptors or memory;
  *  any other negative errno perf_event_open(2) or mmap(2) returned.
@@ -257,7 +266,13 @@ enum td_cat {
 	TD_CAT_BR_MISPREDICT,
 	TD_CAT_FETCH_LAT,
 	TD_CAT_MEM_BOUND,
-	TD_CAT_COUNT
+	TD_CAT_COUNT,
+	/*
+	 * A level-1 record (flags without TD_RESULT_L2) has no level-2
+	 * counts; on CPUs that measure SMT contention (AMD Zen 4/5) this
+	 * index then holds its slots x 255, else 0.
+	 */
+	TD_CAT_SMT_CONTENTION = TD_CAT_HEAVY_OPS
 };
 
 /*

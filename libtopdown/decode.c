@@ -24,6 +24,10 @@
 
 #include "internal.h"
 
+/* smt_contention took one of the reserved words: the size is ABI. */
+_Static_assert(sizeof(struct td_result) == 168,
+	       "struct td_result changed size");
+
 static double clamp01(double x)
 {
 	return x < 0 ? 0 : (x > 1 ? 1 : x);
@@ -71,14 +75,17 @@ bool td_delta_consistent(const struct td_delta *d, bool l2)
 void td_decode(const struct td_delta *d, bool l2, struct td_result *res)
 {
 	/* unsigned: absurd deltas (fuzzing) wrap instead of overflowing */
+	/* Level 1 only: index 4 is SMT contention (0 but on AMD), in the sum. */
+	int64_t smt = l2 ? 0 : d->cat[TD_M_SMT];
 	int64_t sum = (int64_t)((uint64_t)d->cat[TD_M_RETIRING] +
 				(uint64_t)d->cat[TD_M_BAD_SPEC] +
 				(uint64_t)d->cat[TD_M_FE_BOUND] +
-				(uint64_t)d->cat[TD_M_BE_BOUND]);
+				(uint64_t)d->cat[TD_M_BE_BOUND] + (uint64_t)smt);
 	double inv, e1;
 
 	memset(res->l1, 0, sizeof(res->l1));
 	memset(res->l2, 0, sizeof(res->l2));
+	res->smt_contention = 0;
 	res->slots = d->slots > 0 ? (uint64_t)d->slots : 0;
 	res->flags = res->slots < TD_SHORT_SLOTS ? TD_RESULT_SHORT : 0;
 	if (sum <= 0) {
@@ -88,6 +95,7 @@ void td_decode(const struct td_delta *d, bool l2, struct td_result *res)
 	inv = 1.0 / (double)sum;
 	for (int i = 0; i < TD_L1_COUNT; i++)
 		res->l1[i] = clamp01(d->cat[i] * inv);
+	res->smt_contention = clamp01((double)smt * inv);
 	e1 = ((double)d->qerr + fabs(255.0 * (double)d->slots - (double)sum)) *
 	     inv;
 	if (l2) {

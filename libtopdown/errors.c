@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* td_strerror and the other constant lookups of the API. */
 #include <errno.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "internal.h"
@@ -15,9 +16,9 @@ static const struct td_message messages[] = {
 	{ -ENODEV, "no hardware PMU: the kernel exposes no core PMU (a VM "
 		   "without a virtual PMU has no counters); run on bare "
 		   "metal or enable the guest PMU (e.g. KVM -cpu host,pmu=on)" },
-	{ -EOPNOTSUPP, "no TopDown metrics on this CPU's PMU (sysfs "
-		       "events/slots missing): needs Intel Ice Lake or later "
-		       "P-cores and Linux 5.9 or later" },
+	{ -EOPNOTSUPP, "the kernel refused the TopDown events: sysfs lists "
+		       "them but perf_event_open returned ENOENT; update the "
+		       "kernel (Linux 5.9 or later for PERF_METRICS)" },
 	{ -EACCES, "perf_event_open not permitted: set sysctl "
 		   "kernel.perf_event_paranoid=2 (user-mode self-monitoring; "
 		   "1 for TD_OPT_INCLUDE_KERNEL) or grant CAP_PERFMON" },
@@ -48,8 +49,33 @@ static const struct td_message messages[] = {
 		   "them (a reset in between)" },
 };
 
+/*
+ * The CPU td_open found no TopDown source for, on this thread: the
+ * -ENOSYS line names it.  Thread-local so that the line stays valid and
+ * unshared; the library never prints it.
+ */
+static __thread char unknown_cpu[96];
+static __thread char enosys_line[256];
+
+void td_set_unknown_cpu(const char *desc)
+{
+	snprintf(unknown_cpu, sizeof(unknown_cpu), "%s", desc);
+}
+
+static const char *enosys_text(void)
+{
+	snprintf(enosys_line, sizeof(enosys_line),
+		 "no TopDown source for this CPU (%s): no PERF_METRICS and "
+		 "the model is not in libtopdown's formula table; see the "
+		 "README's supported CPUs",
+		 unknown_cpu[0] ? unknown_cpu : "unidentified");
+	return enosys_line;
+}
+
 const char *td_strerror(int err)
 {
+	if (err == -ENOSYS)
+		return enosys_text();
 	for (size_t i = 0; i < sizeof(messages) / sizeof(messages[0]); i++)
 		if (messages[i].err == err)
 			return messages[i].text;

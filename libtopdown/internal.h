@@ -30,6 +30,14 @@ enum td_metric_byte {
 };
 
 /*
+ * Without level 2, counts index 4 carries SMT contention slots (AMD,
+ * TD_CAT_SMT_CONTENTION).  PERF_METRICS parts with level 1 only leave
+ * bytes 4-7 of the register zero (reserved bits; inference from the SDM's
+ * layout), so there it reads 0.
+ */
+#define TD_M_SMT TD_M_HEAVY_OPS
+
+/*
  * Monotonic counters kept in user space.  cat[i] is metric i's slots
  * times 255 (field x slots, no division), slots is plain slots.  Every
  * reset the library issues folds the last reading into them, so the
@@ -142,8 +150,11 @@ struct td_env_report {
 	struct td *next;         /* list of handles that will report */
 };
 
+struct td_gen;
+
 struct td {
 	struct td_pmu pmu;
+	struct td_gen *gen;      /* generic-counter source (generic.c), or NULL */
 	enum td_path path;
 	int leader_fd;
 	int metric_fd[TD_NR_METRICS];
@@ -243,6 +254,15 @@ TD_HIDDEN int td_group_reset(struct td *td);
 /* reading.c: take a reading on either path. */
 TD_HIDDEN int td_take_sample(struct td *td, struct td_sample *s);
 TD_HIDDEN int td_fold_and_reset(struct td *td, const struct td_sample *s);
+
+/* generic.c: TopDown from ordinary counters (no PERF_METRICS). */
+TD_HIDDEN int td_generic_open(struct td *td, bool include_kernel,
+			      bool want_rdpmc);
+TD_HIDDEN void td_generic_close(struct td *td);
+TD_HIDDEN int td_generic_sample(struct td *td, struct td_sample *s);
+
+/* errors.c: the CPU named by td_strerror(-ENOSYS) on this thread. */
+TD_HIDDEN void td_set_unknown_cpu(const char *desc);
 
 /* decode.c: pure arithmetic on count deltas. */
 TD_HIDDEN void td_decode(const struct td_delta *d, bool l2,

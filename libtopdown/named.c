@@ -93,9 +93,11 @@ static bool less(int64_t a, int64_t b, int64_t c, int64_t d)
 	return (double)a * (double)d < (double)c * (double)b;
 }
 
-static void add_extremes(struct td_named_priv *p, const int64_t *cat)
+/* Fractions as td_decode makes them: with level 1 only, SMT in the sum. */
+static void add_extremes(struct td_named_priv *p, const int64_t *cat, bool l2)
 {
-	int64_t den = cat[0] + cat[1] + cat[2] + cat[3];
+	int64_t den = cat[0] + cat[1] + cat[2] + cat[3] +
+		      (l2 ? 0 : cat[TD_M_SMT]);
 
 	if (den <= 0)
 		return;
@@ -128,7 +130,7 @@ void td_named_add(struct td_named *n, const struct td_record *rec)
 	for (int i = 0; i < TD_NR_METRICS; i++)
 		p->cat[i] += rec->cat[i];
 	p->flags |= rec->flags & TD_RESULT_L2;
-	add_extremes(p, rec->cat);
+	add_extremes(p, rec->cat, rec->flags & TD_RESULT_L2);
 }
 
 int td_named_totals(const struct td_named *n, struct td_totals *t)

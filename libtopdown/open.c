@@ -29,7 +29,10 @@ int td_open(struct td **out, const struct td_options *opts)
 		err = td_pmu_discover(&td->pmu);
 	td->clear_mode = td->pmu.metrics_clear_config1 &&
 			 !(o.flags & (TD_OPT_NO_METRICS_CLEAR | TD_OPT_NO_RDPMC));
-	if (err == 0)
+	if (err == -EOPNOTSUPP) /* no PERF_METRICS: ordinary counters */
+		err = td_generic_open(td, o.flags & TD_OPT_INCLUDE_KERNEL,
+				      !(o.flags & TD_OPT_NO_RDPMC));
+	else if (err == 0)
 		err = td_group_open(td, o.flags & TD_OPT_INCLUDE_KERNEL,
 				    !(o.flags & TD_OPT_NO_RDPMC));
 	if (err < 0) {
@@ -51,6 +54,7 @@ void td_close(struct td *td)
 		return;
 	td_env_report_close(td);
 	td_named_unlink_all(td);
+	td_generic_close(td);
 	if (td->leader_fd >= 0)
 		td_group_close(td);
 	td_hybrid_close(td);

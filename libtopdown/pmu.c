@@ -129,12 +129,13 @@ int td_pmu_discover(struct td_pmu *pmu)
 	err = find_core_pmu(pmu);
 	if (err < 0)
 		return err;
-	err = find_metrics(pmu);
-	if (err < 0)
-		return err;
 	pmu->rdpmc_knob = -1;
 	if (read_pmu_file(pmu->name, "rdpmc", buf, sizeof(buf)) > 0)
 		pmu->rdpmc_knob = atoi(buf);
+	/* -EOPNOTSUPP: no PERF_METRICS; the caller tries ordinary counters. */
+	err = find_metrics(pmu);
+	if (err < 0)
+		return err;
 	find_metrics_clear(pmu);
 	return 0;
 }

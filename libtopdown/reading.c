@@ -315,7 +315,9 @@ int td_take_sample(struct td *td, struct td_sample *s)
 {
 	int err;
 
-	if (TD_UNLIKELY(td->clear_mode))
+	if (TD_UNLIKELY(td->gen))
+		err = td_generic_sample(td, s);
+	else if (TD_UNLIKELY(td->clear_mode))
 		err = clear_sample(td, s);
 	else if (TD_LIKELY(td->path == TD_PATH_RDPMC))
 		err = rdpmc_sample(td, s);

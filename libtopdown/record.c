@@ -58,6 +58,7 @@ void td_record_mark_unreliable(struct td_result *res)
 {
 	memset(res->l1, 0, sizeof(res->l1));
 	memset(res->l2, 0, sizeof(res->l2));
+	res->smt_contention = 0;
 	res->err = 1;
 	res->flags |= TD_RESULT_UNRELIABLE;
 	res->flags &= ~TD_RESULT_L2;

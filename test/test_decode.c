@@ -79,12 +79,16 @@ static void test_level2_derived(void **state)
 static void test_err_bound(void **state)
 {
 	const unsigned f[8] = { 64, 64, 64, 63, 10, 10, 10, 10 };
+	/* Level 1 only: bytes 4-7 are 0 (index 4 would be SMT contention). */
+	const unsigned f1[8] = { 64, 64, 64, 63, 0, 0, 0, 0 };
+	struct td_delta d1 = delta_of(1000000, f1, 3000000);
 	struct td_delta d = delta_of(1000000, f, 3000000);
 	struct td_result r;
 
 	(void)state;
-	td_decode(&d, false, &r);
+	td_decode(&d1, false, &r);
 	assert_true(fabs(r.err - 3.0 / 255) < 1e-12);
+	assert_true(r.smt_contention == 0);
 	td_decode(&d, true, &r);
 	assert_true(fabs(r.err - 6.0 / 255) < 1e-12);
 	d.qerr = UINT64_C(1) << 50;

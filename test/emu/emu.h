@@ -38,7 +38,27 @@ enum emu_profile {
 	EMU_PARANOID,    /* SPR, perf_event_paranoid forbids: EACCES */
 	EMU_ADL,         /* Alder Lake hybrid: cpu_core (type 4) + cpu_atom */
 	EMU_LNL,         /* Lunar Lake P-core: L1+L2 and RDPMC metrics-clear */
+	/*
+	 * No PERF_METRICS: ordinary counters only (emu_generic.c), with
+	 * the kernel's semantics for them: index = counter + 1 while
+	 * scheduled, offset = count - prev_count, pmc_width 48, the counter
+	 * started at -period and wrapping at 2^48 (overflow PMI delivered
+	 * at the next emu_run), read(2) not resetting, index 0 descheduled.
+	 */
+	EMU_ZEN4,        /* AMD family 19h model 11h, 6 counters, width 6 */
+	EMU_ZEN5,        /* AMD family 1Ah model 02h, width 8 */
+	EMU_SKL,         /* Intel Skylake (6/0x5e), V4.5 events, width 4 */
+	EMU_GRT,         /* Intel Alder Lake-N Gracemont (6/0xbe), width 5 */
 };
+
+/*
+ * On generic profiles a mix's f[0..3] are retiring, bad speculation,
+ * frontend and backend as usual; on EMU_ZEN4/5, f[4] is SMT contention
+ * (backend is what remains), and emu_truth.cat[4] counts its slots.
+ */
+struct emu_mix emu_mix_amd(double ret, double bad, double fe, double smt);
+/* Period of ordinary counters started from now on (default 2^47 - 1). */
+void emu_gp_set_period(uint64_t left);
 
 /*
  * True composition of a stretch of work: the four level-1 fractions (sum 1)

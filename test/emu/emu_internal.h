@@ -23,7 +23,7 @@ struct emu_hw {
 
 struct emu_cpu;
 
-enum emu_event_kind { EMU_EV_SLOTS, EMU_EV_METRIC, EMU_EV_RAW };
+enum emu_event_kind { EMU_EV_SLOTS, EMU_EV_METRIC, EMU_EV_RAW, EMU_EV_GP };
 
 struct emu_group;
 
@@ -37,6 +37,12 @@ struct emu_event {
 	bool rdpmc_flag;        /* PERF_EVENT_FLAG_USER_READ_CNT */
 	bool closed;
 	int maps;
+	/* EMU_EV_GP: an ordinary counter (emu_generic.c) */
+	int sig;                /* what it counts, from its config */
+	int counter;            /* general-purpose counter, -1 if none */
+	uint64_t hw;            /* the counter register, 48 bits */
+	uint64_t prev;          /* hw.prev_count */
+	bool overflowed;        /* wrapped: PMI pending */
 	struct perf_event_mmap_page *page;
 };
 
@@ -55,6 +61,8 @@ struct emu_group {
 struct emu_cpu {
 	struct emu_hw hw;
 	struct emu_group *group; /* this thread's TopDown group */
+	struct emu_group *gen_group; /* this thread's ordinary-counter group */
+	uint64_t gen_slot_rem;   /* slots not yet a whole cycle */
 	struct emu_truth truth;
 	bool descheduled;
 	int cpu;                 /* emulated CPU this thread runs on */
@@ -87,6 +95,10 @@ struct emu_state {
 	bool switch_out_at_reset; /* next IOC_RESET finds the group inactive */
 	enum emu_clear_trigger clear_trigger;
 	uint32_t core_type;
+	unsigned gen_width;     /* generic profiles: pipeline width, else 0 */
+	unsigned gp_counters;   /* general-purpose counters per CPU */
+	uint64_t gp_left;       /* period: counters start at -left */
+	unsigned gp_rotate;     /* shifts counter assignment per schedule-in */
 	char sysfs_root[256];
 	struct emu_event *fds[EMU_MAX_FD];
 	struct emu_stats stats;
@@ -114,6 +126,16 @@ void *emu_sys_mmap(struct emu_event *e, size_t len, int prot, int flags);
 int emu_sys_munmap(void *addr, size_t len, bool *handled);
 void emu_sys_close(struct emu_event *e);
 struct emu_event *emu_event_of(int fd);
+
+/* emu_generic.c */
+int emu_gen_signal(uint64_t config);
+void emu_gen_start(struct emu_group *g);
+void emu_gen_stop(struct emu_group *g);
+void emu_gen_fold(struct emu_group *g);
+void emu_gen_run(uint64_t slots, const struct emu_mix *m);
+uint64_t emu_gen_rdpmc(uint32_t ecx);
+void emu_gen_page(const struct emu_event *e, struct perf_event_mmap_page *pc);
+const char *emu_cpuinfo(void);
 
 /* emu_sysfs.c */
 void emu_sysfs_create(void);

@@ -117,6 +117,8 @@ static int join_group(struct emu_event *e, struct emu_event *leader)
 		g->metrics_clear = e->kind == EMU_EV_SLOTS && (e->attr.config1 & 1);
 		e->group = g;
 		g->members[g->nr++] = e;
+		if (emu.gen_width)
+			emu_cpu.gen_group = g;
 		if (!e->attr.disabled)
 			emu_group_enable(g);
 		return 0;
@@ -176,6 +178,11 @@ long emu_sys_perf_event_open(struct perf_event_attr *attr, pid_t pid, int cpu,
 	e = new_event(attr, fd);
 	if (!emu.has_topdown && e->kind != EMU_EV_RAW)
 		e->kind = EMU_EV_RAW; /* no perf metrics: plain raw event */
+	if (emu.gen_width) { /* an ordinary counter: emu_generic.c */
+		e->kind = EMU_EV_GP;
+		e->sig = emu_gen_signal(attr->config);
+		e->counter = -1;
+	}
 	err = join_group(e, leader);
 	if (err) {
 		free(e);
@@ -191,6 +198,7 @@ long emu_sys_perf_event_open(struct perf_event_attr *attr, pid_t pid, int cpu,
 static void reset_event(struct emu_event *e)
 {
 	emu_topdown_update(e->group, true);
+	emu_gen_fold(e->group);
 	e->count = 0;
 	emu_page_update(e);
 }
@@ -239,6 +247,7 @@ ssize_t emu_sys_read(struct emu_event *e, void *buf, size_t len)
 	emu.stats.reads++;
 	emu_preload_advance();
 	emu_topdown_update(g, true);
+	emu_gen_fold(g); /* ordinary counters: updated, not reset */
 	if (fmt & PERF_FORMAT_GROUP)
 		out[n++] = (uint64_t)g->nr;
 	if (!(fmt & PERF_FORMAT_GROUP))
@@ -318,6 +327,8 @@ void emu_sys_close(struct emu_event *e)
 		return;
 	if (emu_cpu.group == g)
 		emu_cpu.group = NULL;
+	if (emu_cpu.gen_group == g)
+		emu_cpu.gen_group = NULL;
 	for (int i = 0; i < g->nr; i++)
 		if (!g->members[i]->maps)
 			free(g->members[i]);

@@ -240,7 +240,13 @@ void emu_setup(enum emu_profile profile)
 	memset(&emu_cpu, 0, sizeof(emu_cpu));
 	emu.profile = profile;
 	emu.has_pmu = profile != EMU_NO_PMU;
-	emu.has_topdown = emu.has_pmu && profile != EMU_NO_TOPDOWN;
+	emu.gen_width = profile == EMU_ZEN4 ? 6 : profile == EMU_ZEN5 ? 8
+			: profile == EMU_SKL ? 4 : profile == EMU_GRT ? 5 : 0;
+	emu.gp_counters = profile == EMU_ZEN4 || profile == EMU_ZEN5 ? 6 : 8;
+	emu.gp_left = (UINT64_C(1) << 47) - 1; /* x86 max_period, full width */
+	emu.gp_rotate = 0;
+	emu.has_topdown = emu.has_pmu && profile != EMU_NO_TOPDOWN &&
+			  !emu.gen_width;
 	emu.l2 = profile != EMU_ICL;
 	emu.paranoid = profile == EMU_PARANOID;
 	emu.rdpmc_knob = profile == EMU_SPR_NO_RDPMC ? 0 : 1;

@@ -120,6 +120,8 @@ void emu_page_update(struct emu_event *e)
 	pc->time_running = e->group->time_running;
 	pc->cap_user_rdpmc = e->rdpmc_flag;
 	pc->pmc_width = 48;
+	if (e->kind == EMU_EV_GP)
+		emu_gen_page(e, pc);
 	__asm__ __volatile__("" ::: "memory");
 	pc->lock++;
 }
@@ -191,6 +193,7 @@ void emu_topdown_update(struct emu_group *g, bool reset)
 static void schedule_out(struct emu_group *g)
 {
 	emu_topdown_update(g, false);
+	emu_gen_stop(g);
 	g->scheduled = false;
 	hw_scribble(&g->owner->hw);
 }
@@ -228,6 +231,7 @@ static void hw_restore_from_word(struct emu_hw *hw, uint64_t slots,
 static void schedule_in(struct emu_group *g)
 {
 	g->scheduled = true;
+	emu_gen_start(g);
 	if (g->saved_slots) {
 		if (emu.exact_restore)
 			g->owner->hw = g->saved_hw;
@@ -249,6 +253,8 @@ void emu_group_enable(struct emu_group *g)
 		hw_zero(&g->owner->hw);
 		g->saved_slots = g->saved_metrics = 0;
 		g->scheduled = !g->owner->descheduled;
+		if (g->scheduled)
+			emu_gen_start(g);
 		group_pages_update(g);
 		return;
 	}
@@ -292,6 +298,10 @@ void emu_run(uint64_t slots, const struct emu_mix *mix)
 	uint64_t part[8];
 	uint64_t ns = slots / 4; /* a 4-slot-per-ns core */
 
+	if (emu.gen_width) { /* ordinary counters: emu_generic.c */
+		emu_gen_run(slots, mix);
+		return;
+	}
 	split(slots, mix, part);
 	c->truth.slots += slots;
 	for (int i = 0; i < 8; i++)
@@ -326,9 +336,15 @@ void emu_pmi(void)
 	emu_foreign_read(); /* same effect: fold, zero, page untouched */
 }
 
+/* The group that scheduling acts on: TopDown, else ordinary counters. */
+static struct emu_group *sched_group(void)
+{
+	return emu_cpu.group ? emu_cpu.group : emu_cpu.gen_group;
+}
+
 void emu_context_switch(uint64_t other_slots)
 {
-	struct emu_group *g = emu_cpu.group;
+	struct emu_group *g = sched_group();
 
 	if (!g || !g->enabled || !g->scheduled)
 		return;
@@ -339,7 +355,7 @@ void emu_context_switch(uint64_t other_slots)
 
 void emu_deschedule(void)
 {
-	struct emu_group *g = emu_cpu.group;
+	struct emu_group *g = sched_group();
 
 	emu_cpu.descheduled = true;
 	if (g && g->enabled && g->scheduled) {
@@ -350,7 +366,7 @@ void emu_deschedule(void)
 
 void emu_reschedule(void)
 {
-	struct emu_group *g = emu_cpu.group;
+	struct emu_group *g = sched_group();
 
 	emu_cpu.descheduled = false;
 	if (g && g->enabled && !g->scheduled)

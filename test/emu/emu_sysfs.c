@@ -76,14 +76,41 @@ static void core_pmu(const char *name, unsigned type, bool topdown, bool l2)
 	}
 }
 
+/*
+ * Profiles without PERF_METRICS.  AMD's event format has bits 35:32
+ * (arch/x86/events/amd/core.c).  Gracemont lists its topdown-* events;
+ * retiring is given here as 0x72 (the encoding perf's JSON once used),
+ * unlike the library's table (0xc2), to show that the sysfs string wins.
+ */
+static void generic_pmu(void)
+{
+	core_pmu("cpu", 4, false, false);
+	if (emu.profile == EMU_ZEN4 || emu.profile == EMU_ZEN5)
+		put("cpu/format/event", "config:0-7,32-35");
+	if (emu.profile == EMU_SKL)
+		put("cpu/caps/pmu_name", "skylake");
+	if (emu.profile != EMU_GRT)
+		return;
+	put("cpu/caps/pmu_name", "gracemont");
+	put("cpu/events/topdown-fe-bound", "event=0x71,umask=0x0");
+	put("cpu/events/topdown-bad-spec", "event=0x73,umask=0x0");
+	put("cpu/events/topdown-retiring", "event=0x72,umask=0x0");
+	put("cpu/events/topdown-be-bound", "event=0x74,umask=0x0");
+}
+
 void emu_sysfs_create(void)
 {
 	snprintf(emu.sysfs_root, sizeof(emu.sysfs_root), "/tmp/tdemu.XXXXXX");
 	if (!mkdtemp(emu.sysfs_root))
 		abort();
 	put("software/type", "1");
+	put("cpuinfo", emu_cpuinfo());
 	if (!emu.has_pmu)
 		return;
+	if (emu.gen_width) {
+		generic_pmu();
+		return;
+	}
 	if (emu.profile == EMU_ADL) {
 		core_pmu("cpu_core", 4, true, true);
 		core_pmu("cpu_atom", 10, false, false);
@@ -124,6 +151,10 @@ void emu_sysfs_remove(void)
 /* Map a path under the PMU directory into the fake tree; else NULL. */
 const char *emu_sysfs_redirect(const char *path, char *buf, size_t len)
 {
+	if (emu.sysfs_root[0] && strcmp(path, "/proc/cpuinfo") == 0) {
+		snprintf(buf, len, "%s/cpuinfo", emu.sysfs_root);
+		return buf;
+	}
 	if (!emu.sysfs_root[0] || strncmp(path, PMUS, strlen(PMUS)) != 0)
 		return NULL;
 	snprintf(buf, len, "%s/%s", emu.sysfs_root, path + strlen(PMUS));

@@ -90,6 +90,15 @@ static uint64_t emulate_rdpmc(uint32_t ecx)
 {
 	struct emu_hw *hw = &emu_cpu.hw;
 
+	if (emu.gen_width) { /* ordinary counters only */
+		if (!rdpmc_allowed())
+			die("CR4.PCE clear (no RDPMC-capable event mapped)");
+		if (ecx >= emu.gp_counters)
+			die("no such general-purpose counter");
+		__atomic_fetch_add(&emu.stats.rdpmcs, 1, __ATOMIC_RELAXED);
+		emu_preload_advance();
+		return emu_gen_rdpmc(ecx);
+	}
 	if (!emu.has_topdown)
 		die("no fixed counter 3 / PERF_METRICS on this PMU");
 	if (emu_is_ecore(emu_cpu.cpu))

@@ -1,0 +1,237 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Which TopDown formula fits this CPU, from what the kernel publishes:
+ * vendor, family and model from /proc/cpuinfo (read through libc like
+ * every other file, so tests and interposers can present another CPU)
+ * and, on Intel Atom cores, the encodings the PMU's sysfs events/ lists.
+ * A CPU not in the table gets -ENOSYS, never a guessed formula.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "generic.h"
+
+#define EV(event, umask, cmask) \
+	((uint64_t)(event) | (uint64_t)(umask) << 8 | (uint64_t)(cmask) << 24)
+/* AMD: event bits 11:8 go to config 35:32 (format "config:0-7,32-35"). */
+#define AMD_EV(event, umask) \
+	(((uint64_t)(event) & 0xff) | ((uint64_t)(event) >> 8) << 32 | \
+	 (uint64_t)(umask) << 8)
+
+/* Zen 4/5 PipelineL1 events (arm-amd-topdown.md section 5.1). */
+static void zen(struct td_gen_model *m, unsigned width, const char *name)
+{
+	m->formula = TD_F_ZEN;
+	m->width = width;
+	m->name = name;
+	m->nr = TD_ZEN_NR;
+	m->config[TD_ZEN_CYC] = AMD_EV(0x076, 0);   /* ls_not_halted_cyc */
+	m->config[TD_ZEN_FE] = AMD_EV(0x1a0, 0x01); /* no_ops_from_frontend */
+	m->config[TD_ZEN_BE] = AMD_EV(0x1a0, 0x1e); /* backend_stalls */
+	m->config[TD_ZEN_SMT] = AMD_EV(0x1a0, 0x60); /* smt_contention */
+	m->config[TD_ZEN_DISP] = AMD_EV(0x0aa, 0x07); /* de_src_op_disp.all */
+	m->config[TD_ZEN_RET] = AMD_EV(0x0c1, 0);   /* ex_ret_ops */
+}
+
+/*
+ * Family 19h: Zen 3 is models 0x00-0x0f, 0x20-0x2f and 0x40-0x5f, the
+ * rest Zen 4 (perf's x86 mapfile: amdzen3 patterns before the amdzen4
+ * catch-all); family 1Ah is Zen 5 (mapfile "AuthenticAMD-26-...").
+ * Zen 3 has no de_no_dispatch_per_slot (no PipelineL1 in perf): unknown.
+ */
+static int amd_lookup(unsigned family, unsigned model, struct td_gen_model *m)
+{
+	unsigned hi = model >> 4;
+
+	if (family == 0x19 && !(hi == 0 || hi == 2 || hi == 4 || hi == 5)) {
+		zen(m, 6, "zen4");
+		return 0;
+	}
+	if (family == 0x1a) {
+		zen(m, 8, "zen5");
+		return 0;
+	}
+	return -ENOSYS;
+}
+
+/*
+ * V4.5 events by their Intel names; encodings from Intel's perfmon event
+ * lists (inference: not in the project's notes).  INT_MISC.RECOVERY_CYCLES
+ * is umask 0x03 before Skylake and 0x01 from Skylake on, cmask 1 both.
+ */
+static void v45(struct td_gen_model *m, bool skylake, const char *name)
+{
+	m->formula = TD_F_V45;
+	m->width = 4;
+	m->name = name;
+	m->nr = TD_V45_NR;
+	m->config[TD_V45_CLK] = EV(0x3c, 0x00, 0);     /* CPU_CLK_UNHALTED.THREAD */
+	m->config[TD_V45_IDQ_ND] = EV(0x9c, 0x01, 0);  /* IDQ_UOPS_NOT_DELIVERED.CORE */
+	m->config[TD_V45_ISSUED] = EV(0x0e, 0x01, 0);  /* UOPS_ISSUED.ANY */
+	m->config[TD_V45_RET_SLOTS] = EV(0xc2, 0x02, 0); /* UOPS_RETIRED.RETIRE_SLOTS */
+	m->config[TD_V45_RECOVERY] = EV(0x0d, skylake ? 0x01 : 0x03, 1);
+}
+
+/*
+ * Atom V2 defaults: the kernel's sysfs strings (intel-kernel-topdown.md
+ * section 6): Gracemont fe 0x71, bad 0x73, retiring 0xc2, be 0x74;
+ * Tremont bad 0x73/0x06; Crestmont retiring 0x72; Skymont retiring
+ * 0xc2/0x02, fe 0x9c/0x01, be 0xa4/0x02.  The PMU's events/ overrides.
+ */
+static void atom(struct td_gen_model *m, unsigned width, const char *name,
+		 uint64_t fe, uint64_t bad, uint64_t ret, uint64_t be)
+{
+	m->formula = TD_F_ATOM_V2;
+	m->width = width;
+	m->name = name;
+	m->nr = TD_V2_NR;
+	m->config[TD_V2_CLK] = EV(0x3c, 0x00, 0); /* CPU_CLK_UNHALTED.CORE */
+	m->config[TD_V2_FE] = fe;
+	m->config[TD_V2_BAD] = bad;
+	m->config[TD_V2_RET] = ret;
+	m->config[TD_V2_BE] = be;
+}
+
+/* Family 6 model numbers: the kernel's arch/x86/include/asm/intel-family.h. */
+static int intel_lookup(unsigned family, unsigned model,
+			struct td_gen_model *m)
+{
+	if (family != 6)
+		return -ENOSYS;
+	switch (model) {
+	case 0x2a: case 0x2d:
+		v45(m, false, "sandybridge");
+		return 0;
+	case 0x3a: case 0x3e:
+		v45(m, false, "ivybridge");
+		return 0;
+	case 0x3c: case 0x3f: case 0x45: case 0x46:
+		v45(m, false, "haswell");
+		return 0;
+	case 0x3d: case 0x47: case 0x4f: case 0x56:
+		v45(m, false, "broadwell");
+		return 0;
+	case 0x4e: case 0x5e: case 0x55: case 0x8e: case 0x9e: case 0xa5:
+	case 0xa6:
+		v45(m, true, "skylake");
+		return 0;
+	case 0x86: case 0x96: case 0x9c: /* width 4: inference */
+		atom(m, 4, "tremont", EV(0x71, 0, 0), EV(0x73, 0x06, 0),
+		     EV(0xc2, 0, 0), EV(0x74, 0, 0));
+		return 0;
+	case 0xbe: /* Alder Lake-N */
+		atom(m, 5, "gracemont", EV(0x71, 0, 0), EV(0x73, 0, 0),
+		     EV(0xc2, 0, 0), EV(0x74, 0, 0));
+		return 0;
+	case 0xaf: case 0xb6: /* Sierra Forest, Grand Ridge */
+		atom(m, 6, "crestmont", EV(0x71, 0, 0), EV(0x73, 0, 0),
+		     EV(0x72, 0, 0), EV(0x74, 0, 0));
+		return 0;
+	case 0xdd: /* Clearwater Forest: inference */
+		atom(m, 8, "skymont", EV(0x9c, 0x01, 0), EV(0x73, 0, 0),
+		     EV(0xc2, 0x02, 0), EV(0xa4, 0x02, 0));
+		return 0;
+	default:
+		return -ENOSYS;
+	}
+}
+
+int td_cpu_lookup(const char *vendor, unsigned family, unsigned model,
+		  struct td_gen_model *m)
+{
+	memset(m, 0, sizeof(*m));
+	if (strcmp(vendor, "AuthenticAMD") == 0)
+		return amd_lookup(family, model, m);
+	if (strcmp(vendor, "GenuineIntel") == 0)
+		return intel_lookup(family, model, m);
+	return -ENOSYS;
+}
+
+/* The value after "key<spaces>: " on the line starting with key. */
+static const char *field(const char *text, const char *key)
+{
+	size_t n = strlen(key);
+
+	for (const char *p = text; p && *p; p = strchr(p, '\n'), p = p ? p + 1 : p) {
+		const char *q = p + n;
+
+		if (strncmp(p, key, n) != 0)
+			continue;
+		while (*q == ' ' || *q == '\t')
+			q++;
+		if (*q == ':')
+			return q + 1 + (q[1] == ' ');
+	}
+	return NULL;
+}
+
+/* The first processor's vendor_id, cpu family and model. */
+int td_cpuinfo_parse(const char *text, char *vendor, size_t len,
+		     unsigned *family, unsigned *model)
+{
+	const char *v = field(text, "vendor_id");
+	const char *f = field(text, "cpu family");
+	const char *m = field(text, "model");
+	size_t n;
+
+	if (!v || !f || !m)
+		return -ENOSYS;
+	n = strcspn(v, "\n");
+	if (n >= len)
+		n = len - 1;
+	memcpy(vendor, v, n);
+	vendor[n] = '\0';
+	*family = (unsigned)strtoul(f, NULL, 10);
+	*model = (unsigned)strtoul(m, NULL, 10);
+	return 0;
+}
+
+/* Atom cores: the PMU's own topdown-* strings win over the table. */
+static void sysfs_overrides(const char *pmu, struct td_gen_model *m)
+{
+	static const struct { const char *name; int idx; } ev[] = {
+		{ "topdown-fe-bound", TD_V2_FE },
+		{ "topdown-bad-spec", TD_V2_BAD },
+		{ "topdown-retiring", TD_V2_RET },
+		{ "topdown-be-bound", TD_V2_BE },
+	};
+	char path[128], spec[128];
+
+	if (m->formula != TD_F_ATOM_V2)
+		return;
+	for (size_t i = 0; i < sizeof(ev) / sizeof(ev[0]); i++) {
+		uint64_t config;
+
+		snprintf(path, sizeof(path),
+			 "/sys/bus/event_source/devices/%s/events/%s", pmu,
+			 ev[i].name);
+		if (td_sys_read_file(path, spec, sizeof(spec)) > 0 &&
+		    td_pmu_parse_event(pmu, spec, &config) == 0)
+			m->config[ev[i].idx] = config;
+	}
+}
+
+int td_cpu_model(const char *pmu, struct td_gen_model *m)
+{
+	char text[4096], vendor[32] = "", desc[96];
+	unsigned family = 0, model = 0;
+	int n = td_sys_read_file("/proc/cpuinfo", text, sizeof(text));
+	int err;
+
+	if (n < 0)
+		return n;
+	err = td_cpuinfo_parse(text, vendor, sizeof(vendor), &family, &model);
+	if (err == 0)
+		err = td_cpu_lookup(vendor, family, model, m);
+	if (err < 0) {
+		snprintf(desc, sizeof(desc), "%s family %#x model %#x",
+			 vendor[0] && err == -ENOSYS && n > 0 ? vendor : "unknown",
+			 family, model);
+		td_set_unknown_cpu(desc);
+		return err;
+	}
+	sysfs_overrides(pmu, m);
+	return 0;
+}

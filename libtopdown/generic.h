@@ -1,0 +1,74 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * TopDown from ordinary counters: the formulas (formulas.c), the CPU
+ * table that picks one (cpumodel.c) and the counter group (generic.c).
+ * Not installed.
+ */
+#ifndef TD_GENERIC_H
+#define TD_GENERIC_H
+
+#include <stdint.h>
+
+#include "internal.h"
+
+#define TD_GEN_MAX 8 /* events in a generic group */
+
+enum td_formula {
+	TD_F_ZEN,     /* AMD Zen 4/5 PipelineL1 */
+	TD_F_V45,     /* Intel Sandy Bridge .. Cascade Lake, per thread */
+	TD_F_ATOM_V2  /* Intel Tremont, Gracemont, Crestmont, Skymont */
+};
+
+/* Event order of each formula: v[] of td_formula_counts. */
+enum { TD_ZEN_CYC, TD_ZEN_FE, TD_ZEN_BE, TD_ZEN_SMT, TD_ZEN_DISP, TD_ZEN_RET,
+       TD_ZEN_NR };
+enum { TD_V45_CLK, TD_V45_IDQ_ND, TD_V45_ISSUED, TD_V45_RET_SLOTS,
+       TD_V45_RECOVERY, TD_V45_NR };
+enum { TD_V2_CLK, TD_V2_FE, TD_V2_BAD, TD_V2_RET, TD_V2_BE, TD_V2_NR };
+
+/* What a CPU needs: formula, pipeline width, events. */
+struct td_gen_model {
+	enum td_formula formula;
+	unsigned width;
+	unsigned nr;
+	uint64_t config[TD_GEN_MAX];
+	const char *name;       /* microarchitecture, e.g. "zen4" */
+};
+
+/* The handle's generic group. */
+struct td_gen {
+	struct td_gen_model m;
+	int fd[TD_GEN_MAX];
+	struct perf_event_mmap_page *pc[TD_GEN_MAX];
+};
+
+/* formulas.c: cumulative counter values v[] -> monotonic counts. */
+TD_HIDDEN void td_formula_zen(unsigned width, const uint64_t *v,
+			      struct td_counts *c);
+TD_HIDDEN void td_formula_v45(unsigned width, const uint64_t *v,
+			      struct td_counts *c);
+TD_HIDDEN void td_formula_atom_v2(unsigned width, const uint64_t *v,
+				  struct td_counts *c);
+TD_HIDDEN void td_formula_counts(const struct td_gen_model *m,
+				 const uint64_t *v, struct td_counts *c);
+
+/* cpumodel.c: the model of this CPU from sysfs and /proc/cpuinfo. */
+TD_HIDDEN int td_cpu_model(const char *pmu, struct td_gen_model *m);
+/* Pure: vendor, family, model -> table entry; -ENOSYS when unknown. */
+TD_HIDDEN int td_cpu_lookup(const char *vendor, unsigned family,
+			    unsigned model, struct td_gen_model *m);
+TD_HIDDEN int td_cpuinfo_parse(const char *text, char *vendor, size_t len,
+			       unsigned *family, unsigned *model);
+
+/* generic.c, pure: a counter value from a user page reading. */
+static inline uint64_t td_gen_value(int64_t offset, uint64_t raw,
+				    unsigned width)
+{
+	unsigned shift = 64 - (width ? width : 64);
+	/* Cast before shifting right: the shift must be arithmetic. */
+	int64_t ext = (int64_t)(raw << shift) >> shift;
+
+	return (uint64_t)offset + (uint64_t)ext;
+}
+
+#endif

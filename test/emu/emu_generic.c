@@ -1,0 +1,254 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Ordinary (general-purpose) counters of the emulated PMU, for the
+ * profiles without PERF_METRICS, modelled on the kernel's x86 code
+ * (intel-kernel-topdown.md section 4, arm-amd-topdown.md section 4):
+ * - x86_perf_event_set_period at start: counter = -left (48 bits),
+ *   prev_count = -left (64 bits), so that offset = count - prev_count
+ *   plus the sign-extended register is the count;
+ * - x86_perf_event_update (read(2), schedule-out, PMI): count += the
+ *   48-bit difference, prev_count = register; the page is not rewritten;
+ * - the register wraps at 2^48; the overflow PMI comes later (at the next
+ *   emu_run), updates, restarts the period and rewrites the page;
+ * - schedule-in may assign other counters (gp_rotate): index changes.
+ * Workloads: true fractions in, the counts each formula expects out.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "emu_internal.h"
+
+#define MASK48 ((UINT64_C(1) << 48) - 1)
+
+enum sig { SIG_NONE, SIG_CYCLES, SIG_FE, SIG_BE, SIG_SMT, SIG_DISP, SIG_RET,
+	   SIG_BAD, SIG_ISSUED, SIG_RECOVERY };
+
+struct map {
+	uint64_t config;
+	int sig;
+};
+
+static const struct map zen_map[] = {
+	{ 0x76, SIG_CYCLES }, { 0x1000001a0ull, SIG_FE },
+	{ 0x100001ea0ull, SIG_BE }, { 0x1000060a0ull, SIG_SMT },
+	{ 0x7aa, SIG_DISP }, { 0xc1, SIG_RET }, { 0, 0 },
+};
+static const struct map skl_map[] = {
+	{ 0x3c, SIG_CYCLES }, { 0x19c, SIG_FE }, { 0x10e, SIG_ISSUED },
+	{ 0x2c2, SIG_RET }, { 0x100010dull, SIG_RECOVERY }, { 0, 0 },
+};
+/* Gracemont retiring as its sysfs lists it here (0x72): see emu_sysfs.c. */
+static const struct map grt_map[] = {
+	{ 0x3c, SIG_CYCLES }, { 0x71, SIG_FE }, { 0x73, SIG_BAD },
+	{ 0x72, SIG_RET }, { 0x74, SIG_BE }, { 0, 0 },
+};
+
+struct emu_mix emu_mix_amd(double ret, double bad, double fe, double smt)
+{
+	struct emu_mix m = { { ret, bad, fe, 0, smt, 0, 0, 0 } };
+	return m;
+}
+
+void emu_gp_set_period(uint64_t left)
+{
+	emu.gp_left = left;
+}
+
+const char *emu_cpuinfo(void)
+{
+	switch (emu.profile) {
+	case EMU_ZEN4:
+		return "processor\t: 0\nvendor_id\t: AuthenticAMD\ncpu family\t: 25\nmodel\t\t: 17\nmodel name\t: AMD EPYC 9654\n";
+	case EMU_ZEN5:
+		return "processor\t: 0\nvendor_id\t: AuthenticAMD\ncpu family\t: 26\nmodel\t\t: 2\nmodel name\t: AMD EPYC 9965\n";
+	case EMU_SKL:
+		return "processor\t: 0\nvendor_id\t: GenuineIntel\ncpu family\t: 6\nmodel\t\t: 94\nmodel name\t: Intel(R) Core(TM) i7-6700K\n";
+	case EMU_GRT:
+		return "processor\t: 0\nvendor_id\t: GenuineIntel\ncpu family\t: 6\nmodel\t\t: 190\nmodel name\t: Intel(R) N100\n";
+	case EMU_NO_TOPDOWN: /* Core 2 (Merom): no TopDown of any kind */
+		return "processor\t: 0\nvendor_id\t: GenuineIntel\ncpu family\t: 6\nmodel\t\t: 15\n";
+	case EMU_ICL:
+		return "processor\t: 0\nvendor_id\t: GenuineIntel\ncpu family\t: 6\nmodel\t\t: 126\n";
+	case EMU_ADL:
+		return "processor\t: 0\nvendor_id\t: GenuineIntel\ncpu family\t: 6\nmodel\t\t: 151\n";
+	case EMU_LNL:
+		return "processor\t: 0\nvendor_id\t: GenuineIntel\ncpu family\t: 6\nmodel\t\t: 189\n";
+	default:
+		return "processor\t: 0\nvendor_id\t: GenuineIntel\ncpu family\t: 6\nmodel\t\t: 143\n";
+	}
+}
+
+int emu_gen_signal(uint64_t config)
+{
+	const struct map *m = emu.profile == EMU_SKL ? skl_map
+			      : emu.profile == EMU_GRT ? grt_map : zen_map;
+
+	for (; m->sig; m++)
+		if (m->config == config)
+			return m->sig;
+	return SIG_NONE;
+}
+
+static bool gp(const struct emu_event *e)
+{
+	return e->kind == EMU_EV_GP;
+}
+
+/* x86_perf_event_set_period for a counting event. */
+static void set_period(struct emu_event *e)
+{
+	e->prev = (uint64_t)0 - emu.gp_left;
+	e->hw = e->prev & MASK48;
+	e->overflowed = false;
+}
+
+void emu_gen_start(struct emu_group *g)
+{
+	unsigned k = emu.gp_rotate++;
+
+	for (int i = 0; i < g->nr; i++) {
+		struct emu_event *e = g->members[i];
+
+		if (!gp(e))
+			continue;
+		e->counter = (int)((i + k) % emu.gp_counters);
+		set_period(e);
+	}
+}
+
+/* x86_perf_event_update: the 48-bit difference, page untouched. */
+static void update(struct emu_event *e)
+{
+	if (e->counter < 0)
+		return;
+	e->count += (e->hw - e->prev) & MASK48;
+	e->prev = e->hw;
+}
+
+void emu_gen_fold(struct emu_group *g)
+{
+	for (int i = 0; i < g->nr; i++)
+		if (gp(g->members[i]))
+			update(g->members[i]);
+}
+
+void emu_gen_stop(struct emu_group *g)
+{
+	for (int i = 0; i < g->nr; i++) {
+		struct emu_event *e = g->members[i];
+
+		if (!gp(e))
+			continue;
+		update(e);
+		e->counter = -1;
+	}
+}
+
+void emu_gen_page(const struct emu_event *e, struct perf_event_mmap_page *pc)
+{
+	const struct emu_group *g = e->group;
+	bool on = e->rdpmc_flag && g->enabled && g->scheduled &&
+		  e->counter >= 0;
+
+	pc->index = on ? (uint32_t)e->counter + 1 : 0;
+	pc->offset = (int64_t)(on ? e->count - e->prev : e->count);
+}
+
+/* The overflow PMI: update, restart the period, rewrite the page. */
+static void deliver_pmis(struct emu_group *g)
+{
+	for (int i = 0; i < g->nr; i++) {
+		struct emu_event *e = g->members[i];
+
+		if (!gp(e) || !e->overflowed)
+			continue;
+		update(e);
+		set_period(e);
+		emu_page_update(e);
+	}
+}
+
+struct parts {
+	uint64_t cycles, fe, be, smt, ret, bad, recovery_cycles, issued;
+};
+
+static void split(uint64_t slots, const struct emu_mix *m, struct parts *p)
+{
+	struct emu_cpu *c = &emu_cpu;
+	bool amd = emu.profile == EMU_ZEN4 || emu.profile == EMU_ZEN5;
+	uint64_t w = emu.gen_width, rb;
+
+	memset(p, 0, sizeof(*p));
+	c->gen_slot_rem += slots;
+	p->cycles = c->gen_slot_rem / w;
+	c->gen_slot_rem %= w;
+	p->ret = (uint64_t)((double)slots * m->f[0]);
+	p->bad = (uint64_t)((double)slots * m->f[1]);
+	p->fe = (uint64_t)((double)slots * m->f[2]);
+	p->smt = amd ? (uint64_t)((double)slots * m->f[4]) : 0;
+	p->be = slots - p->ret - p->bad - p->fe - p->smt;
+	/* V4.5: half the bad slots as recovery cycles, the rest as uops. */
+	p->recovery_cycles = p->bad / 2 / w;
+	rb = p->recovery_cycles * w;
+	p->issued = p->ret + p->bad - rb;
+	c->truth.slots += slots;
+	c->truth.cat[0] += p->ret;
+	c->truth.cat[1] += p->bad;
+	c->truth.cat[2] += p->fe;
+	c->truth.cat[3] += p->be;
+	c->truth.cat[4] += p->smt;
+}
+
+static uint64_t increment(int sig, const struct parts *p)
+{
+	switch (sig) {
+	case SIG_CYCLES: return p->cycles;
+	case SIG_FE: return p->fe;
+	case SIG_BE: return p->be;
+	case SIG_SMT: return p->smt;
+	case SIG_DISP: return p->ret + p->bad;
+	case SIG_RET: return p->ret;
+	case SIG_BAD: return p->bad;
+	case SIG_ISSUED: return p->issued;
+	case SIG_RECOVERY: return p->recovery_cycles;
+	default: return 0;
+	}
+}
+
+void emu_gen_run(uint64_t slots, const struct emu_mix *m)
+{
+	struct emu_group *g = emu_cpu.gen_group;
+	struct parts p;
+
+	if (g && g->enabled && g->scheduled)
+		deliver_pmis(g);
+	split(slots, m, &p);
+	if (!g || !g->enabled)
+		return;
+	g->time_enabled += slots / 4;
+	if (!g->scheduled)
+		return;
+	g->time_running += slots / 4;
+	for (int i = 0; i < g->nr; i++) {
+		struct emu_event *e = g->members[i];
+		uint64_t next;
+
+		if (!gp(e) || e->counter < 0)
+			continue;
+		next = e->hw + increment(e->sig, &p);
+		if (next > MASK48)
+			e->overflowed = true;
+		e->hw = next & MASK48;
+	}
+}
+
+uint64_t emu_gen_rdpmc(uint32_t ecx)
+{
+	struct emu_group *g = emu_cpu.gen_group;
+
+	if (g && g->scheduled)
+		for (int i = 0; i < g->nr; i++)
+			if (g->members[i]->counter == (int)ecx)
+				return g->members[i]->hw;
+	return 0x5a5a5a5a5aull & MASK48; /* another context's value */
+}
