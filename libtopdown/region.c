@@ -229,13 +229,8 @@ static void fill_result(const struct td *td, const struct td_region_priv *p,
 	if (td->path == TD_PATH_READ)
 		res->flags |= TD_RESULT_READ_PATH;
 	if (!region_reliable(td, p, s) ||
-	    !td_delta_consistent(&d, td->pmu.nr_metrics == TD_NR_METRICS)) {
-		memset(res->l1, 0, sizeof(res->l1));
-		memset(res->l2, 0, sizeof(res->l2));
-		res->err = 1;
-		res->flags |= TD_RESULT_UNRELIABLE;
-		res->flags &= ~TD_RESULT_L2;
-	}
+	    !td_delta_consistent(&d, td->pmu.nr_metrics == TD_NR_METRICS))
+		td_record_mark_unreliable(res);
 }
 
 static void emit_record(struct td *td, const struct td_region_priv *p,
