@@ -218,6 +218,17 @@ static void region_delta(const struct td_region_priv *p,
 	d->qerr = s->qerr_base + s->raw_slots - p->qbase + p->slots;
 }
 
+/*
+ * The consistency test is about PERF_METRICS quantisation; ordinary
+ * counters (td->gen) are exact, and their formulas may legitimately give
+ * a small negative category over a short region (in-flight skew).
+ */
+static bool delta_consistent(const struct td *td, const struct td_delta *d)
+{
+	return td->gen ||
+	       td_delta_consistent(d, td->pmu.nr_metrics == TD_NR_METRICS);
+}
+
 static void fill_result(const struct td *td, const struct td_region_priv *p,
 			const struct td_sample *s, struct td_result *res)
 {
@@ -229,7 +240,7 @@ static void fill_result(const struct td *td, const struct td_region_priv *p,
 	if (td->path == TD_PATH_READ)
 		res->flags |= TD_RESULT_READ_PATH;
 	if (!region_reliable(td, p, s) ||
-	    !td_delta_consistent(&d, td->pmu.nr_metrics == TD_NR_METRICS))
+	    !delta_consistent(td, &d))
 		td_record_mark_unreliable(res);
 }
 
@@ -247,7 +258,7 @@ static void emit_record(struct td *td, const struct td_region_priv *p,
 	if (td->path == TD_PATH_READ)
 		rec.flags |= TD_RESULT_READ_PATH;
 	if (!region_reliable(td, p, s) ||
-	    !td_delta_consistent(&d, td->pmu.nr_metrics == TD_NR_METRICS))
+	    !delta_consistent(td, &d))
 		rec.flags |= TD_RESULT_UNRELIABLE;
 	rec.resets = (uint32_t)td->resets - p->resets;
 	rec.name = NULL;
