@@ -23,26 +23,6 @@
 
 #define TD_CAP_USER_RDPMC (UINT64_C(1) << 2)
 
-static void fill_attr(struct perf_event_attr *a, uint32_t type,
-		      uint64_t config, bool leader, bool include_kernel)
-{
-	memset(a, 0, sizeof(*a));
-	a->size = sizeof(*a);
-	a->type = type;
-	a->config = config;
-	a->disabled = leader;
-	a->exclude_kernel = !include_kernel;
-	a->exclude_hv = 1;
-	a->read_format = PERF_FORMAT_GROUP | PERF_FORMAT_TOTAL_TIME_ENABLED |
-			 PERF_FORMAT_TOTAL_TIME_RUNNING;
-}
-
-static int open_error(int err)
-{
-	return err == -EPERM || err == -EACCES ? -EACCES
-	       : err == -ENOENT || err == -ENODEV ? -EOPNOTSUPP : err;
-}
-
 static int open_group(struct td *td, struct td_gen *g, bool include_kernel)
 {
 	struct perf_event_attr attr;
@@ -50,11 +30,11 @@ static int open_group(struct td *td, struct td_gen *g, bool include_kernel)
 	for (unsigned i = 0; i < g->m.nr; i++) {
 		int fd;
 
-		fill_attr(&attr, td->pmu.type, g->m.config[i], i == 0,
+		td_fill_attr(&attr, td->pmu.type, g->m.config[i], i == 0,
 			  include_kernel);
 		fd = td_sys_perf_open(&attr, i ? g->fd[0] : -1);
 		if (fd < 0)
-			return open_error(fd);
+			return td_open_error(fd);
 		g->fd[i] = fd;
 	}
 	return 0;

@@ -21,12 +21,13 @@
 #include "arch.h"
 #include "internal.h"
 
-static void fill_attr(struct perf_event_attr *a, const struct td_pmu *pmu,
-		      uint64_t config, bool leader, bool include_kernel)
+/* One member of a counting group (both sources): identical exclude bits. */
+void td_fill_attr(struct perf_event_attr *a, uint32_t type, uint64_t config,
+		  bool leader, bool include_kernel)
 {
 	memset(a, 0, sizeof(*a));
 	a->size = sizeof(*a);
-	a->type = pmu->type;
+	a->type = type;
 	a->config = config;
 	a->disabled = leader;
 	a->exclude_kernel = !include_kernel;
@@ -36,7 +37,7 @@ static void fill_attr(struct perf_event_attr *a, const struct td_pmu *pmu,
 }
 
 /* Errors of perf_event_open(2) as the API documents them. */
-static int open_error(int err)
+int td_open_error(int err)
 {
 	switch (err) {
 	case -EPERM:
@@ -56,20 +57,20 @@ static int open_members(struct td *td, bool include_kernel)
 	struct perf_event_attr attr;
 	int fd;
 
-	fill_attr(&attr, &td->pmu, td->pmu.slots_config, true, include_kernel);
+	td_fill_attr(&attr, td->pmu.type, td->pmu.slots_config, true, include_kernel);
 	/* metrics-clear mode: config1 of the slots event (K-new) */
 	if (td->clear_mode)
 		attr.config1 = td->pmu.metrics_clear_config1;
 	fd = td_sys_perf_open(&attr, -1);
 	if (fd < 0)
-		return open_error(fd);
+		return td_open_error(fd);
 	td->leader_fd = fd;
 	for (unsigned i = 0; i < td->pmu.nr_metrics; i++) {
-		fill_attr(&attr, &td->pmu, td->pmu.metric_config[i], false,
+		td_fill_attr(&attr, td->pmu.type, td->pmu.metric_config[i], false,
 			  include_kernel);
 		fd = td_sys_perf_open(&attr, td->leader_fd);
 		if (fd < 0)
-			return open_error(fd);
+			return td_open_error(fd);
 		td->metric_fd[i] = fd;
 	}
 	return 0;

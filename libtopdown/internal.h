@@ -246,6 +246,9 @@ TD_HIDDEN int td_pmu_parse_event(const char *pmu, const char *spec,
 				 uint64_t *config);
 
 /* group.c: the perf_event group. */
+TD_HIDDEN void td_fill_attr(struct perf_event_attr *a, uint32_t type,
+			    uint64_t config, bool leader, bool include_kernel);
+TD_HIDDEN int td_open_error(int err);
 TD_HIDDEN int td_group_open(struct td *td, bool include_kernel,
 			   bool want_rdpmc);
 TD_HIDDEN void td_group_close(struct td *td);
