@@ -112,26 +112,22 @@ struct td_policy {
  * is due when SLOTS since the last reset exceed it.  len: the coming
  * region's expected slots.  Shifts and a multiply, no division.
  */
-static inline uint64_t td_policy_threshold(const struct td_policy *p,
-					   uint64_t len)
-{
-	uint64_t by_err;
-
-	if (p->kind == TD_RESET_ALWAYS)
-		return 0;
-	if (p->kind == TD_RESET_NEVER)
-		return UINT64_MAX;
-	by_err = ((len ? len : TD_SHORT_SLOTS) >> 16) * p->k_q16;
-	return by_err > p->min_gap - 1 ? by_err : p->min_gap - 1;
-}
-
-/* The same for a fast-path handle (auto or never: never has min_gap max). */
 static inline uint64_t td_policy_threshold_auto(const struct td_policy *p,
 						uint64_t len)
 {
 	uint64_t by_err = (len >> 16) * p->k_q16;
 
+	/* never: td_policy_setup made min_gap UINT64_MAX */
 	return by_err > p->min_gap - 1 ? by_err : p->min_gap - 1;
+}
+
+/* Any policy; len 0 (unknown) is taken as a short region. */
+static inline uint64_t td_policy_threshold(const struct td_policy *p,
+					   uint64_t len)
+{
+	if (p->kind == TD_RESET_ALWAYS)
+		return 0;
+	return td_policy_threshold_auto(p, len ? len : TD_SHORT_SLOTS);
 }
 
 /* Where td_region_end sends records: record.c. */
@@ -173,7 +169,6 @@ struct td {
 	struct td_counts last_read; /* read(2) path: last counts returned */
 	uint64_t foreign_resets; /* SLOTS went backwards: someone else reset */
 	uint64_t resets;         /* IOC_RESETs the library issued */
-	uint64_t unreadable;     /* readings that found the group unscheduled */
 
 	struct td_policy policy;
 

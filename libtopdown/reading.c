@@ -30,7 +30,6 @@
 /* cap_user_rdpmc is bit 2 of perf_event_mmap_page.capabilities. */
 #define TD_CAP_USER_RDPMC (UINT64_C(1) << 2)
 
-#define add_metric_slots td_counts_add
 
 struct raw_reading {
 	uint64_t slots;
@@ -122,7 +121,7 @@ static inline bool rdpmc_read(const struct td *td, struct raw_reading *r)
 /* SLOTS went backwards: someone else zeroed the registers. */
 static void fold_foreign_reset(struct td *td)
 {
-	add_metric_slots(&td->base, td->last_raw_slots, td->last_raw_metrics);
+	td_counts_add(&td->base, td->last_raw_slots, td->last_raw_metrics);
 	td->qerr_base += td->last_raw_slots;
 	td->foreign_resets++;
 }
@@ -130,7 +129,6 @@ static void fold_foreign_reset(struct td *td)
 static void unreadable_sample(struct td *td, struct td_sample *s)
 {
 	td->last_lock = 1; /* odd: never a settled lock, no fast path */
-	td->unreadable++;
 	s->valid = false;
 	s->c = td->base;
 	s->raw_slots = 0;
@@ -148,7 +146,7 @@ static void cumulative_sample(struct td *td, const struct raw_reading *r,
 	td->last_raw_metrics = r->metrics;
 	s->raw_metrics = r->metrics;
 	s->c = td->base;
-	add_metric_slots(&s->c, r->slots, r->metrics);
+	td_counts_add(&s->c, r->slots, r->metrics);
 	s->raw_slots = r->slots;
 	s->unsched = r->unsched;
 	s->valid = true;
@@ -260,7 +258,7 @@ static int clear_sample(struct td *td, struct td_sample *s)
 		cumulative_sample(td, &r, s);
 		return 0;
 	}
-	add_metric_slots(&td->base, r.slots, r.metrics);
+	td_counts_add(&td->base, r.slots, r.metrics);
 	td->qerr_base += r.slots + restore_error(td, r.lock, r.slots);
 	s->c = td->base;
 	s->raw_slots = 0;

@@ -54,7 +54,6 @@ struct emu_group {
 	bool metrics_clear;     /* leader opened with config1 bit 0 */
 	bool enabled, started, scheduled;
 	uint64_t saved_slots, saved_metrics;
-	struct emu_hw saved_hw; /* exact restore on schedule-in */
 	uint64_t time_enabled, time_running;
 };
 
@@ -91,7 +90,6 @@ struct emu_state {
 	bool has_pmu, has_topdown, l2, paranoid;
 	int rdpmc_knob;
 	bool has_metrics_clear;
-	bool exact_restore;     /* restore internal state exactly (test knob) */
 	bool switch_out_at_reset; /* next IOC_RESET finds the group inactive */
 	enum emu_clear_trigger clear_trigger;
 	uint32_t core_type;

@@ -184,7 +184,6 @@ void emu_topdown_update(struct emu_group *g, bool reset)
 	} else {
 		g->saved_slots = slots;
 		g->saved_metrics = metrics;
-		g->saved_hw = *hw;
 	}
 }
 
@@ -233,11 +232,8 @@ static void schedule_in(struct emu_group *g)
 	g->scheduled = true;
 	emu_gen_start(g);
 	if (g->saved_slots) {
-		if (emu.exact_restore)
-			g->owner->hw = g->saved_hw;
-		else
-			hw_restore_from_word(&g->owner->hw, g->saved_slots,
-					     g->saved_metrics);
+		hw_restore_from_word(&g->owner->hw, g->saved_slots,
+				     g->saved_metrics);
 	}
 	group_pages_update(g);
 }
