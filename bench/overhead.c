@@ -25,9 +25,26 @@
 #include "emu.h"
 #include "topdown.h"
 
+#define MAX_RDPMCS 8
+
 struct counts {
-	unsigned long lib, window, syscalls, rdpmcs;
+	unsigned long lib, syscalls, rdpmcs;
+	unsigned long lib_at[MAX_RDPMCS]; /* lib instructions before each RDPMC */
 };
+
+/*
+ * RDPMCs of a begin/end pair: begin reads SLOTS then PERF_METRICS, end
+ * reads SLOTS first.  The window is what runs between begin's last read
+ * and end's first (reads 2 and 3, or 4 and 5 for the inner region of the
+ * nested sequence); "between" what runs between begin's two reads, which
+ * separates its SLOTS reading from its PERF_METRICS reading.
+ */
+static unsigned long span(const struct counts *c, unsigned from, unsigned to)
+{
+	if (to > c->rdpmcs || to > MAX_RDPMCS)
+		return 0;
+	return c->lib_at[to - 1] - c->lib_at[from - 1];
+}
 
 /* The measured sequences, run in the traced child between two SIGSTOPs. */
 static void child(void)
@@ -92,7 +109,7 @@ static int lib_range(pid_t pid, unsigned long *lo, unsigned long *hi)
 static struct counts step_section(pid_t pid, unsigned long lo,
 				  unsigned long hi, uint64_t *slots)
 {
-	struct counts c = { 0, 0, 0, 0 };
+	struct counts c = { 0, 0, 0, { 0 } };
 	int status;
 
 	for (;;) {
@@ -110,13 +127,13 @@ static struct counts step_section(pid_t pid, unsigned long lo,
 			regs.rdx = v >> 32;
 			regs.rip += 2;
 			ptrace(PTRACE_SETREGS, pid, NULL, &regs);
+			if (c.rdpmcs < MAX_RDPMCS)
+				c.lib_at[c.rdpmcs] = c.lib;
 			c.rdpmcs++;
 			continue;
 		}
 		if (regs.rip >= lo && regs.rip < hi) {
 			c.lib++;
-			if (c.rdpmcs % 4 == 2)
-				c.window++;
 			if ((word & 0xffff) == 0x050f)
 				c.syscalls++;
 		}
@@ -147,21 +164,27 @@ int main(void)
 	}
 	printf("# instructions per begin/end on the RDPMC fast path "
 	       "(libtopdown.so only, RDPMCs excluded; single-stepped)\n");
-	printf("%-38s %8s %8s %9s %7s\n", "sequence", "instr", "window",
-	       "syscalls", "rdpmc");
+	printf("%-38s %6s %7s %8s %9s %6s\n", "sequence", "instr", "window",
+	       "between", "syscalls", "rdpmc");
 	for (int i = 0; i < 3; i++) {
 		struct counts c;
+		unsigned first = i == 2 ? 3 : 1; /* nested: the inner region */
+		unsigned long window;
+
 		ptrace(PTRACE_SINGLESTEP, pid, NULL, NULL);
 		waitpid(pid, &status, 0);
 		c = step_section(pid, lo, hi, &slots);
-		printf("%-38s %8lu %8lu %9lu %7lu\n", names[i], c.lib, c.window,
-		       c.syscalls, c.rdpmcs);
-		if (i == 0 && (c.lib > 60 || c.window > 12 || c.syscalls))
+		window = span(&c, first + 1, first + 2);
+		printf("%-38s %6lu %7lu %8lu %9lu %6lu\n", names[i], c.lib,
+		       window, span(&c, first, first + 1), c.syscalls,
+		       c.rdpmcs);
+		if ((i == 0 && c.lib > 60) || window > 12 || c.syscalls)
 			ok = 0;
 	}
 	ptrace(PTRACE_CONT, pid, NULL, NULL);
 	waitpid(pid, &status, 0);
-	printf("\n# targets (pair without result): <= 60 instructions, <= 12 "
-	       "in the window, 0 syscalls: %s\n", ok ? "met" : "MISSED");
+	printf("\n# targets: <= 60 instructions per pair without result; "
+	       "<= 12 in the window and 0 syscalls in every row: %s\n",
+	       ok ? "met" : "MISSED");
 	return 0; /* reported, not enforced: see README, Overhead */
 }

@@ -215,7 +215,9 @@ TD_API void td_close(struct td *td);
  *  -ESTALE    td was inherited across fork(): it counts the parent's
  *             thread; td_close it and td_open a new handle in the child;
  *  -EIO       the read(2) path failed.
- * Both thread and fork checks cost a few loads, no system call.
+ * The thread and fork checks cost one compare on the fast path (a
+ * thread-local pointer to the thread's first handle) and a few loads
+ * otherwise; no system call.
  * A reading that cannot be taken (group not scheduled) does not fail: the
  * region is completed but its result is flagged TD_RESULT_UNRELIABLE.
  */

@@ -16,6 +16,21 @@ static inline uint64_t td_rdpmc(uint32_t counter)
 	(void)counter;
 	return 0;
 }
+
+static inline void td_rdpmc_halves(uint32_t counter, uint64_t *lo,
+				   uint64_t *hi)
+{
+	(void)counter;
+	*lo = *hi = 0;
+}
+
+static inline void td_rdpmc_pair(uint32_t first, uint32_t second,
+				 uint64_t *lo1, uint64_t *hi1, uint64_t *lo2,
+				 uint64_t *hi2)
+{
+	(void)first, (void)second;
+	*lo1 = *hi1 = *lo2 = *hi2 = 0;
+}
 #endif
 
 #ifndef TD_HAVE_THREAD_POINTER

@@ -10,7 +10,7 @@
  * nothing.  Counts are cumulative since the group's first enable, so
  * region deltas are plain differences: no folding, no resets, no 8-bit
  * quantisation (qerr stays 0).  begin/end reach this through
- * td_take_sample: td->fast_pc stays NULL for this source.
+ * td_take_sample: td->fast stays false for this source.
  */
 #include <errno.h>
 #include <stdlib.h>

@@ -80,8 +80,10 @@ int td_named_end(struct td *td, struct td_named *n, struct td_result *res)
 	if (p->owner != td)
 		return p->owner ? -EXDEV : -ESRCH;
 	td->sink.pending = n;
+	td_end_key_refresh(td);
 	err = td_region_end(td, &p->region, res);
 	td->sink.pending = NULL;
+	td_end_key_refresh(td);
 	if (err == 0)
 		p->open = false;
 	return err;

@@ -58,7 +58,7 @@ void td_close(struct td *td)
 	if (td->leader_fd >= 0)
 		td_group_close(td);
 	td_hybrid_close(td);
-	free(td);
+	td_owner_free(td);
 }
 
 int td_query(const struct td *td, struct td_info *info)
