@@ -137,9 +137,14 @@ $(B)/bench/overhead: $(B)/bench/overhead.o $(EMU_OBJS) $(B)/libtopdown.so
 	$(CC) $(LDFLAGS) -rdynamic -o $@ $< $(EMU_OBJS) -L$(B) -ltopdown \
 		-Wl,-rpath,'$$ORIGIN/..' -lm -ldl -lpthread
 
-bench: $(B)/bench/accuracy $(B)/bench/overhead
+$(B)/bench/timing: $(B)/bench/timing.o $(STATIC_LIB)
+	$(CC) $(LDFLAGS) -o $@ $^ -lm -lpthread
+
+bench: $(B)/bench/accuracy $(B)/bench/overhead $(B)/bench/timing \
+       $(B)/libtdemu.so
 	$(B)/bench/accuracy
 	$(B)/bench/overhead
+	@sh examples/run-demo.sh $(B)/bench/timing $(B)/libtdemu.so
 
 # HARNESS_ARGS: table, csv or jsonl for one format (default: all three).
 harness: $(B)/examples/harness $(B)/libtdemu.so
