@@ -373,6 +373,46 @@ static bool fast_end_ok(const struct td *td, struct td_region *r,
 	       slots >= td->last_raw_slots;
 }
 
+/*
+ * Both readings taken under the same version of the handle's state: the
+ * folded bases cancel, and so do the error scales at folds.
+ */
+static void same_snap_delta(const struct td_region_priv *p, uint64_t slots,
+			    uint64_t metrics, struct td_delta *d)
+{
+	d->slots = (int64_t)(slots - p->slots);
+#pragma GCC unroll 8
+	for (unsigned i = 0; i < TD_NR_METRICS; i++)
+		d->cat[i] = (int64_t)(((metrics >> (8 * i)) & 0xff) * slots -
+				      ((p->metrics >> (8 * i)) & 0xff) *
+					      p->slots);
+	d->qerr = slots + p->slots;
+}
+
+/*
+ * The common end with a result: nothing changed the handle's state since
+ * the begin (same epoch: no fold, no schedule-in, no untrusted event, no
+ * reset, so the region is reliable unless its own delta says otherwise)
+ * and no record is wanted.
+ */
+static void end_same_snap(struct td *td, struct td_region_priv *p,
+			  struct td_result *res, uint64_t slots,
+			  uint64_t metrics)
+{
+	struct td_delta d;
+
+	td->last_raw_slots = slots;
+	td->last_raw_metrics = metrics;
+	same_snap_delta(p, slots, metrics, &d);
+	td_decode(&d, td->pmu.nr_metrics == TD_NR_METRICS, res);
+	res->resets = 0;
+	if (!td_delta_consistent(&d, td->pmu.nr_metrics == TD_NR_METRICS))
+		td_record_mark_unreliable(res);
+	p->reset_at = td_policy_threshold(&td->policy, (uint64_t)d.slots);
+	td->policy.recent_reset_at = p->reset_at;
+	p->owner = NULL;
+}
+
 /* End with a result: both registers read at once, then checked. */
 static __attribute__((noinline)) int end_result(struct td *td,
 						struct td_region *r,
@@ -380,9 +420,16 @@ static __attribute__((noinline)) int end_result(struct td *td,
 						uint64_t slots,
 						uint64_t metrics)
 {
+	struct td_region_priv *p = priv(r);
+
 	if (!fast_end_ok(td, r, slots))
 		return slow_end(td, r, res);
-	end_with_reading(td, priv(r), res, slots, metrics);
+	if (TD_LIKELY((uint32_t)(p->key >> 32) ==
+			      (uint32_t)(td->epoch_hi >> 32) &&
+		      !td->sink.buf && !td->sink.pending))
+		end_same_snap(td, p, res, slots, metrics);
+	else
+		end_with_reading(td, p, res, slots, metrics);
 	return 0;
 }
 
