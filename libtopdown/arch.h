@@ -24,13 +24,11 @@ static inline void td_rdpmc_halves(uint32_t counter, uint64_t *lo,
 	*lo = *hi = 0;
 }
 
-static inline void td_rdpmc_pair(uint32_t first, uint32_t second,
-				 uint64_t *lo1, uint64_t *hi1, uint64_t *lo2,
-				 uint64_t *hi2)
-{
-	(void)first, (void)second;
-	*lo1 = *hi1 = *lo2 = *hi2 = 0;
-}
+#define td_rdpmc_pair(first, second, lo1, hi1, lo2, hi2)                   \
+	do {                                                                 \
+		td_rdpmc_halves((first), (lo1), (hi1));                      \
+		td_rdpmc_halves((second), (lo2), (hi2));                     \
+	} while (0)
 #endif
 
 #ifndef TD_HAVE_THREAD_POINTER

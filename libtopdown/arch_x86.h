@@ -43,32 +43,33 @@ static inline void td_rdpmc_halves(uint32_t counter, uint64_t *lo,
  * cannot schedule its own register moves between or before them: the
  * first's halves go to R10/R11 (free in the calling convention), the
  * second's stay in EAX/EDX (RDPMC clears bits 32-63 of both in 64-bit
- * mode).
+ * mode).  A macro: the second selector must be a constant ("i") at any
+ * optimisation level.
  */
-static inline void td_rdpmc_pair(uint32_t first, uint32_t second,
-				 uint64_t *lo1, uint64_t *hi1, uint64_t *lo2,
-				 uint64_t *hi2)
-{
 #if defined(__x86_64__)
-	register uint64_t l1 __asm__("r10");
-	register uint64_t h1 __asm__("r11");
-	uint32_t sel = first;
-
-	__asm__ __volatile__("rdpmc\n\t"
-			     "movq %%rax, %[l1]\n\t"
-			     "movq %%rdx, %[h1]\n\t"
-			     "movl %[second], %%ecx\n\t"
-			     "rdpmc"
-			     : [l1] "=&r"(l1), [h1] "=&r"(h1),
-			       "=a"(*lo2), "=d"(*hi2), "+c"(sel)
-			     : [second] "i"(second));
-	*lo1 = l1;
-	*hi1 = h1;
+#define td_rdpmc_pair(first, second, lo1, hi1, lo2, hi2)                   \
+	do {                                                                 \
+		register uint64_t l1_ __asm__("r10");                        \
+		register uint64_t h1_ __asm__("r11");                        \
+		uint32_t sel_ = (first);                                     \
+		__asm__ __volatile__("rdpmc\n\t"                             \
+				     "movq %%rax, %[l1]\n\t"                 \
+				     "movq %%rdx, %[h1]\n\t"                 \
+				     "movl %[sel2], %%ecx\n\t"               \
+				     "rdpmc"                                 \
+				     : [l1] "=&r"(l1_), [h1] "=&r"(h1_),     \
+				       "=a"(*(lo2)), "=d"(*(hi2)), "+c"(sel_) \
+				     : [sel2] "i"(second));                  \
+		*(lo1) = l1_;                                                \
+		*(hi1) = h1_;                                                \
+	} while (0)
 #else
-	td_rdpmc_halves(first, lo1, hi1);
-	td_rdpmc_halves(second, lo2, hi2);
+#define td_rdpmc_pair(first, second, lo1, hi1, lo2, hi2)                   \
+	do {                                                                 \
+		td_rdpmc_halves((first), (lo1), (hi1));                      \
+		td_rdpmc_halves((second), (lo2), (hi2));                     \
+	} while (0)
 #endif
-}
 
 #if defined(__x86_64__)
 /*

@@ -103,21 +103,20 @@ struct td_sample {
  * region copies it only when it changed since the region's previous begin:
  * td->epoch_hi names its version (see region.c).
  *
- * events packs two counters a region compares between its begin and end:
- * the library's own resets (bits 0-23: a region spanning 2^24 of them
- * reports the count modulo that) and untrusted events (bits 24-31: SLOTS
- * seen going backwards, the group found descheduled or unreadable; any
- * change flags the region).
+ * resets and untrusted are counters a region compares between its begin
+ * and end: the library's own resets (31 bits: a region spanning 2^31 of
+ * them reports the count modulo that; bit 31 is free for region.c) and
+ * untrusted events (SLOTS seen going backwards, the group found
+ * descheduled or unreadable: any change flags the region).
  */
 struct td_snap {
 	struct td_counts base;   /* folded counters (see struct td_counts) */
 	uint64_t qerr_base;      /* sum of raw SLOTS at every fold: error scale */
-	uint32_t events;
-	uint32_t unused;
+	uint32_t resets;
+	uint32_t untrusted;
 };
 
-#define TD_EVENTS_RESETS_MASK 0xffffffu
-#define TD_EVENTS_UNTRUSTED_SHIFT 24
+#define TD_SNAP_RESETS_MASK 0x7fffffffu
 
 struct td_policy {
 	enum td_reset_policy kind;

@@ -76,6 +76,8 @@ int td_named_end(struct td *td, struct td_named *n, struct td_result *res)
 
 	if (!td || !n)
 		return -EINVAL;
+	if (!td_owner_ok(td)) /* before touching the owner's state */
+		return td_owner_error(td);
 	p = priv(n);
 	if (p->owner != td)
 		return p->owner ? -EXDEV : -ESRCH;

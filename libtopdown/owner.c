@@ -56,6 +56,9 @@ static void on_fork_child(void)
 {
 	td_fork_generation++;
 	td_fast_td = TD_NO_FAST; /* the child has no perf mappings */
+	/* ... and its handles are freed by td_close, not at thread exit */
+	if (have_exit_key)
+		pthread_setspecific(exit_key, NULL);
 }
 
 /* The owner thread exits: its pointer dies with it. */
@@ -107,7 +110,9 @@ static void drop_closed(void)
  */
 void td_fast_claim(struct td *td)
 {
-	if (td_fast_td != TD_NO_FAST && td_fast_td->fast_life == FAST_CLOSED)
+	if (td_fast_td != TD_NO_FAST &&
+	    __atomic_load_n(&td_fast_td->fast_life, __ATOMIC_ACQUIRE) ==
+		    FAST_CLOSED)
 		drop_closed();
 	if (td_fast_td != TD_NO_FAST || !have_exit_key ||
 	    pthread_setspecific(exit_key, td) != 0)
@@ -122,7 +127,8 @@ void td_owner_free(struct td *td)
 	bool here = td->owner == td_thread_self() &&
 		    td->fork_gen == td_fork_generation;
 
-	if (td->fast_life == FAST_NONE || td->fork_gen != td_fork_generation) {
+	if (__atomic_load_n(&td->fast_life, __ATOMIC_ACQUIRE) == FAST_NONE ||
+	    td->fork_gen != td_fork_generation) {
 		free(td);
 	} else if (here) {
 		if (td_fast_td == td) {
@@ -134,6 +140,17 @@ void td_owner_free(struct td *td)
 				       __ATOMIC_ACQ_REL) == FAST_OWNER_GONE) {
 		free(td);
 	}
+}
+
+/*
+ * Unloaded (dlclose): no thread-exit destructor may run in unmapped code.
+ * Handles closed by other threads while their owners live stay allocated.
+ */
+__attribute__((destructor)) static void unload(void)
+{
+	if (have_exit_key)
+		pthread_key_delete(exit_key);
+	have_exit_key = false;
 }
 
 #ifndef TD_HAVE_THREAD_POINTER

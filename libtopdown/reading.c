@@ -330,8 +330,8 @@ static uint64_t next_epoch_hi(void)
 
 void td_snap_publish(struct td *td, const struct td_snap *before)
 {
-	td->snap.events = (uint32_t)(td->resets & TD_EVENTS_RESETS_MASK) |
-			  (uint32_t)(td->untrusted << TD_EVENTS_UNTRUSTED_SHIFT);
+	td->snap.resets = (uint32_t)td->resets & TD_SNAP_RESETS_MASK;
+	td->snap.untrusted = (uint32_t)td->untrusted;
 	if (!td->epoch_hi || memcmp(before, &td->snap, sizeof(*before)) != 0)
 		td->epoch_hi = next_epoch_hi();
 	td_end_key_refresh(td);

@@ -38,7 +38,8 @@
 
 #define TD_RDPMC_SLOTS   ((1u << 30) | 3)
 #define TD_RDPMC_METRICS (1u << 29)
-#define TD_BEGIN_UNREAD  1u /* snap.unused: the begin could not read */
+/* In a region's copy of snap.resets: the begin could not read. */
+#define TD_BEGIN_UNREAD  0x80000000u
 
 /* The private layout of struct td_region (128 bytes, ABI). */
 struct td_region_priv {
@@ -161,8 +162,7 @@ static void store_begin(struct td *td, struct td_region_priv *p,
 	if (!s->raw_slots) /* a folded reading: read(2), metrics-clear, ... */
 		p->snap.base = s->c;
 	if (!s->valid) {
-		p->snap.unused = TD_BEGIN_UNREAD;
-		p->snap.events += 1u << TD_EVENTS_UNTRUSTED_SHIFT;
+		p->snap.resets |= TD_BEGIN_UNREAD;
 	}
 	p->owner = td;
 }
@@ -232,15 +232,14 @@ static bool region_reliable(const struct td *td,
 			    const struct td_region_priv *p,
 			    const struct td_sample *s)
 {
-	return s->valid && !(p->snap.unused & TD_BEGIN_UNREAD) &&
-	       (td->snap.events >> TD_EVENTS_UNTRUSTED_SHIFT) ==
-		       (p->snap.events >> TD_EVENTS_UNTRUSTED_SHIFT);
+	return s->valid && !(p->snap.resets & TD_BEGIN_UNREAD) &&
+	       td->snap.untrusted == p->snap.untrusted;
 }
 
 static uint32_t region_resets(const struct td *td,
 			      const struct td_region_priv *p)
 {
-	return (td->snap.events - p->snap.events) & TD_EVENTS_RESETS_MASK;
+	return (td->snap.resets - p->snap.resets) & TD_SNAP_RESETS_MASK;
 }
 
 static void region_delta(const struct td_region_priv *p,
@@ -306,7 +305,7 @@ static void emit_record(struct td *td, const struct td_region_priv *p,
 static void finish_end(struct td *td, struct td_region_priv *p,
 		       const struct td_sample *s, struct td_result *res)
 {
-	if (s->valid && !(p->snap.unused & TD_BEGIN_UNREAD)) {
+	if (s->valid && !(p->snap.resets & TD_BEGIN_UNREAD)) {
 		uint64_t len = s->c.slots - (p->snap.base.slots + p->slots);
 		p->reset_at = td_policy_threshold(&td->policy, len);
 		td->policy.recent_reset_at = p->reset_at;
@@ -435,15 +434,25 @@ static __attribute__((noinline)) int end_result(struct td *td,
 
 /*
  * A fast end whose checks failed: misuse, a page update, SLOTS backwards,
- * or records to write (end_key poisoned), which needs PERF_METRICS too.
+ * or records to write (end_key poisoned).  A record needs PERF_METRICS
+ * too: both registers are read again, back to back, so that the reading
+ * is one instant's (at the cost of these few instructions counted in the
+ * region).
  */
 static __attribute__((noinline)) int end_unusual(struct td *td,
 						 struct td_region *r,
 						 uint64_t slots)
 {
+	uint64_t lo, hi, mlo, mhi;
+
 	if (!fast_end_ok(td, r, slots) || !(td->sink.buf || td->sink.pending))
 		return slow_end(td, r, NULL);
-	end_with_reading(td, priv(r), NULL, slots, td_rdpmc(TD_RDPMC_METRICS));
+	td_rdpmc_pair(TD_RDPMC_SLOTS, TD_RDPMC_METRICS, &lo, &hi, &mlo, &mhi);
+	td_compiler_barrier();
+	slots = td_join48(lo, hi);
+	if (slots < td->last_raw_slots) /* a reset since the first read */
+		return slow_end(td, r, NULL);
+	end_with_reading(td, priv(r), NULL, slots, (mhi << 32) | mlo);
 	return 0;
 }
 

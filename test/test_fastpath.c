@@ -11,6 +11,8 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "helpers.h"
 #include "internal.h"
@@ -253,6 +255,72 @@ static void test_close_by_other_thread(void **state)
 		td_close(mine[i]);
 }
 
+/*
+ * Untrusted events are counted, not just noticed: a long outer region
+ * spanning hundreds of foreign resets (here 257, one more than a byte
+ * holds) must be flagged, never reported as if it had lost nothing.
+ */
+static void test_many_foreign_resets_flagged(void **state)
+{
+	struct td_region outer = { { 0 } }, inner = { { 0 } };
+	struct td_result res;
+	struct td *td;
+
+	(void)state;
+	emu_setup(EMU_SPR);
+	assert_int_equal(td_open(&td, NULL), 0);
+	emu_run(1000000, &MIX_STREAM);
+	assert_int_equal(td_region_begin(td, &outer), 0);
+	for (int i = 0; i < 257; i++) {
+		assert_int_equal(td_region_begin(td, &inner), 0);
+		emu_run(10000, &MIX_CHAIN);
+		assert_int_equal(td_region_end(td, &inner, NULL), 0);
+		emu_run(500000, &MIX_CHAIN);
+		emu_foreign_read();
+	}
+	assert_int_equal(td_region_end(td, &outer, &res), 0);
+	assert_true(res.flags & TD_RESULT_UNRELIABLE);
+	td_close(td);
+}
+
+/* In the child: wait for its first thread to exit, then leave at once
+ * (no exit handlers: the parent's copied state is not the child's leak). */
+static void *reap_and_exit(void *arg)
+{
+	pthread_join(*(pthread_t *)arg, NULL);
+	_exit(0);
+}
+
+/*
+ * A fork child closes its inherited handle, as it should, then its thread
+ * exits: nothing may touch the freed handle at thread exit (ASan and
+ * valgrind runs of this test would see it).
+ */
+static void test_fork_child_close_then_thread_exit(void **state)
+{
+	struct td *td;
+	int status;
+	pid_t pid;
+
+	(void)state;
+	emu_setup(EMU_SPR);
+	assert_int_equal(td_open(&td, NULL), 0);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		static pthread_t first, reaper;
+
+		first = pthread_self();
+		td_close(td);
+		if (pthread_create(&reaper, NULL, reap_and_exit, &first) != 0)
+			_exit(3);
+		pthread_exit(NULL); /* runs thread-specific destructors */
+	}
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	td_close(td);
+}
+
 int main(void)
 {
 	mallopt(M_ARENA_MAX, 1); /* test_close_by_other_thread: one arena */
@@ -265,6 +333,10 @@ int main(void)
 		cmocka_unit_test_teardown(test_threshold_follows_shorter_region,
 					  teardown),
 		cmocka_unit_test_teardown(test_close_by_other_thread, teardown),
+		cmocka_unit_test_teardown(test_many_foreign_resets_flagged,
+					  teardown),
+		cmocka_unit_test_teardown(test_fork_child_close_then_thread_exit,
+					  teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
