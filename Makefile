@@ -209,7 +209,7 @@ VALGRIND := valgrind -q --error-exitcode=1 --leak-check=full \
 	--errors-for-leak-kinds=definite,indirect --track-fds=no
 test-valgrind: $(TEST_BINS)
 	@set -e; for t in $(TEST_BINS); do echo "== valgrind $$t"; \
-		TD_STRESS_REGIONS=300 $(VALGRIND) $$t; done
+		TD_STRESS_REGIONS=300 TD_UNDER_VALGRIND=1 $(VALGRIND) $$t; done
 
 FUZZ_CC ?= clang
 FUZZ_TIME ?= 20
