@@ -172,6 +172,10 @@ struct td_info {
 #define TD_INFO_METRICS_CLEAR (1u << 0) /* RDPMC metrics-clear mode: the
                                            hardware zeroes the counters at
                                            each reading; no resets needed */
+#define TD_INFO_DERIVED       (1u << 1) /* ordinary counters short (NMI
+                                           watchdog, VM): one formula term
+                                           is derived from the others
+                                           instead of counted (README) */
 
 struct td;
 
@@ -192,6 +196,9 @@ struct td;
  *               events/slots) and the model is not in the formula table
  *               (README "Supported CPUs"); td_strerror names the CPU;
  *  -EACCES      perf_event_paranoid (or a security policy) forbids it;
+ *  -ENOSPC      ordinary-counter CPUs: too few free counters for the
+ *               smallest exact event set (the NMI watchdog holds one on
+ *               AMD, a VM may expose fewer); td_strerror says the fix;
  *  -EMFILE, -ENFILE, -ENOMEM   out of descriptors or memory;
  *  any other negative errno perf_event_open(2) or mmap(2) returned.
  */

@@ -33,6 +33,7 @@ static void zen(struct td_gen_model *m, unsigned width, const char *name)
 	m->config[TD_ZEN_SMT] = AMD_EV(0x1a0, 0x60); /* smt_contention */
 	m->config[TD_ZEN_DISP] = AMD_EV(0x0aa, 0x07); /* de_src_op_disp.all */
 	m->config[TD_ZEN_RET] = AMD_EV(0x0c1, 0);   /* ex_ret_ops */
+	m->derivable = TD_ZEN_SMT;
 }
 
 /*
@@ -92,6 +93,7 @@ static void atom(struct td_gen_model *m, unsigned width, const char *name,
 	m->config[TD_V2_BAD] = bad;
 	m->config[TD_V2_RET] = ret;
 	m->config[TD_V2_BE] = be;
+	m->derivable = TD_V2_BE;
 }
 
 /* Family 6 model numbers: the kernel's arch/x86/include/asm/intel-family.h. */

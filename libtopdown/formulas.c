@@ -77,6 +77,28 @@ void td_formula_atom_v2(unsigned width, const uint64_t *v,
 	c->cat[TD_M_BE_BOUND] = 255 * v[TD_V2_BE];
 }
 
+/*
+ * Counter budget (generic.c): the one event a formula can do without,
+ * computed from the others, which must then sum to the slots exactly.
+ * Zen: smt_contention = W x cycles - FE - BE - de_src_op_disp.all
+ * (arm-amd-topdown.md section 6; inference there: empty slots by reason
+ * plus dispatched ops partition the slots).  Atom V2: backend = W x
+ * clocks - FE - bad - retiring (inference: the V2 TOPDOWN_*.ALL events
+ * classify every slot once, so the four partition the slots).
+ */
+void td_formula_derive(const struct td_gen_model *m, unsigned derived,
+		       uint64_t *v)
+{
+	uint64_t slots = m->width * v[0];
+
+	if (m->formula == TD_F_ZEN && derived == TD_ZEN_SMT)
+		v[TD_ZEN_SMT] = slots - v[TD_ZEN_FE] - v[TD_ZEN_BE] -
+				v[TD_ZEN_DISP];
+	else if (m->formula == TD_F_ATOM_V2 && derived == TD_V2_BE)
+		v[TD_V2_BE] = slots - v[TD_V2_FE] - v[TD_V2_BAD] -
+			      v[TD_V2_RET];
+}
+
 void td_formula_counts(const struct td_gen_model *m, const uint64_t *v,
 		       struct td_counts *c)
 {

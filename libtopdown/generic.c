@@ -23,28 +23,52 @@
 
 #define TD_CAP_USER_RDPMC (UINT64_C(1) << 2)
 
-static int open_group(struct td *td, struct td_gen *g, bool include_kernel)
+static void close_group(struct td *td, struct td_gen *g)
+{
+	for (unsigned i = 0; i < TD_GEN_MAX; i++) {
+		if (g->pc[i])
+			td_sys_unmap(g->pc[i], td->page_size);
+		if (g->fd[i] >= 0)
+			td_sys_close(g->fd[i]);
+		g->pc[i] = NULL;
+		g->fd[i] = -1;
+	}
+	g->nr = 0;
+}
+
+/* The model's events, but for the derived one, in model order. */
+static void choose_events(struct td_gen *g, unsigned derived)
+{
+	g->nr = 0;
+	g->derived = derived;
+	for (unsigned i = 0; i < g->m.nr; i++)
+		if (i != derived || !derived)
+			g->ev[g->nr++] = (uint8_t)i;
+}
+
+static int open_group(struct td_gen *g, uint32_t type,
+		      bool include_kernel)
 {
 	struct perf_event_attr attr;
 
-	for (unsigned i = 0; i < g->m.nr; i++) {
+	for (unsigned k = 0; k < g->nr; k++) {
 		int fd;
 
-		td_fill_attr(&attr, td->pmu.type, g->m.config[i], i == 0,
-			  include_kernel);
-		fd = td_sys_perf_open(&attr, i ? g->fd[0] : -1);
+		td_fill_attr(&attr, type, g->m.config[g->ev[k]], k == 0,
+			     include_kernel);
+		fd = td_sys_perf_open(&attr, k ? g->fd[0] : -1);
 		if (fd < 0)
 			return td_open_error(fd);
-		g->fd[i] = fd;
+		g->fd[k] = fd;
 	}
 	return 0;
 }
 
 static int map_pages(struct td *td, struct td_gen *g)
 {
-	for (unsigned i = 0; i < g->m.nr; i++) {
-		g->pc[i] = td_sys_map(g->fd[i], td->page_size);
-		if (!g->pc[i])
+	for (unsigned k = 0; k < g->nr; k++) {
+		g->pc[k] = td_sys_map(g->fd[k], td->page_size);
+		if (!g->pc[k])
 			return errno ? -errno : -ENOMEM;
 	}
 	return 0;
@@ -54,10 +78,93 @@ static bool rdpmc_offered(const struct td *td, const struct td_gen *g)
 {
 	if (!TD_HAVE_USER_READ || td->pmu.rdpmc_knob == 0)
 		return false;
-	for (unsigned i = 0; i < g->m.nr; i++)
-		if (!g->pc[i]->cap_user_rdpmc)
+	for (unsigned k = 0; k < g->nr; k++)
+		if (!g->pc[k]->cap_user_rdpmc)
 			return false;
 	return true;
+}
+
+/* read(2) of the group: {nr, time_enabled, time_running, value[nr]}. */
+static int read_group(const struct td_gen *g, uint64_t *v, uint64_t *times)
+{
+	uint64_t buf[3 + TD_GEN_MAX];
+	size_t len = (3 + g->nr) * sizeof(uint64_t);
+	int n = td_sys_read(g->fd[0], buf, len);
+
+	if (n != (int)len || buf[0] != g->nr)
+		return n < 0 ? n : -EIO;
+	memcpy(v, buf + 3, g->nr * sizeof(uint64_t));
+	times[0] = buf[1];
+	times[1] = buf[2];
+	return 0;
+}
+
+/*
+ * Counter budget (issue 7 item 4).  x86 validate_group refuses at open a
+ * group larger than the PMU's counters (EINVAL on a member); a group that
+ * fits the PMU but not the counters left free (the NMI watchdog pins a
+ * cycles event on a GP counter on AMD, arm-amd-topdown.md section 6) is
+ * accepted and then never scheduled: right after the enable, with time
+ * enabled, time_running is still 0.  Either way the group is too big for
+ * this machine now.  Another perf user's group crowding it out at this
+ * moment looks the same; the smaller set is exact too, so that costs
+ * nothing (the failure message names both causes).
+ */
+static bool too_big(int err, unsigned opened)
+{
+	return err == -EINVAL && opened > 0;
+}
+
+static int group_scheduled(const struct td_gen *g)
+{
+	uint64_t v[TD_GEN_MAX], t[2];
+	int err = read_group(g, v, t);
+
+	if (err < 0)
+		return err;
+	return t[0] > 0 && t[1] == 0 ? -ENOSPC : 0;
+}
+
+/* Open, enable, map and check one set of events; -ENOSPC: too big. */
+static int try_set(struct td *td, struct td_gen *g, uint32_t type,
+		   bool include_kernel, bool check)
+{
+	int err = open_group(g, type, include_kernel);
+
+	if (err < 0) {
+		unsigned opened = 0;
+
+		while (opened < g->nr && g->fd[opened] >= 0)
+			opened++;
+		return too_big(err, opened) ? -ENOSPC : err;
+	}
+	err = td_sys_ioctl(g->fd[0], PERF_EVENT_IOC_ENABLE,
+			   PERF_IOC_FLAG_GROUP);
+	if (err == 0)
+		err = map_pages(td, g);
+	if (err == 0 && check)
+		err = group_scheduled(g);
+	return err;
+}
+
+/*
+ * The full set, else the smallest exact set (one term derived, see
+ * td_formula_derive), else -ENOSPC.  check: the thread runs on a CPU of
+ * this PMU now, so that not being scheduled means no counters.
+ */
+int td_gen_group_open(struct td *td, struct td_gen *g, uint32_t type,
+		      bool include_kernel, bool check)
+{
+	int err;
+
+	choose_events(g, 0);
+	err = try_set(td, g, type, include_kernel, check);
+	if (err != -ENOSPC || !g->m.derivable)
+		return err;
+	close_group(td, g);
+	choose_events(g, g->m.derivable);
+	err = try_set(td, g, type, include_kernel, check);
+	return err;
 }
 
 int td_generic_open(struct td *td, bool include_kernel, bool want_rdpmc)
@@ -75,12 +182,7 @@ int td_generic_open(struct td *td, bool include_kernel, bool want_rdpmc)
 		return err;
 	td->page_size = (size_t)sysconf(_SC_PAGESIZE);
 	td->pmu.nr_metrics = TD_NR_L1;
-	err = open_group(td, g, include_kernel);
-	if (err == 0)
-		err = td_sys_ioctl(g->fd[0], PERF_EVENT_IOC_ENABLE,
-				   PERF_IOC_FLAG_GROUP);
-	if (err == 0)
-		err = map_pages(td, g);
+	err = td_gen_group_open(td, g, td->pmu.type, include_kernel, true);
 	if (err < 0)
 		return err;
 	td->leader_fd = g->fd[0];
@@ -98,12 +200,7 @@ void td_generic_close(struct td *td)
 
 	if (!g)
 		return;
-	for (unsigned i = 0; i < TD_GEN_MAX; i++) {
-		if (g->pc[i])
-			td_sys_unmap(g->pc[i], td->page_size);
-		if (g->fd[i] >= 0)
-			td_sys_close(g->fd[i]);
-	}
+	close_group(td, g);
 	free(g);
 	td->gen = NULL;
 	td->slots_pc = td->metric_pc = NULL;
@@ -142,23 +239,33 @@ static bool read_rdpmc(const struct td_gen *g, uint64_t *v,
 
 	if (!read_one(g->pc[0], &v[0], unsched))
 		return false;
-	for (unsigned i = 1; i < g->m.nr; i++)
-		if (!read_one(g->pc[i], &v[i], &u))
+	for (unsigned k = 1; k < g->nr; k++)
+		if (!read_one(g->pc[k], &v[k], &u))
 			return false;
 	return true;
 }
 
-/* read(2) of the group: {nr, time_enabled, time_running, value[nr]}. */
-static int read_group(const struct td_gen *g, uint64_t *v, uint64_t *unsched)
+/*
+ * Cumulative values of the model's events, v[] in model order: the open
+ * ones by RDPMC (rdpmc) or read(2), the derived one computed.
+ */
+int td_gen_values(const struct td_gen *g, bool rdpmc, uint64_t *v,
+		  uint64_t *unsched)
 {
-	uint64_t buf[3 + TD_GEN_MAX];
-	size_t len = (3 + g->m.nr) * sizeof(uint64_t);
-	int n = td_sys_read(g->fd[0], buf, len);
+	uint64_t open[TD_GEN_MAX], t[2];
 
-	if (n != (int)len || buf[0] != g->m.nr)
-		return n < 0 ? n : -EIO;
-	memcpy(v, buf + 3, g->m.nr * sizeof(uint64_t));
-	*unsched = buf[1] - buf[2];
+	if (!rdpmc || !read_rdpmc(g, open, unsched)) {
+		int err = read_group(g, open, t);
+
+		if (err < 0)
+			return err;
+		*unsched = t[0] - t[1];
+	}
+	memset(v, 0, TD_GEN_MAX * sizeof(*v));
+	for (unsigned k = 0; k < g->nr; k++)
+		v[g->ev[k]] = open[k];
+	if (g->derived)
+		td_formula_derive(&g->m, g->derived, v);
 	return 0;
 }
 
@@ -167,13 +274,10 @@ int td_generic_sample(struct td *td, struct td_sample *s)
 	const struct td_gen *g = td->gen;
 	uint64_t v[TD_GEN_MAX];
 	uint64_t unsched;
+	int err = td_gen_values(g, td->path == TD_PATH_RDPMC, v, &unsched);
 
-	if (td->path != TD_PATH_RDPMC || !read_rdpmc(g, v, &unsched)) {
-		int err = read_group(g, v, &unsched);
-
-		if (err < 0)
-			return err;
-	}
+	if (err < 0)
+		return err;
 	td_formula_counts(&g->m, v, &s->c);
 	s->raw_slots = 0;    /* nothing to reset: never triggers a reset */
 	s->raw_metrics = 0;

@@ -33,11 +33,18 @@ struct td_gen_model {
 	unsigned nr;
 	uint64_t config[TD_GEN_MAX];
 	const char *name;       /* microarchitecture, e.g. "zen4" */
+	unsigned derivable;     /* event the formula can derive from the
+				   others when counters are short; 0 none */
 };
 
-/* The handle's generic group. */
+/*
+ * The handle's generic group: nr events open, ev[k] the model's index of
+ * open event k; derived (0: none) the model event computed instead.
+ */
 struct td_gen {
 	struct td_gen_model m;
+	unsigned nr, derived;
+	uint8_t ev[TD_GEN_MAX];
 	int fd[TD_GEN_MAX];
 	struct perf_event_mmap_page *pc[TD_GEN_MAX];
 };
@@ -49,6 +56,8 @@ TD_HIDDEN void td_formula_v45(unsigned width, const uint64_t *v,
 			      struct td_counts *c);
 TD_HIDDEN void td_formula_atom_v2(unsigned width, const uint64_t *v,
 				  struct td_counts *c);
+TD_HIDDEN void td_formula_derive(const struct td_gen_model *m,
+				 unsigned derived, uint64_t *v);
 TD_HIDDEN void td_formula_counts(const struct td_gen_model *m,
 				 const uint64_t *v, struct td_counts *c);
 
@@ -59,6 +68,12 @@ TD_HIDDEN int td_cpu_lookup(const char *vendor, unsigned family,
 			    unsigned model, struct td_gen_model *m);
 TD_HIDDEN int td_cpuinfo_parse(const char *text, char *vendor, size_t len,
 			       unsigned *family, unsigned *model);
+
+/* generic.c: one group of a model's events on PMU type (also hybrid.c). */
+TD_HIDDEN int td_gen_group_open(struct td *td, struct td_gen *g, uint32_t type,
+				bool include_kernel, bool check);
+TD_HIDDEN int td_gen_values(const struct td_gen *g, bool rdpmc, uint64_t *v,
+			    uint64_t *unsched);
 
 /* generic.c, pure: a counter value from a user page reading. */
 static inline uint64_t td_gen_value(int64_t offset, uint64_t raw,

@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
+#include "generic.h"
 
 int td_open(struct td **out, const struct td_options *opts)
 {
@@ -76,6 +76,8 @@ int td_query(const struct td *td, struct td_info *info)
 	i.resets = td->resets;
 	i.foreign_resets = td->foreign_resets;
 	i.flags = td->clear_mode ? TD_INFO_METRICS_CLEAR : 0;
+	if (td->gen && td->gen->derived)
+		i.flags |= TD_INFO_DERIVED;
 	memcpy(info, &i, i.size);
 	return 0;
 }

@@ -57,6 +57,15 @@ enum emu_profile {
  * (backend is what remains), and emu_truth.cat[4] counts its slots.
  */
 struct emu_mix emu_mix_amd(double ret, double bad, double fe, double smt);
+/*
+ * Counter budget of generic profiles: the PMU has n GP counters (a VM
+ * exposing fewer; validate_group then refuses a bigger group at open,
+ * EINVAL), and n of them are pinned by someone else (the NMI watchdog:
+ * a group that fits the PMU but not what is left is accepted and never
+ * scheduled, index 0, time_running 0).
+ */
+void emu_gp_set_counters(unsigned n);
+void emu_gp_reserve(unsigned n);
 /* Period of ordinary counters started from now on (default 2^47 - 1). */
 void emu_gp_set_period(uint64_t left);
 

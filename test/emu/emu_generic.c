@@ -13,6 +13,7 @@
  * - schedule-in may assign other counters (gp_rotate): index changes.
  * Workloads: true fractions in, the counts each formula expects out.
  */
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -102,10 +103,45 @@ static void set_period(struct emu_event *e)
 	e->overflowed = false;
 }
 
-void emu_gen_start(struct emu_group *g)
+void emu_gp_set_counters(unsigned n)
+{
+	emu.gp_counters = n;
+}
+
+void emu_gp_reserve(unsigned n)
+{
+	emu.gp_reserved = n;
+}
+
+static unsigned gp_members(const struct emu_group *g)
+{
+	unsigned n = 0;
+
+	for (int i = 0; i < g->nr; i++)
+		n += g->members[i]->kind == EMU_EV_GP;
+	return n;
+}
+
+/* validate_group (x86 core.c): a group must fit the PMU's counters,
+ * whoever else holds them; checked when a member joins. */
+int emu_gen_validate(const struct emu_group *g)
+{
+	return gp_members(g) + 1 > emu.gp_counters ? -EINVAL : 0;
+}
+
+/*
+ * Schedule-in: every member on a free counter, or the whole group stays
+ * out (group_sched_in's all-or-nothing transaction).  False: not
+ * scheduled; its pages then show index 0 and time_running stops.
+ */
+bool emu_gen_start(struct emu_group *g)
 {
 	unsigned k = emu.gp_rotate++;
 
+	if (gp_members(g) > emu.gp_counters - emu.gp_reserved) {
+		g->scheduled = false;
+		return false;
+	}
 	for (int i = 0; i < g->nr; i++) {
 		struct emu_event *e = g->members[i];
 
@@ -114,6 +150,7 @@ void emu_gen_start(struct emu_group *g)
 		e->counter = (int)((i + k) % emu.gp_counters);
 		set_period(e);
 	}
+	return true;
 }
 
 /* x86_perf_event_update: the 48-bit difference, page untouched. */

@@ -95,6 +95,7 @@ struct emu_state {
 	uint32_t core_type;
 	unsigned gen_width;     /* generic profiles: pipeline width, else 0 */
 	unsigned gp_counters;   /* general-purpose counters per CPU */
+	unsigned gp_reserved;   /* of which pinned by others (NMI watchdog) */
 	uint64_t gp_left;       /* period: counters start at -left */
 	unsigned gp_rotate;     /* shifts counter assignment per schedule-in */
 	char sysfs_root[256];
@@ -127,7 +128,8 @@ struct emu_event *emu_event_of(int fd);
 
 /* emu_generic.c */
 int emu_gen_signal(uint64_t config);
-void emu_gen_start(struct emu_group *g);
+bool emu_gen_start(struct emu_group *g);
+int emu_gen_validate(const struct emu_group *g);
 void emu_gen_stop(struct emu_group *g);
 void emu_gen_fold(struct emu_group *g);
 void emu_gen_run(uint64_t slots, const struct emu_mix *m);

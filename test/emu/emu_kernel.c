@@ -126,6 +126,8 @@ static int join_group(struct emu_event *e, struct emu_event *leader)
 	g = leader->group;
 	if (g->nr == EMU_MAX_MEMBERS)
 		return -EINVAL;
+	if (e->kind == EMU_EV_GP && emu_gen_validate(g) < 0)
+		return -EINVAL;
 	if (e->kind == EMU_EV_METRIC) {
 		unsigned n = 0;
 		for (int i = 0; i < g->nr; i++)
@@ -248,6 +250,7 @@ ssize_t emu_sys_read(struct emu_event *e, void *buf, size_t len)
 	emu_preload_advance();
 	emu_topdown_update(g, true);
 	emu_gen_fold(g); /* ordinary counters: updated, not reset */
+
 	if (fmt & PERF_FORMAT_GROUP)
 		out[n++] = (uint64_t)g->nr;
 	if (!(fmt & PERF_FORMAT_GROUP))

@@ -238,6 +238,13 @@ static void schedule_in(struct emu_group *g)
 	group_pages_update(g);
 }
 
+/* The enable itself takes time: 1 ns, counted as running if it runs. */
+static void enable_time(struct emu_group *g)
+{
+	g->time_enabled++;
+	g->time_running += g->scheduled;
+}
+
 void emu_group_enable(struct emu_group *g)
 {
 	if (g->enabled)
@@ -251,11 +258,13 @@ void emu_group_enable(struct emu_group *g)
 		g->scheduled = !g->owner->descheduled;
 		if (g->scheduled)
 			emu_gen_start(g);
+		enable_time(g);
 		group_pages_update(g);
 		return;
 	}
 	if (!g->owner->descheduled)
 		schedule_in(g);
+	enable_time(g);
 }
 
 void emu_group_disable(struct emu_group *g)
