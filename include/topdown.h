@@ -176,6 +176,10 @@ struct td_info {
                                            watchdog, VM): one formula term
                                            is derived from the others
                                            instead of counted (README) */
+#define TD_INFO_HYBRID_ECORE  (1u << 2) /* hybrid part: an E-core group on
+                                           cpu_atom too; regions that ran
+                                           on both report the slot-weighted
+                                           combination (README) */
 
 struct td;
 

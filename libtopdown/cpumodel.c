@@ -140,6 +140,37 @@ static int intel_lookup(unsigned family, unsigned model,
 	}
 }
 
+/*
+ * The E-core of each hybrid part (family 6 models: intel-family.h): Alder
+ * Lake and Raptor Lake have Gracemont (5 wide), Meteor Lake Crestmont
+ * (6), Lunar Lake and Arrow Lake Skymont (8) (intel-kernel-topdown.md
+ * section 6: perf's JSON widths per file).  Encodings as in the standalone
+ * table; the cpu_atom events/ strings override them.
+ */
+int td_hybrid_atom_lookup(unsigned family, unsigned model,
+			  struct td_gen_model *m)
+{
+	memset(m, 0, sizeof(*m));
+	if (family != 6)
+		return -ENOSYS;
+	switch (model) {
+	case 0x97: case 0x9a: case 0xb7: case 0xba: case 0xbf:
+		atom(m, 5, "gracemont", EV(0x71, 0, 0), EV(0x73, 0, 0),
+		     EV(0xc2, 0, 0), EV(0x74, 0, 0));
+		return 0;
+	case 0xaa: case 0xac:
+		atom(m, 6, "crestmont", EV(0x71, 0, 0), EV(0x73, 0, 0),
+		     EV(0x72, 0, 0), EV(0x74, 0, 0));
+		return 0;
+	case 0xbd: case 0xc5: case 0xc6: case 0xb5:
+		atom(m, 8, "skymont", EV(0x9c, 0x01, 0), EV(0x73, 0, 0),
+		     EV(0xc2, 0x02, 0), EV(0xa4, 0x02, 0));
+		return 0;
+	default:
+		return -ENOSYS;
+	}
+}
+
 int td_cpu_lookup(const char *vendor, unsigned family, unsigned model,
 		  struct td_gen_model *m)
 {
@@ -215,7 +246,8 @@ static void sysfs_overrides(const char *pmu, struct td_gen_model *m)
 	}
 }
 
-int td_cpu_model(const char *pmu, struct td_gen_model *m)
+static int model_from_cpuinfo(const char *pmu, bool hybrid,
+			      struct td_gen_model *m)
 {
 	char text[4096], vendor[32] = "", desc[96];
 	unsigned family = 0, model = 0;
@@ -225,7 +257,11 @@ int td_cpu_model(const char *pmu, struct td_gen_model *m)
 	if (n < 0)
 		return n;
 	err = td_cpuinfo_parse(text, vendor, sizeof(vendor), &family, &model);
-	if (err == 0)
+	if (err == 0 && hybrid)
+		err = strcmp(vendor, "GenuineIntel") == 0
+			      ? td_hybrid_atom_lookup(family, model, m)
+			      : -ENOSYS;
+	else if (err == 0)
 		err = td_cpu_lookup(vendor, family, model, m);
 	if (err < 0) {
 		snprintf(desc, sizeof(desc), "%s family %#x model %#x",
@@ -236,4 +272,14 @@ int td_cpu_model(const char *pmu, struct td_gen_model *m)
 	}
 	sysfs_overrides(pmu, m);
 	return 0;
+}
+
+int td_cpu_model(const char *pmu, struct td_gen_model *m)
+{
+	return model_from_cpuinfo(pmu, false, m);
+}
+
+int td_cpu_model_atom(const char *pmu, struct td_gen_model *m)
+{
+	return model_from_cpuinfo(pmu, true, m);
 }

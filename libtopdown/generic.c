@@ -74,7 +74,7 @@ static int map_pages(struct td *td, struct td_gen *g)
 	return 0;
 }
 
-static bool rdpmc_offered(const struct td *td, const struct td_gen *g)
+bool td_gen_rdpmc_offered(const struct td *td, const struct td_gen *g)
 {
 	if (!TD_HAVE_USER_READ || td->pmu.rdpmc_knob == 0)
 		return false;
@@ -167,15 +167,30 @@ int td_gen_group_open(struct td *td, struct td_gen *g, uint32_t type,
 	return err;
 }
 
-int td_generic_open(struct td *td, bool include_kernel, bool want_rdpmc)
+struct td_gen *td_gen_new(void)
 {
 	struct td_gen *g = calloc(1, sizeof(*g));
+
+	for (unsigned i = 0; g && i < TD_GEN_MAX; i++)
+		g->fd[i] = -1;
+	return g;
+}
+
+void td_gen_free(struct td *td, struct td_gen *g)
+{
+	if (!g)
+		return;
+	close_group(td, g);
+	free(g);
+}
+
+int td_generic_open(struct td *td, bool include_kernel, bool want_rdpmc)
+{
+	struct td_gen *g = td_gen_new();
 	int err;
 
 	if (!g)
 		return -ENOMEM;
-	for (unsigned i = 0; i < TD_GEN_MAX; i++)
-		g->fd[i] = -1;
 	td->gen = g;
 	err = td_cpu_model(td->pmu.name, &g->m);
 	if (err < 0)
@@ -189,7 +204,7 @@ int td_generic_open(struct td *td, bool include_kernel, bool want_rdpmc)
 	/* region.c reads these pages: any valid page will do (no fast path). */
 	td->slots_pc = g->pc[0];
 	td->metric_pc = g->pc[1];
-	td->path = want_rdpmc && rdpmc_offered(td, g) ? TD_PATH_RDPMC
+	td->path = want_rdpmc && td_gen_rdpmc_offered(td, g) ? TD_PATH_RDPMC
 						      : TD_PATH_READ;
 	return 0;
 }
@@ -200,8 +215,7 @@ void td_generic_close(struct td *td)
 
 	if (!g)
 		return;
-	close_group(td, g);
-	free(g);
+	td_gen_free(td, g);
 	td->gen = NULL;
 	td->slots_pc = td->metric_pc = NULL;
 	td->leader_fd = -1;
@@ -209,10 +223,17 @@ void td_generic_close(struct td *td)
 
 /*
  * One event by RDPMC under its page's seqlock; false when its index is 0
- * (not counting on this CPU now) or RDPMC is not offered.
+ * (not counting on this CPU now) or RDPMC is not offered.  With frozen
+ * (the hybrid E-core group), index 0 with cap_user_rdpmc set means "not
+ * running": the kernel wrote that page after taking the counter away,
+ * with offset = the whole count (perf_event_update_userpage subtracts
+ * prev_count only for an active event), so offset is the count, which
+ * cannot move until the next schedule-in bumps lock (inference: the note
+ * says index reads 0 off the PMU's cores; that the same update publishes
+ * the final count is our reading of perf_event_update_userpage).
  */
 static inline bool read_one(const struct perf_event_mmap_page *pc,
-			    uint64_t *v, uint64_t *unsched)
+			    bool frozen, uint64_t *v, uint64_t *times)
 {
 	uint32_t seq, idx;
 
@@ -221,26 +242,29 @@ static inline bool read_one(const struct perf_event_mmap_page *pc,
 		td_compiler_barrier();
 		idx = td_load_once(pc->index);
 		if (!(td_load_once(pc->capabilities) & TD_CAP_USER_RDPMC) ||
-		    !idx)
+		    (!idx && !frozen))
 			return false;
-		*unsched = td_load_once(pc->time_enabled) -
-			   td_load_once(pc->time_running);
-		*v = td_gen_value(td_load_once(pc->offset), td_rdpmc(idx - 1),
-				  td_load_once(pc->pmc_width));
+		times[0] = td_load_once(pc->time_enabled);
+		times[1] = td_load_once(pc->time_running);
+		if (idx)
+			*v = td_gen_value(td_load_once(pc->offset),
+					  td_rdpmc(idx - 1),
+					  td_load_once(pc->pmc_width));
+		else
+			*v = (uint64_t)td_load_once(pc->offset);
 		td_compiler_barrier();
 	} while (td_load_once(pc->lock) != seq);
 	return true;
 }
 
-static bool read_rdpmc(const struct td_gen *g, uint64_t *v,
-		       uint64_t *unsched)
+static bool read_rdpmc(const struct td_gen *g, uint64_t *v, uint64_t *times)
 {
-	uint64_t u;
+	uint64_t t[2];
 
-	if (!read_one(g->pc[0], &v[0], unsched))
+	if (!read_one(g->pc[0], g->frozen_ok, &v[0], times))
 		return false;
 	for (unsigned k = 1; k < g->nr; k++)
-		if (!read_one(g->pc[k], &v[k], &u))
+		if (!read_one(g->pc[k], g->frozen_ok, &v[k], t))
 			return false;
 	return true;
 }
@@ -250,16 +274,15 @@ static bool read_rdpmc(const struct td_gen *g, uint64_t *v,
  * ones by RDPMC (rdpmc) or read(2), the derived one computed.
  */
 int td_gen_values(const struct td_gen *g, bool rdpmc, uint64_t *v,
-		  uint64_t *unsched)
+		  uint64_t *times)
 {
-	uint64_t open[TD_GEN_MAX], t[2];
+	uint64_t open[TD_GEN_MAX];
 
-	if (!rdpmc || !read_rdpmc(g, open, unsched)) {
-		int err = read_group(g, open, t);
+	if (!rdpmc || !read_rdpmc(g, open, times)) {
+		int err = read_group(g, open, times);
 
 		if (err < 0)
 			return err;
-		*unsched = t[0] - t[1];
 	}
 	memset(v, 0, TD_GEN_MAX * sizeof(*v));
 	for (unsigned k = 0; k < g->nr; k++)
@@ -273,15 +296,15 @@ int td_generic_sample(struct td *td, struct td_sample *s)
 {
 	const struct td_gen *g = td->gen;
 	uint64_t v[TD_GEN_MAX];
-	uint64_t unsched;
-	int err = td_gen_values(g, td->path == TD_PATH_RDPMC, v, &unsched);
+	uint64_t t[2];
+	int err = td_gen_values(g, td->path == TD_PATH_RDPMC, v, t);
 
 	if (err < 0)
 		return err;
 	td_formula_counts(&g->m, v, &s->c);
 	s->raw_slots = 0;    /* nothing to reset: never triggers a reset */
 	s->raw_metrics = 0;
-	s->unsched = unsched;
+	s->unsched = t[0] - t[1];
 	s->valid = true;
 	return 0;
 }

@@ -44,6 +44,8 @@ struct td_gen_model {
 struct td_gen {
 	struct td_gen_model m;
 	unsigned nr, derived;
+	bool frozen_ok;         /* index 0 means not running: count = offset */
+	bool rdpmc_ok;          /* every page offers RDPMC (hybrid E group) */
 	uint8_t ev[TD_GEN_MAX];
 	int fd[TD_GEN_MAX];
 	struct perf_event_mmap_page *pc[TD_GEN_MAX];
@@ -63,6 +65,10 @@ TD_HIDDEN void td_formula_counts(const struct td_gen_model *m,
 
 /* cpumodel.c: the model of this CPU from sysfs and /proc/cpuinfo. */
 TD_HIDDEN int td_cpu_model(const char *pmu, struct td_gen_model *m);
+/* The E-cores of a hybrid part, PMU pmu (cpu_atom). */
+TD_HIDDEN int td_cpu_model_atom(const char *pmu, struct td_gen_model *m);
+TD_HIDDEN int td_hybrid_atom_lookup(unsigned family, unsigned model,
+				    struct td_gen_model *m);
 /* Pure: vendor, family, model -> table entry; -ENOSYS when unknown. */
 TD_HIDDEN int td_cpu_lookup(const char *vendor, unsigned family,
 			    unsigned model, struct td_gen_model *m);
@@ -73,7 +79,10 @@ TD_HIDDEN int td_cpuinfo_parse(const char *text, char *vendor, size_t len,
 TD_HIDDEN int td_gen_group_open(struct td *td, struct td_gen *g, uint32_t type,
 				bool include_kernel, bool check);
 TD_HIDDEN int td_gen_values(const struct td_gen *g, bool rdpmc, uint64_t *v,
-			    uint64_t *unsched);
+			    uint64_t *times);
+TD_HIDDEN bool td_gen_rdpmc_offered(const struct td *td, const struct td_gen *g);
+TD_HIDDEN struct td_gen *td_gen_new(void);
+TD_HIDDEN void td_gen_free(struct td *td, struct td_gen *g);
 
 /* generic.c, pure: a counter value from a user page reading. */
 static inline uint64_t td_gen_value(int64_t offset, uint64_t raw,

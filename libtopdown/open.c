@@ -39,6 +39,7 @@ int td_open(struct td **out, const struct td_options *opts)
 		td_close(td);
 		return err;
 	}
+	td_hybrid_ecore_open(td, o.flags & TD_OPT_INCLUDE_KERNEL);
 	td_hybrid_init(td);
 	td_owner_init(td);
 	td_policy_setup(&td->policy, td->pmu.nr_metrics == TD_NR_METRICS);
@@ -70,7 +71,7 @@ int td_query(const struct td *td, struct td_info *info)
 	memset(&i, 0, sizeof(i));
 	i.size = info->size < sizeof(i) ? info->size : sizeof(i);
 	i.path = td->path;
-	i.levels = td->pmu.nr_metrics == TD_NR_METRICS ? 2 : 1;
+	i.levels = td_handle_l2(td) ? 2 : 1;
 	i.pmu_type = td->pmu.type;
 	memcpy(i.pmu_name, td->pmu.name, sizeof(i.pmu_name));
 	i.resets = td->resets;
@@ -78,6 +79,8 @@ int td_query(const struct td *td, struct td_info *info)
 	i.flags = td->clear_mode ? TD_INFO_METRICS_CLEAR : 0;
 	if (td->gen && td->gen->derived)
 		i.flags |= TD_INFO_DERIVED;
+	if (td->ecore)
+		i.flags |= TD_INFO_HYBRID_ECORE;
 	memcpy(info, &i, i.size);
 	return 0;
 }

@@ -321,6 +321,8 @@ int td_take_sample(struct td *td, struct td_sample *s)
 		err = rdpmc_sample(td, s);
 	else
 		err = read_sample(td, s);
+	if (TD_UNLIKELY(td->ecore) && err == 0)
+		td_hybrid_fold(td, s);
 
 	s->qerr_base = td->qerr_base;
 	return err;

@@ -44,6 +44,12 @@ static const struct map grt_map[] = {
 	{ 0x72, SIG_RET }, { 0x74, SIG_BE }, { 0, 0 },
 };
 
+/* Alder Lake's cpu_atom (Gracemont) with the kernel's adl strings. */
+static const struct map adl_atom_map[] = {
+	{ 0x3c, SIG_CYCLES }, { 0x71, SIG_FE }, { 0x73, SIG_BAD },
+	{ 0xc2, SIG_RET }, { 0x74, SIG_BE }, { 0, 0 },
+};
+
 struct emu_mix emu_mix_amd(double ret, double bad, double fe, double smt)
 {
 	struct emu_mix m = { { ret, bad, fe, 0, smt, 0, 0, 0 } };
@@ -82,7 +88,8 @@ const char *emu_cpuinfo(void)
 int emu_gen_signal(uint64_t config)
 {
 	const struct map *m = emu.profile == EMU_SKL ? skl_map
-			      : emu.profile == EMU_GRT ? grt_map : zen_map;
+			      : emu.profile == EMU_GRT ? grt_map
+			      : emu.profile == EMU_ADL ? adl_atom_map : zen_map;
 
 	for (; m->sig; m++)
 		if (m->config == config)
@@ -213,7 +220,7 @@ static void split(uint64_t slots, const struct emu_mix *m, struct parts *p)
 {
 	struct emu_cpu *c = &emu_cpu;
 	bool amd = emu.profile == EMU_ZEN4 || emu.profile == EMU_ZEN5;
-	uint64_t w = emu.gen_width, rb;
+	uint64_t w = emu.gen_width ? emu.gen_width : emu.atom_width, rb;
 
 	memset(p, 0, sizeof(*p));
 	c->gen_slot_rem += slots;

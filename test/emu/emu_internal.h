@@ -15,6 +15,7 @@
 #define EMU_RDPMC_METRICS (1u << 29)
 #define EMU_MAX_FD        65536
 #define EMU_MAX_MEMBERS   16
+#define EMU_ATOM_TYPE     10 /* EMU_ADL: cpu_atom's dynamic PMU type */
 
 struct emu_hw {
 	uint64_t slots;    /* fixed counter 3 */
@@ -51,6 +52,7 @@ struct emu_group {
 	int nr;
 	struct emu_cpu *owner;
 	bool topdown;           /* has a metric member */
+	bool atom;              /* EMU_ADL: a cpu_atom group (E-cores only) */
 	bool metrics_clear;     /* leader opened with config1 bit 0 */
 	bool enabled, started, scheduled;
 	uint64_t saved_slots, saved_metrics;
@@ -94,6 +96,7 @@ struct emu_state {
 	enum emu_clear_trigger clear_trigger;
 	uint32_t core_type;
 	unsigned gen_width;     /* generic profiles: pipeline width, else 0 */
+	unsigned atom_width;    /* EMU_ADL: the E-cores' width (Gracemont 5) */
 	unsigned gp_counters;   /* general-purpose counters per CPU */
 	unsigned gp_reserved;   /* of which pinned by others (NMI watchdog) */
 	uint64_t gp_left;       /* period: counters start at -left */
@@ -113,6 +116,7 @@ void emu_topdown_update(struct emu_group *g, bool reset);
 void emu_group_enable(struct emu_group *g);
 void emu_group_disable(struct emu_group *g);
 bool emu_is_ecore(int cpu);
+bool emu_group_runnable(const struct emu_group *g);
 void emu_lock_acquire(void);
 void emu_lock_release(void);
 

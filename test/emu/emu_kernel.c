@@ -115,9 +115,10 @@ static int join_group(struct emu_event *e, struct emu_event *leader)
 		g = calloc(1, sizeof(*g));
 		g->owner = &emu_cpu;
 		g->metrics_clear = e->kind == EMU_EV_SLOTS && (e->attr.config1 & 1);
+		g->atom = e->attr.type == EMU_ATOM_TYPE;
 		e->group = g;
 		g->members[g->nr++] = e;
-		if (emu.gen_width)
+		if (e->kind == EMU_EV_GP)
 			emu_cpu.gen_group = g;
 		if (!e->attr.disabled)
 			emu_group_enable(g);
@@ -158,7 +159,8 @@ long emu_sys_perf_event_open(struct perf_event_attr *attr, pid_t pid, int cpu,
 	emu.stats.last_open_cpu = cpu;
 	if (attr->type == PERF_TYPE_SOFTWARE)
 		return -EOPNOTSUPP; /* not emulated */
-	if (!emu.has_pmu || attr->type != emu.core_type)
+	if (!emu.has_pmu || (attr->type != emu.core_type &&
+			     !(emu.atom_width && attr->type == EMU_ATOM_TYPE)))
 		return -ENOENT;
 	if (emu.paranoid)
 		return -EACCES;
@@ -169,7 +171,11 @@ long emu_sys_perf_event_open(struct perf_event_attr *attr, pid_t pid, int cpu,
 		if (!leader || leader->closed)
 			return -EBADF;
 	}
-	if (emu.has_topdown && is_topdown_config(attr->config)) {
+	if (leader && (leader->attr.type == EMU_ATOM_TYPE) !=
+			      (attr->type == EMU_ATOM_TYPE))
+		return -EINVAL; /* "Reject events from different hybrid PMUs" */
+	if (emu.has_topdown && attr->type == emu.core_type &&
+	    is_topdown_config(attr->config)) {
 		err = check_topdown_attr(attr, leader);
 		if (err)
 			return err;
@@ -180,7 +186,7 @@ long emu_sys_perf_event_open(struct perf_event_attr *attr, pid_t pid, int cpu,
 	e = new_event(attr, fd);
 	if (!emu.has_topdown && e->kind != EMU_EV_RAW)
 		e->kind = EMU_EV_RAW; /* no perf metrics: plain raw event */
-	if (emu.gen_width) { /* an ordinary counter: emu_generic.c */
+	if (emu.gen_width || attr->type == EMU_ATOM_TYPE) { /* emu_generic.c */
 		e->kind = EMU_EV_GP;
 		e->sig = emu_gen_signal(attr->config);
 		e->counter = -1;
