@@ -180,6 +180,9 @@ struct td_info {
                                            cpu_atom too; regions that ran
                                            on both report the slot-weighted
                                            combination (README) */
+#define TD_INFO_SMT_PER_THREAD (1u << 3) /* Intel V4.5 with SMT on, the
+                                           kernel refused AnyThread: the
+                                           per-thread form, approximate */
 
 struct td;
 

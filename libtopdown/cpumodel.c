@@ -76,6 +76,40 @@ static void v45(struct td_gen_model *m, bool skylake, const char *name)
 }
 
 /*
+ * V4.5 with SMT on: CPU_CLK_UNHALTED.THREAD_ANY and INT_MISC.
+ * RECOVERY_CYCLES_ANY are the same events with AnyThread (bit 21) set.
+ */
+void td_model_anythread(struct td_gen_model *m)
+{
+	m->any = true;
+	m->config[TD_V45_CLK] |= TD_EV_ANY;
+	m->config[TD_V45_RECOVERY] |= TD_EV_ANY;
+}
+
+/*
+ * V1 events (Intel's perfmon lists for Silvermont and Knights Landing;
+ * inference: not in the project's notes): CPU_CLK_UNHALTED.CORE 0x3c,
+ * NO_ALLOC_CYCLES.MISPREDICTS 0xca/0x04, NO_ALLOC_CYCLES.NOT_DELIVERED
+ * 0xca/0x50 (Knights Landing 0xca/0x90), UOPS_RETIRED.ALL 0xc2/0x10.
+ * Both cores are 2 wide.  Three of the four need general-purpose
+ * counters and these cores have two (clocks go to a fixed counter), so
+ * on hardware the group does not fit and td_open reports -ENOSPC
+ * (generic.c); the formula is here for when it does (e.g. a kernel that
+ * exposes more counters).
+ */
+static void v1(struct td_gen_model *m, const char *name, unsigned fe_umask)
+{
+	m->formula = TD_F_V1;
+	m->width = 2;
+	m->name = name;
+	m->nr = TD_V1_NR;
+	m->config[TD_V1_CLK] = EV(0x3c, 0x00, 0);
+	m->config[TD_V1_FE] = EV(0xca, fe_umask, 0);
+	m->config[TD_V1_BAD] = EV(0xca, 0x04, 0);
+	m->config[TD_V1_RET] = EV(0xc2, 0x10, 0);
+}
+
+/*
  * Atom V2 defaults: the kernel's sysfs strings (intel-kernel-topdown.md
  * section 6): Gracemont fe 0x71, bad 0x73, retiring 0xc2, be 0x74;
  * Tremont bad 0x73/0x06; Crestmont retiring 0x72; Skymont retiring
@@ -118,6 +152,15 @@ static int intel_lookup(unsigned family, unsigned model,
 	case 0x4e: case 0x5e: case 0x55: case 0x8e: case 0x9e: case 0xa5:
 	case 0xa6:
 		v45(m, true, "skylake");
+		return 0;
+	case 0x37: case 0x4a: case 0x4d: case 0x5a: case 0x5d:
+		v1(m, "silvermont", 0x50);
+		return 0;
+	case 0x4c: /* Airmont: Silvermont's core */
+		v1(m, "airmont", 0x50);
+		return 0;
+	case 0x57: case 0x85: /* Knights Landing, Knights Mill */
+		v1(m, "knightslanding", 0x90);
 		return 0;
 	case 0x86: case 0x96: case 0x9c: /* width 4: inference */
 		atom(m, 4, "tremont", EV(0x71, 0, 0), EV(0x73, 0x06, 0),

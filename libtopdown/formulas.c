@@ -36,13 +36,10 @@ void td_formula_zen(unsigned width, const uint64_t *v, struct td_counts *c)
  * Intel V4.5, Sandy Bridge .. Cascade Lake (reference 001, "V4.5"):
  * slots = W x clocks, FE = IDQ_UOPS_NOT_DELIVERED.CORE, bad speculation =
  * UOPS_ISSUED.ANY - UOPS_RETIRED.RETIRE_SLOTS + W x recovery cycles,
- * retiring = RETIRE_SLOTS, backend = the rest.  Per-thread clocks and
- * recovery cycles (the formula's SMT-off form): with SMT on, the per-core
- * _ANY forms halved are the reference's choice, but the kernel lets
- * only privileged users count AnyThread (config bit 21) (inference: its
- * x86 hw_config checks perf_allow_cpu for it), and a per-thread handle
- * must not depend on privilege, so the per-thread form is used; the
- * README says it is approximate with SMT on.
+ * retiring = RETIRE_SLOTS, backend = the rest.  This is the SMT-off form
+ * (per-thread clocks and recovery cycles); with SMT on, generic.c uses
+ * td_formula_v45_any when the kernel grants AnyThread, else this one,
+ * flagged approximate.
  */
 void td_formula_v45(unsigned width, const uint64_t *v, struct td_counts *c)
 {
@@ -57,6 +54,46 @@ void td_formula_v45(unsigned width, const uint64_t *v, struct td_counts *c)
 	c->cat[TD_M_FE_BOUND] = 255 * v[TD_V45_IDQ_ND];
 	c->cat[TD_M_BE_BOUND] = 255 * (slots - v[TD_V45_IDQ_ND] - bad -
 				       v[TD_V45_RET_SLOTS]);
+}
+
+/*
+ * V4.5 with SMT on (reference 001): CORE_CLKS = CPU_CLK_UNHALTED.THREAD_ANY
+ * / 2, Recovery_Cycles = INT_MISC.RECOVERY_CYCLES_ANY / 2; the rest as
+ * above.  W is 4 on every V4.5 core, so W x clocks / 2 stays integral.
+ */
+void td_formula_v45_any(unsigned width, const uint64_t *v,
+			struct td_counts *c)
+{
+	uint64_t half[TD_V45_NR];
+
+	memcpy(half, v, sizeof(half));
+	half[TD_V45_CLK] = 0;
+	half[TD_V45_RECOVERY] = 0;
+	td_formula_v45(width, half, c);
+	c->slots = width * v[TD_V45_CLK] / 2;
+	c->cat[TD_M_BAD_SPEC] += 255 * (width * v[TD_V45_RECOVERY] / 2);
+	c->cat[TD_M_BE_BOUND] = 255 * c->slots - c->cat[TD_M_RETIRING] -
+				c->cat[TD_M_BAD_SPEC] - c->cat[TD_M_FE_BOUND];
+}
+
+/*
+ * Intel V1, Silvermont and Knights Landing (reference 001, "V1.0"), cycle
+ * based: FE = NO_ALLOC_CYCLES.NOT_DELIVERED / clocks, bad speculation =
+ * NO_ALLOC_CYCLES.MISPREDICTS / clocks, retiring = UOPS_RETIRED.ALL / (W x
+ * clocks), backend by exclusion.  In slots (W x clocks): W x each cycle
+ * count; W = 2 on both.
+ */
+void td_formula_v1(unsigned width, const uint64_t *v, struct td_counts *c)
+{
+	uint64_t slots = width * v[TD_V1_CLK];
+	uint64_t fe = width * v[TD_V1_FE], bad = width * v[TD_V1_BAD];
+
+	memset(c, 0, sizeof(*c));
+	c->slots = slots;
+	c->cat[TD_M_RETIRING] = 255 * v[TD_V1_RET];
+	c->cat[TD_M_BAD_SPEC] = 255 * bad;
+	c->cat[TD_M_FE_BOUND] = 255 * fe;
+	c->cat[TD_M_BE_BOUND] = 255 * (slots - fe - bad - v[TD_V1_RET]);
 }
 
 /*
@@ -107,7 +144,13 @@ void td_formula_counts(const struct td_gen_model *m, const uint64_t *v,
 		td_formula_zen(m->width, v, c);
 		break;
 	case TD_F_V45:
-		td_formula_v45(m->width, v, c);
+		if (m->any)
+			td_formula_v45_any(m->width, v, c);
+		else
+			td_formula_v45(m->width, v, c);
+		break;
+	case TD_F_V1:
+		td_formula_v1(m->width, v, c);
 		break;
 	case TD_F_ATOM_V2:
 		td_formula_atom_v2(m->width, v, c);

@@ -167,6 +167,39 @@ int td_gen_group_open(struct td *td, struct td_gen *g, uint32_t type,
 	return err;
 }
 
+/* /sys/devices/system/cpu/smt/active: "1" with SMT on; absent: off. */
+static bool smt_active(void)
+{
+	char buf[8];
+
+	return td_sys_read_file("/sys/devices/system/cpu/smt/active", buf,
+				sizeof(buf)) > 0 && buf[0] == '1';
+}
+
+/*
+ * V4.5 with SMT on: the _ANY form (exact per core, halved per thread as
+ * the reference does).  The kernel lets AnyThread only through
+ * perf_allow_cpu (EACCES otherwise; inference from x86 hw_config, not in
+ * the notes) and older PMUs refuse it (EINVAL): then the per-thread form,
+ * flagged approximate (TD_INFO_SMT_PER_THREAD).  1: not this case.
+ */
+static int open_v45_smt(struct td *td, struct td_gen *g, bool include_kernel)
+{
+	struct td_gen_model per_thread = g->m;
+	int err;
+
+	if (g->m.formula != TD_F_V45 || !smt_active())
+		return 1;
+	td_model_anythread(&g->m);
+	err = td_gen_group_open(td, g, td->pmu.type, include_kernel, true);
+	if (err != -EACCES && err != -EINVAL)
+		return err;
+	close_group(td, g);
+	g->m = per_thread;
+	g->smt_per_thread = true;
+	return td_gen_group_open(td, g, td->pmu.type, include_kernel, true);
+}
+
 struct td_gen *td_gen_new(void)
 {
 	struct td_gen *g = calloc(1, sizeof(*g));
@@ -197,7 +230,10 @@ int td_generic_open(struct td *td, bool include_kernel, bool want_rdpmc)
 		return err;
 	td->page_size = (size_t)sysconf(_SC_PAGESIZE);
 	td->pmu.nr_metrics = TD_NR_L1;
-	err = td_gen_group_open(td, g, td->pmu.type, include_kernel, true);
+	err = open_v45_smt(td, g, include_kernel);
+	if (err == 1)
+		err = td_gen_group_open(td, g, td->pmu.type, include_kernel,
+					true);
 	if (err < 0)
 		return err;
 	td->leader_fd = g->fd[0];

@@ -16,7 +16,8 @@
 enum td_formula {
 	TD_F_ZEN,     /* AMD Zen 4/5 PipelineL1 */
 	TD_F_V45,     /* Intel Sandy Bridge .. Cascade Lake, per thread */
-	TD_F_ATOM_V2  /* Intel Tremont, Gracemont, Crestmont, Skymont */
+	TD_F_ATOM_V2, /* Intel Tremont, Gracemont, Crestmont, Skymont */
+	TD_F_V1       /* Intel Silvermont, Airmont, Knights Landing/Mill */
 };
 
 /* Event order of each formula: v[] of td_formula_counts. */
@@ -25,6 +26,10 @@ enum { TD_ZEN_CYC, TD_ZEN_FE, TD_ZEN_BE, TD_ZEN_SMT, TD_ZEN_DISP, TD_ZEN_RET,
 enum { TD_V45_CLK, TD_V45_IDQ_ND, TD_V45_ISSUED, TD_V45_RET_SLOTS,
        TD_V45_RECOVERY, TD_V45_NR };
 enum { TD_V2_CLK, TD_V2_FE, TD_V2_BAD, TD_V2_RET, TD_V2_BE, TD_V2_NR };
+enum { TD_V1_CLK, TD_V1_FE, TD_V1_BAD, TD_V1_RET, TD_V1_NR };
+
+/* AnyThread (config bit 21): count for both SMT threads of the core. */
+#define TD_EV_ANY (UINT64_C(1) << 21)
 
 /* What a CPU needs: formula, pipeline width, events. */
 struct td_gen_model {
@@ -35,6 +40,7 @@ struct td_gen_model {
 	const char *name;       /* microarchitecture, e.g. "zen4" */
 	unsigned derivable;     /* event the formula can derive from the
 				   others when counters are short; 0 none */
+	bool any;               /* V4.5 SMT form: _ANY clocks, halved */
 };
 
 /*
@@ -46,6 +52,7 @@ struct td_gen {
 	unsigned nr, derived;
 	bool frozen_ok;         /* index 0 means not running: count = offset */
 	bool rdpmc_ok;          /* every page offers RDPMC (hybrid E group) */
+	bool smt_per_thread;    /* SMT on, AnyThread refused: approximate */
 	uint8_t ev[TD_GEN_MAX];
 	int fd[TD_GEN_MAX];
 	struct perf_event_mmap_page *pc[TD_GEN_MAX];
@@ -58,6 +65,12 @@ TD_HIDDEN void td_formula_v45(unsigned width, const uint64_t *v,
 			      struct td_counts *c);
 TD_HIDDEN void td_formula_atom_v2(unsigned width, const uint64_t *v,
 				  struct td_counts *c);
+TD_HIDDEN void td_formula_v45_any(unsigned width, const uint64_t *v,
+				  struct td_counts *c);
+TD_HIDDEN void td_formula_v1(unsigned width, const uint64_t *v,
+			     struct td_counts *c);
+/* cpumodel.c: switch a V4.5 model to its AnyThread (SMT) form. */
+TD_HIDDEN void td_model_anythread(struct td_gen_model *m);
 TD_HIDDEN void td_formula_derive(const struct td_gen_model *m,
 				 unsigned derived, uint64_t *v);
 TD_HIDDEN void td_formula_counts(const struct td_gen_model *m,

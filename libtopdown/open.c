@@ -81,6 +81,8 @@ int td_query(const struct td *td, struct td_info *info)
 		i.flags |= TD_INFO_DERIVED;
 	if (td->ecore)
 		i.flags |= TD_INFO_HYBRID_ECORE;
+	if (td->gen && td->gen->smt_per_thread)
+		i.flags |= TD_INFO_SMT_PER_THREAD;
 	memcpy(info, &i, i.size);
 	return 0;
 }

@@ -140,6 +140,58 @@ static void test_formula_derive(void **state)
 	assert_int_equal(m.derivable, 0); /* V4.5: backend derived already */
 }
 
+/*
+ * V4.5 SMT form: THREAD_ANY 2000 core clocks / 2 x 4 = 4000 slots, IDQ
+ * not delivered 800 (.20), retire slots 1600 (.40), issued 1900 + 4 x
+ * RECOVERY_CYCLES_ANY 100 / 2 = bad 500 (.125), backend .275.
+ */
+static void test_formula_v45_any(void **state)
+{
+	uint64_t v0[TD_V45_NR] = { 0 };
+	uint64_t v1[TD_V45_NR] = { 2000, 800, 1900, 1600, 100 };
+	struct td_counts a, b;
+	struct td_result r;
+
+	(void)state;
+	td_formula_v45_any(4, v0, &a);
+	td_formula_v45_any(4, v1, &b);
+	assert_int_equal(b.slots, 4000);
+	decode_counts(&a, &b, &r);
+	assert_float_equal(r.l1[TD_FE_BOUND], 0.20, 1e-12);
+	assert_float_equal(r.l1[TD_RETIRING], 0.40, 1e-12);
+	assert_float_equal(r.l1[TD_BAD_SPEC], 0.125, 1e-12);
+	assert_float_equal(r.l1[TD_BE_BOUND], 0.275, 1e-12);
+}
+
+/*
+ * V1, width 2: 1000 clocks = 2000 slots; 150 not-delivered cycles = 300
+ * slots (.15), 50 mispredict cycles = 100 (.05), 800 uops retired (.40),
+ * backend the rest (.40).
+ */
+static void test_formula_v1(void **state)
+{
+	uint64_t v0[TD_V1_NR] = { 0 };
+	uint64_t v1[TD_V1_NR] = { 1000, 150, 50, 800 };
+	struct td_counts a, b;
+	struct td_result r;
+	struct td_gen_model m;
+
+	(void)state;
+	td_formula_v1(2, v0, &a);
+	td_formula_v1(2, v1, &b);
+	decode_counts(&a, &b, &r);
+	assert_int_equal(r.slots, 2000);
+	assert_float_equal(r.l1[TD_FE_BOUND], 0.15, 1e-12);
+	assert_float_equal(r.l1[TD_BAD_SPEC], 0.05, 1e-12);
+	assert_float_equal(r.l1[TD_RETIRING], 0.40, 1e-12);
+	assert_float_equal(r.l1[TD_BE_BOUND], 0.40, 1e-12);
+	assert_int_equal(td_cpu_lookup("GenuineIntel", 6, 0x4d, &m), 0);
+	assert_int_equal(m.formula, TD_F_V1);
+	assert_int_equal(m.config[TD_V1_FE], 0x50ca);
+	assert_int_equal(td_cpu_lookup("GenuineIntel", 6, 0x57, &m), 0);
+	assert_int_equal(m.config[TD_V1_FE], 0x90ca); /* Knights Landing */
+}
+
 /* Cumulative derived categories may dip below 0: deltas stay right. */
 static void test_formula_modular(void **state)
 {
@@ -467,6 +519,8 @@ int main(void)
 		cmocka_unit_test(test_formula_v45),
 		cmocka_unit_test(test_formula_atom_v2),
 		cmocka_unit_test(test_formula_derive),
+		cmocka_unit_test(test_formula_v45_any),
+		cmocka_unit_test(test_formula_v1),
 		cmocka_unit_test(test_formula_modular),
 		cmocka_unit_test(test_sign_extension),
 		cmocka_unit_test(test_cpu_lookup),

@@ -16,6 +16,7 @@
 #define EMU_MAX_FD        65536
 #define EMU_MAX_MEMBERS   16
 #define EMU_ATOM_TYPE     10 /* EMU_ADL: cpu_atom's dynamic PMU type */
+#define EMU_ANY           (1ull << 21) /* ARCH_PERFMON_EVENTSEL_ANY */
 
 struct emu_hw {
 	uint64_t slots;    /* fixed counter 3 */
@@ -40,6 +41,7 @@ struct emu_event {
 	int maps;
 	/* EMU_EV_GP: an ordinary counter (emu_generic.c) */
 	int sig;                /* what it counts, from its config */
+	bool any;               /* AnyThread: the sibling's share too */
 	int counter;            /* general-purpose counter, -1 if none */
 	uint64_t hw;            /* the counter register, 48 bits */
 	uint64_t prev;          /* hw.prev_count */
@@ -97,6 +99,7 @@ struct emu_state {
 	uint32_t core_type;
 	unsigned gen_width;     /* generic profiles: pipeline width, else 0 */
 	unsigned atom_width;    /* EMU_ADL: the E-cores' width (Gracemont 5) */
+	bool anythread_ok;      /* AnyThread events allowed */
 	unsigned gp_counters;   /* general-purpose counters per CPU */
 	unsigned gp_reserved;   /* of which pinned by others (NMI watchdog) */
 	uint64_t gp_left;       /* period: counters start at -left */
@@ -133,7 +136,7 @@ struct emu_event *emu_event_of(int fd);
 /* emu_generic.c */
 int emu_gen_signal(uint64_t config);
 bool emu_gen_start(struct emu_group *g);
-int emu_gen_validate(const struct emu_group *g);
+int emu_gen_validate(const struct emu_group *g, const struct emu_event *e);
 void emu_gen_stop(struct emu_group *g);
 void emu_gen_fold(struct emu_group *g);
 void emu_gen_run(uint64_t slots, const struct emu_mix *m);
@@ -145,6 +148,7 @@ const char *emu_cpuinfo(void);
 void emu_sysfs_create(void);
 void emu_sysfs_remove(void);
 void emu_sysfs_write_knob(int value);
+void emu_sysfs_smt(bool active);
 const char *emu_sysfs_redirect(const char *path, char *buf, size_t len);
 
 /* emu_preload.c */

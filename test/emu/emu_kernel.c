@@ -127,7 +127,7 @@ static int join_group(struct emu_event *e, struct emu_event *leader)
 	g = leader->group;
 	if (g->nr == EMU_MAX_MEMBERS)
 		return -EINVAL;
-	if (e->kind == EMU_EV_GP && emu_gen_validate(g) < 0)
+	if (e->kind == EMU_EV_GP && emu_gen_validate(g, e) < 0)
 		return -EINVAL;
 	if (e->kind == EMU_EV_METRIC) {
 		unsigned n = 0;
@@ -166,6 +166,11 @@ long emu_sys_perf_event_open(struct perf_event_attr *attr, pid_t pid, int cpu,
 		return -EACCES;
 	if (pid != 0 || cpu != -1)
 		return -EINVAL; /* only self-monitoring is emulated */
+	if (emu.gen_width && (attr->config & EMU_ANY)) {
+		if (!emu.anythread_ok)
+			return -EACCES; /* perf_allow_cpu */
+		emu.stats.anythread_opens++;
+	}
 	if (group_fd != -1) {
 		leader = emu_event_of(group_fd);
 		if (!leader || leader->closed)
@@ -188,7 +193,8 @@ long emu_sys_perf_event_open(struct perf_event_attr *attr, pid_t pid, int cpu,
 		e->kind = EMU_EV_RAW; /* no perf metrics: plain raw event */
 	if (emu.gen_width || attr->type == EMU_ATOM_TYPE) { /* emu_generic.c */
 		e->kind = EMU_EV_GP;
-		e->sig = emu_gen_signal(attr->config);
+		e->sig = emu_gen_signal(attr->config & ~EMU_ANY);
+		e->any = attr->config & EMU_ANY;
 		e->counter = -1;
 	}
 	err = join_group(e, leader);

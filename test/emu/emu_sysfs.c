@@ -89,6 +89,8 @@ static void generic_pmu(void)
 		put("cpu/format/event", "config:0-7,32-35");
 	if (emu.profile == EMU_SKL)
 		put("cpu/caps/pmu_name", "skylake");
+	if (emu.profile == EMU_SLM)
+		put("cpu/caps/pmu_name", "silvermont");
 	if (emu.profile != EMU_GRT)
 		return;
 	put("cpu/caps/pmu_name", "gracemont");
@@ -127,6 +129,12 @@ void emu_sysfs_create(void)
 	core_pmu("cpu", 4, emu.has_topdown, emu.l2);
 }
 
+/* /sys/devices/system/cpu/smt/active, served from the fake tree. */
+void emu_sysfs_smt(bool active)
+{
+	put("smt_active", active ? "1" : "0");
+}
+
 void emu_sysfs_write_knob(int value)
 {
 	char val[8];
@@ -158,6 +166,11 @@ const char *emu_sysfs_redirect(const char *path, char *buf, size_t len)
 {
 	if (emu.sysfs_root[0] && strcmp(path, "/proc/cpuinfo") == 0) {
 		snprintf(buf, len, "%s/cpuinfo", emu.sysfs_root);
+		return buf;
+	}
+	if (emu.sysfs_root[0] &&
+	    strcmp(path, "/sys/devices/system/cpu/smt/active") == 0) {
+		snprintf(buf, len, "%s/smt_active", emu.sysfs_root);
 		return buf;
 	}
 	if (!emu.sysfs_root[0] || strncmp(path, PMUS, strlen(PMUS)) != 0)
