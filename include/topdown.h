@@ -166,6 +166,14 @@ struct td_info {
 	uint64_t resets;             /* IOC_RESETs issued by the library */
 	uint64_t foreign_resets;     /* resets by others, detected */
 	unsigned flags;              /* TD_INFO_* */
+	/*
+	 * The microarchitecture: the formula table's name on ordinary-
+	 * counter CPUs ("zen4", "skylake", "gracemont", ...), else the
+	 * kernel's caps/pmu_name ("sapphire_rapids", "alderlake_hybrid");
+	 * on hybrid parts with the E-core group "+" its name (e.g.
+	 * "alderlake_hybrid+gracemont"); "" when the kernel does not say.
+	 */
+	char uarch[32];
 };
 
 /* td_info.flags */
@@ -413,8 +421,8 @@ TD_API int td_decode_readings(uint64_t slots0, uint64_t metrics0,
  *
  * TD_FORMAT_TABLE: aligned text for people.  For named regions one block
  *   per region: calls, slots, err, each level-1 fraction with its min/max,
- *   level 2 indented under its parent when measured.  For records one line
- *   each, level 1 only.
+ *   level 2 indented under its parent when measured, smt_contention when
+ *   not 0.  For records one line each, level 1 and smt_contention.
  * TD_FORMAT_CSV: a header row, then one row per region or record.
  * TD_FORMAT_JSONL: one JSON object per line, per region or record.
  *
@@ -434,6 +442,8 @@ TD_API int td_decode_readings(uint64_t slots0, uint64_t metrics0,
  *   min_<l1 name>, max_<l1 name>
  *               extremes of each level-1 fraction over the calls (a
  *               record's own value)
+ *   smt_contention
+ *               td_result.smt_contention (AMD Zen 4/5; else 0)
  * Fractions are in [0, 1].  All but kind and name are numbers.
  *
  * Zero-code-change reports: with TOPDOWN_REPORT=stderr or a file path

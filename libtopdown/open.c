@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* td_open, td_close, td_query: the cold path. */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -62,6 +63,27 @@ void td_close(struct td *td)
 	free(td);
 }
 
+/* The microarchitecture's name (struct td_info.uarch). */
+static void uarch_name(const struct td *td, char *out, size_t len)
+{
+	char path[96], caps[32] = "";
+	int n;
+
+	if (td->gen) {
+		snprintf(out, len, "%s", td->gen->m.name);
+		return;
+	}
+	snprintf(path, sizeof(path),
+		 "/sys/bus/event_source/devices/%s/caps/pmu_name",
+		 td->pmu.name);
+	n = td_sys_read_file(path, caps, sizeof(caps));
+	caps[n > 0 ? strcspn(caps, "\n") : 0] = '\0';
+	if (td->ecore)
+		snprintf(out, len, "%s+%s", caps, td->ecore->m.name);
+	else
+		snprintf(out, len, "%s", caps);
+}
+
 int td_query(const struct td *td, struct td_info *info)
 {
 	struct td_info i;
@@ -83,6 +105,7 @@ int td_query(const struct td *td, struct td_info *info)
 		i.flags |= TD_INFO_HYBRID_ECORE;
 	if (td->gen && td->gen->smt_per_thread)
 		i.flags |= TD_INFO_SMT_PER_THREAD;
+	uarch_name(td, i.uarch, sizeof(i.uarch));
 	memcpy(info, &i, i.size);
 	return 0;
 }

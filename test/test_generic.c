@@ -7,6 +7,8 @@
  * 2^48 wrap, read(2) when index is 0).
  */
 #include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "helpers.h"
@@ -333,6 +335,10 @@ static struct td *open_profile(enum emu_profile p)
 	assert_int_equal(info.path, TD_PATH_RDPMC);
 	assert_int_equal(info.levels, 1);
 	assert_string_equal(info.pmu_name, "cpu");
+	assert_string_equal(info.uarch, p == EMU_ZEN4   ? "zen4"
+					: p == EMU_ZEN5 ? "zen5"
+					: p == EMU_SKL  ? "skylake"
+							: "gracemont");
 	return td;
 }
 
@@ -511,6 +517,37 @@ static void test_records_and_named(void **state)
 	td_close(td);
 }
 
+/* Reports carry SMT contention: its CSV column, its table line. */
+static void test_report_smt(void **state)
+{
+	static struct td_named n = TD_NAMED_INIT("amd");
+	struct td *td = open_profile(EMU_ZEN4);
+	struct emu_mix m = emu_mix_amd(0.3, 0.1, 0.2, 0.25);
+	char *text = NULL, *last;
+	size_t len = 0;
+	FILE *f;
+
+	(void)state;
+	memset(&n.opaque, 0, sizeof(n.opaque));
+	assert_int_equal(td_named_begin(td, &n), 0);
+	emu_run(1200000, &m);
+	assert_int_equal(td_named_end(td, &n, NULL), 0);
+	f = open_memstream(&text, &len);
+	assert_int_equal(td_report_named(f, td, TD_FORMAT_CSV), 0);
+	fclose(f);
+	last = strrchr(text, ',');
+	assert_non_null(last);
+	assert_string_equal(last, ",0.250000\n");
+	assert_non_null(strstr(text, ",smt_contention\n"));
+	free(text);
+	f = open_memstream(&text, &len);
+	assert_int_equal(td_report_named(f, td, TD_FORMAT_TABLE), 0);
+	fclose(f);
+	assert_non_null(strstr(text, "smt_contention            25.0%"));
+	free(text);
+	td_close(td);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -534,6 +571,7 @@ int main(void)
 					  teardown_emu),
 		cmocka_unit_test_teardown(test_wrap, teardown_emu),
 		cmocka_unit_test_teardown(test_records_and_named, teardown_emu),
+		cmocka_unit_test_teardown(test_report_smt, teardown_emu),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

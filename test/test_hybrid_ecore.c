@@ -34,6 +34,7 @@ static struct td *open_adl(enum td_path want)
 	assert_int_equal(info.path, want);
 	assert_true(info.flags & TD_INFO_HYBRID_ECORE);
 	assert_int_equal(info.levels, 2);
+	assert_string_equal(info.uarch, "alderlake_hybrid+gracemont");
 	return td;
 }
 

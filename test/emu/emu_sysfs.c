@@ -122,11 +122,19 @@ void emu_sysfs_create(void)
 		put("cpu_atom/events/topdown-retiring", "event=0xc2,umask=0x0");
 		put("cpu_atom/events/topdown-be-bound", "event=0x74,umask=0x0");
 		/* arch/x86/events/core.c intel_hybrid_get_attr_cpus */
+		put("cpu_core/caps/pmu_name", "alderlake_hybrid");
 		put("cpu_core/cpus", EMU_ADL_PCORES);
 		put("cpu_atom/cpus", EMU_ADL_ECORES);
 		return;
 	}
 	core_pmu("cpu", 4, emu.has_topdown, emu.l2);
+	/* the kernel's pmu_name strings (arch/x86/events/intel/core.c) */
+	if (emu.profile == EMU_ICL)
+		put("cpu/caps/pmu_name", "icelake");
+	else if (emu.profile == EMU_LNL)
+		put("cpu/caps/pmu_name", "lunarlake_hybrid");
+	else if (emu.has_topdown)
+		put("cpu/caps/pmu_name", "sapphire_rapids");
 }
 
 /* /sys/devices/system/cpu/smt/active, served from the fake tree. */
