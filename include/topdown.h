@@ -63,6 +63,12 @@ enum td_l1 {
  * mispredicts, fetch latency and memory bound are measured; light ops,
  * machine clears, fetch bandwidth and core bound are their parent minus the
  * measured child, clamped at 0 (the kernel document's and perf's formulas).
+ * AMD Zen 4/5 (perf's PipelineL2) maps onto the same eight: heavy ops =
+ * retiring from microcode, light ops = fast-path retiring; branch
+ * mispredicts = bad speculation's mispredicts share, machine clears =
+ * pipeline restarts; fetch latency/bandwidth = frontend latency/bandwidth;
+ * memory bound = backend memory, core bound = backend CPU.  (Reported only
+ * where its six extra counters are free besides level 1's: see README.)
  */
 enum td_l2 {
 	TD_HEAVY_OPS,

@@ -34,6 +34,17 @@ static void zen(struct td_gen_model *m, unsigned width, const char *name)
 	m->config[TD_ZEN_DISP] = AMD_EV(0x0aa, 0x07); /* de_src_op_disp.all */
 	m->config[TD_ZEN_RET] = AMD_EV(0x0c1, 0);   /* ex_ret_ops */
 	m->derivable = TD_ZEN_SMT;
+	/* PipelineL2's second group (section 5.1): 6 more counters */
+	m->nr2 = TD_ZEN2_NR;
+	m->config2[TD_ZEN2_FE_CMASK] = AMD_EV(0x1a0, 0x01) |
+				       (uint64_t)width << 24;
+	m->config2[TD_ZEN2_MISP] = AMD_EV(0x0c3, 0);   /* ex_ret_brn_misp */
+	/* resyncs_or_nc_redirects (Zen 4), bp_redirects.resync (Zen 5) */
+	m->config2[TD_ZEN2_RESTART] = width == 6 ? AMD_EV(0x096, 0)
+						 : AMD_EV(0x09f, 0x01);
+	m->config2[TD_ZEN2_NC] = AMD_EV(0x0d6, 0x02);  /* not_complete */
+	m->config2[TD_ZEN2_LOAD_NC] = AMD_EV(0x0d6, 0xa2);
+	m->config2[TD_ZEN2_UCODE] = AMD_EV(0x1c2, 0);  /* ex_ret_ucode_ops */
 }
 
 /*

@@ -33,6 +33,40 @@ void td_formula_zen(unsigned width, const uint64_t *v, struct td_counts *c)
 }
 
 /*
+ * AMD Zen 4/5 PipelineL2 over one interval (perf amdzen4/amdzen5
+ * pipeline.json; arm-amd-topdown.md section 5.2), given that interval's
+ * level-1 deltas v[] (TD_ZEN_*) and second-group deltas w[] (TD_ZEN2_*);
+ * fills the measured level-2 categories of c (x255 units), leaves the
+ * rest.  Mapping onto struct td_result.l2 (topdown.h):
+ *   heavy_ops     = retiring_microcode  = ex_ret_ucode_ops
+ *   fetch_lat     = frontend_latency    = W x no_ops_from_frontend[cmask=W]
+ *   br_mispredict = bad_spec x ex_ret_brn_misp / (misp + restarts)
+ *   mem_bound     = backend x ex_no_retire.load_not_complete /
+ *                   ex_no_retire.not_complete
+ * and light ops, machine clears (pipeline restarts), fetch bandwidth and
+ * core bound (backend CPU) as parent minus child, as td_decode does.
+ * The last two are ratios: they hold per interval, so cumulative counts
+ * must sum them interval by interval (not applied to cumulative values).
+ */
+void td_formula_zen_l2(unsigned width, const uint64_t *v, const uint64_t *w,
+		       struct td_counts *c)
+{
+	unsigned __int128 bad = v[TD_ZEN_DISP] - v[TD_ZEN_RET];
+	uint64_t redirects = w[TD_ZEN2_MISP] + w[TD_ZEN2_RESTART];
+
+	c->cat[TD_M_HEAVY_OPS] = 255 * w[TD_ZEN2_UCODE];
+	c->cat[TD_M_FETCH_LAT] = 255 * width * w[TD_ZEN2_FE_CMASK];
+	c->cat[TD_M_BR_MISPREDICT] =
+		redirects ? (uint64_t)(255 * bad * w[TD_ZEN2_MISP] / redirects)
+			  : 0;
+	c->cat[TD_M_MEM_BOUND] =
+		w[TD_ZEN2_NC] ? (uint64_t)((unsigned __int128)255 *
+					   v[TD_ZEN_BE] * w[TD_ZEN2_LOAD_NC] /
+					   w[TD_ZEN2_NC])
+			      : 0;
+}
+
+/*
  * Intel V4.5, Sandy Bridge .. Cascade Lake (reference 001, "V4.5"):
  * slots = W x clocks, FE = IDQ_UOPS_NOT_DELIVERED.CORE, bad speculation =
  * UOPS_ISSUED.ANY - UOPS_RETIRED.RETIRE_SLOTS + W x recovery cycles,

@@ -27,6 +27,9 @@ enum { TD_V45_CLK, TD_V45_IDQ_ND, TD_V45_ISSUED, TD_V45_RET_SLOTS,
        TD_V45_RECOVERY, TD_V45_NR };
 enum { TD_V2_CLK, TD_V2_FE, TD_V2_BAD, TD_V2_RET, TD_V2_BE, TD_V2_NR };
 enum { TD_V1_CLK, TD_V1_FE, TD_V1_BAD, TD_V1_RET, TD_V1_NR };
+/* Zen 4/5 PipelineL2's second group (arm-amd-topdown.md section 5.1). */
+enum { TD_ZEN2_FE_CMASK, TD_ZEN2_MISP, TD_ZEN2_RESTART, TD_ZEN2_NC,
+       TD_ZEN2_LOAD_NC, TD_ZEN2_UCODE, TD_ZEN2_NR };
 
 /* AnyThread (config bit 21): count for both SMT threads of the core. */
 #define TD_EV_ANY (UINT64_C(1) << 21)
@@ -41,6 +44,8 @@ struct td_gen_model {
 	unsigned derivable;     /* event the formula can derive from the
 				   others when counters are short; 0 none */
 	bool any;               /* V4.5 SMT form: _ANY clocks, halved */
+	unsigned nr2;           /* Zen: level-2 events (a second group) */
+	uint64_t config2[TD_GEN_MAX];
 };
 
 /*
@@ -69,6 +74,8 @@ TD_HIDDEN void td_formula_v45_any(unsigned width, const uint64_t *v,
 				  struct td_counts *c);
 TD_HIDDEN void td_formula_v1(unsigned width, const uint64_t *v,
 			     struct td_counts *c);
+TD_HIDDEN void td_formula_zen_l2(unsigned width, const uint64_t *v,
+				 const uint64_t *w, struct td_counts *c);
 /* cpumodel.c: switch a V4.5 model to its AnyThread (SMT) form. */
 TD_HIDDEN void td_model_anythread(struct td_gen_model *m);
 TD_HIDDEN void td_formula_derive(const struct td_gen_model *m,

@@ -194,6 +194,49 @@ static void test_formula_v1(void **state)
 	assert_int_equal(m.config[TD_V1_FE], 0x90ca); /* Knights Landing */
 }
 
+/*
+ * Zen 4 level 2 over one interval, 1000 cycles = 6000 slots: ucode ops 300
+ * (heavy .05), FE cmask-6 cycles 100 (fetch latency 600 slots, .10), bad
+ * = 2400 - 1800 = 600 split by 30 mispredicts : 10 restarts (450, .075),
+ * backend 2400 x 30 load / 60 not complete (1200, .20 of .40); SMT off.
+ * Raw configs as section 5.1 of the notes lists them.
+ */
+static void test_formula_zen_l2(void **state)
+{
+	uint64_t v[TD_ZEN_NR] = { 1000, 1200, 2400, 0, 2400, 1800 };
+	uint64_t w[TD_ZEN2_NR] = { 100, 30, 10, 60, 30, 300 };
+	struct td_counts a = { 0 }, b;
+	struct td_result r;
+	struct td_delta d;
+	struct td_gen_model m;
+
+	(void)state;
+	td_formula_zen(6, v, &b);
+	td_formula_zen_l2(6, v, w, &b);
+	d.slots = (int64_t)b.slots;
+	for (int i = 0; i < TD_NR_METRICS; i++)
+		d.cat[i] = (int64_t)(b.cat[i] - a.cat[i]);
+	d.qerr = 0;
+	td_decode(&d, true, &r);
+	assert_float_equal(r.l2[TD_HEAVY_OPS], 0.05, 1e-12);
+	assert_float_equal(r.l2[TD_LIGHT_OPS], 0.25, 1e-12);
+	assert_float_equal(r.l2[TD_FETCH_LAT], 0.10, 1e-12);
+	assert_float_equal(r.l2[TD_FETCH_BW], 0.10, 1e-12);
+	assert_float_equal(r.l2[TD_BR_MISPREDICT], 0.075, 1e-12);
+	assert_float_equal(r.l2[TD_MACHINE_CLEARS], 0.025, 1e-12);
+	assert_float_equal(r.l2[TD_MEM_BOUND], 0.20, 1e-12);
+	assert_float_equal(r.l2[TD_CORE_BOUND], 0.20, 1e-12);
+	assert_int_equal(td_cpu_lookup("AuthenticAMD", 0x19, 0x11, &m), 0);
+	assert_int_equal(m.nr2, TD_ZEN2_NR);
+	assert_int_equal(m.config2[TD_ZEN2_FE_CMASK], 0x1060001a0ull);
+	assert_int_equal(m.config2[TD_ZEN2_LOAD_NC], 0xa2d6);
+	assert_int_equal(m.config2[TD_ZEN2_UCODE], 0x1000000c2ull);
+	assert_int_equal(m.config2[TD_ZEN2_RESTART], 0x96);
+	assert_int_equal(td_cpu_lookup("AuthenticAMD", 0x1a, 0x02, &m), 0);
+	assert_int_equal(m.config2[TD_ZEN2_FE_CMASK], 0x1080001a0ull);
+	assert_int_equal(m.config2[TD_ZEN2_RESTART], 0x19f);
+}
+
 /* Cumulative derived categories may dip below 0: deltas stay right. */
 static void test_formula_modular(void **state)
 {
@@ -558,6 +601,7 @@ int main(void)
 		cmocka_unit_test(test_formula_derive),
 		cmocka_unit_test(test_formula_v45_any),
 		cmocka_unit_test(test_formula_v1),
+		cmocka_unit_test(test_formula_zen_l2),
 		cmocka_unit_test(test_formula_modular),
 		cmocka_unit_test(test_sign_extension),
 		cmocka_unit_test(test_cpu_lookup),
