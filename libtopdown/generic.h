@@ -102,6 +102,12 @@ TD_HIDDEN int td_gen_values(const struct td_gen *g, bool rdpmc, uint64_t *v,
 			    uint64_t *times);
 TD_HIDDEN bool td_gen_rdpmc_offered(const struct td *td, const struct td_gen *g);
 TD_HIDDEN struct td_gen *td_gen_new(void);
+/* genopen.c, for generic.c */
+TD_HIDDEN void td_gen_close_group(struct td *td, struct td_gen *g);
+TD_HIDDEN int td_gen_read_group(const struct td_gen *g, uint64_t *v,
+				uint64_t *times);
+TD_HIDDEN int td_gen_open_v45_smt(struct td *td, struct td_gen *g,
+				  bool include_kernel);
 TD_HIDDEN void td_gen_free(struct td *td, struct td_gen *g);
 
 /* generic.c, pure: a counter value from a user page reading. */
