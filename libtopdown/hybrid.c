@@ -134,7 +134,13 @@ static void counts_add_delta(struct td_counts *c, const struct td_counts *now,
  * E-cores index is 0 and offset holds the frozen count (generic.c).
  * Time: while the thread is on an E-core, cpu_core's time_running stops
  * and cpu_atom's runs, so enabled - running(P) - running(E) moves only
- * when neither counts; that is s->unsched here.
+ * when neither counts; that is s->unsched here.  (On the read(2) path the
+ * two groups are read a few microseconds apart; a reading taken on an
+ * E-core then sees cpu_core's enabled time move by that gap, which can
+ * flag the region: conservative.)  region.c's undo of a reset that raced
+ * a switch-out restores base from before its second reading and so drops
+ * what the E-cores counted between the two readings: at most those few
+ * microseconds, and only in that race.
  */
 void td_hybrid_fold(struct td *td, struct td_sample *s)
 {
