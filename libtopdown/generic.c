@@ -65,17 +65,10 @@ void td_generic_close(struct td *td)
 
 /*
  * One event by RDPMC under its page's seqlock; false when its index is 0
- * (not counting on this CPU now) or RDPMC is not offered.  With frozen
- * (the hybrid E-core group), index 0 with cap_user_rdpmc set means "not
- * running": the kernel wrote that page after taking the counter away,
- * with offset = the whole count (perf_event_update_userpage subtracts
- * prev_count only for an active event), so offset is the count, which
- * cannot move until the next schedule-in bumps lock (inference: the note
- * says index reads 0 off the PMU's cores; that the same update publishes
- * the final count is our reading of perf_event_update_userpage).
+ * (not counting on this CPU now) or RDPMC is not offered.
  */
 static inline bool read_one(const struct perf_event_mmap_page *pc,
-			    bool frozen, uint64_t *v, uint64_t *times)
+			    uint64_t *v, uint64_t *times)
 {
 	uint32_t seq, idx;
 
@@ -84,16 +77,12 @@ static inline bool read_one(const struct perf_event_mmap_page *pc,
 		td_compiler_barrier();
 		idx = td_load_once(pc->index);
 		if (!(td_load_once(pc->capabilities) & TD_CAP_USER_RDPMC) ||
-		    (!idx && !frozen))
+		    !idx)
 			return false;
 		times[0] = td_load_once(pc->time_enabled);
 		times[1] = td_load_once(pc->time_running);
-		if (idx)
-			*v = td_gen_value(td_load_once(pc->offset),
-					  td_rdpmc(idx - 1),
-					  td_load_once(pc->pmc_width));
-		else
-			*v = (uint64_t)td_load_once(pc->offset);
+		*v = td_gen_value(td_load_once(pc->offset), td_rdpmc(idx - 1),
+				  td_load_once(pc->pmc_width));
 		td_compiler_barrier();
 	} while (td_load_once(pc->lock) != seq);
 	return true;
@@ -103,10 +92,10 @@ static bool read_rdpmc(const struct td_gen *g, uint64_t *v, uint64_t *times)
 {
 	uint64_t t[2];
 
-	if (!read_one(g->pc[0], g->frozen_ok, &v[0], times))
+	if (!read_one(g->pc[0], &v[0], times))
 		return false;
 	for (unsigned k = 1; k < g->nr; k++)
-		if (!read_one(g->pc[k], g->frozen_ok, &v[k], t))
+		if (!read_one(g->pc[k], &v[k], t))
 			return false;
 	return true;
 }

@@ -55,8 +55,11 @@ struct td_gen_model {
 struct td_gen {
 	struct td_gen_model m;
 	unsigned nr, derived;
-	bool frozen_ok;         /* index 0 means not running: count = offset */
 	bool rdpmc_ok;          /* every page offers RDPMC (hybrid E group) */
+	/* hybrid E group: its final counts while it does not run (hybrid.c) */
+	bool cached;
+	uint32_t cached_lock;
+	uint64_t cv[TD_GEN_MAX], ct[2];
 	bool smt_per_thread;    /* SMT on, AnyThread refused: approximate */
 	uint8_t ev[TD_GEN_MAX];
 	int fd[TD_GEN_MAX];

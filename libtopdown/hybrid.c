@@ -28,6 +28,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "barrier.h"
 #include "generic.h"
 
 #define TD_CPULIST_MAX 4096 /* "0-4095" patterns: plenty for one list */
@@ -104,7 +105,6 @@ void td_hybrid_ecore_open(struct td *td, bool include_kernel)
 	g = td_gen_new();
 	if (!g)
 		return;
-	g->frozen_ok = true;
 	if (td_cpu_model_atom("cpu_atom", &g->m) < 0 ||
 	    td_gen_group_open(td, g, (uint32_t)strtoul(buf, NULL, 10),
 			      include_kernel, false) < 0) {
@@ -124,14 +124,71 @@ static void counts_add_delta(struct td_counts *c, const struct td_counts *now,
 }
 
 /*
+ * The E group's values while the thread is on a P-core (the P reading
+ * just succeeded there), where the group does not run.  Its user page
+ * cannot be trusted then: x86 rewrites it at schedule-in
+ * (x86_pmu_start), not at schedule-out (x86_pmu_stop/del do not call
+ * perf_event_update_userpage; inference from the kernel source, the
+ * notes say index reads 0), so a stale index would RDPMC another
+ * context's counter.  read(2) instead, which is exact and resets nothing
+ * for ordinary counters, and keep its result while the page's lock says
+ * no schedule-in came since: one read per stint on the E-cores, not per
+ * reading.  The result is kept only when two reads agree on time_running
+ * (the group did not run around them).
+ */
+static int ecore_values_off(struct td_gen *g, uint64_t *v, uint64_t *t)
+{
+	uint32_t lock = td_load_once(g->pc[0]->lock);
+	uint64_t v2[TD_GEN_MAX], t2[2];
+	int err;
+
+	if (g->cached && lock == g->cached_lock) {
+		memcpy(v, g->cv, sizeof(g->cv));
+		memcpy(t, g->ct, sizeof(g->ct));
+		return 0;
+	}
+	err = td_gen_values(g, false, v, t);
+	if (err == 0)
+		err = td_gen_values(g, false, v2, t2);
+	if (err < 0)
+		return err;
+	g->cached = t2[1] == t[1];
+	g->cached_lock = lock;
+	memcpy(g->cv, v2, sizeof(g->cv));
+	memcpy(g->ct, t2, sizeof(g->ct));
+	memcpy(v, v2, sizeof(v2));
+	memcpy(t, t2, sizeof(t2));
+	return 0;
+}
+
+/*
+ * The E group's values: on the RDPMC path with the P reading valid, the
+ * thread is on a P-core (ecore_values_off); when the P reading failed it
+ * is most likely on an E-core, where RDPMC of the group's general-purpose
+ * counters is the fast read (they exist on both core types: no fault
+ * either way; a value read after a migration there can be another
+ * context's, but only readings whose P half failed use it, and regions
+ * ending or beginning on those are flagged; cumulative counts telescope
+ * at the next good reading).  The read(2) path reads it with read(2).
+ */
+static int ecore_values(struct td *td, const struct td_sample *s,
+			uint64_t *v, uint64_t *t)
+{
+	struct td_gen *g = td->ecore;
+
+	if (td->path != TD_PATH_RDPMC)
+		return td_gen_values(g, false, v, t);
+	if (s->valid)
+		return ecore_values_off(g, v, t);
+	g->cached = false;
+	return td_gen_values(g, g->rdpmc_ok, v, t);
+}
+
+/*
  * After the P-core reading s: add what the E-cores counted since the last
  * reading, to the folded base (so that region snapshots include it) and
  * to s.  Same units on both sides (slots, category slots x 255), so a
  * region's delta is the slot-weighted combination of both core types.
- * The E reading never faults: general-purpose counters exist on both
- * core types, and a migration between its index check and its RDPMC
- * rewrites the page (lock), which the seqlock retries on; off the
- * E-cores index is 0 and offset holds the frozen count (generic.c).
  * Time: while the thread is on an E-core, cpu_core's time_running stops
  * and cpu_atom's runs, so enabled - running(P) - running(E) moves only
  * when neither counts; that is s->unsched here.  (On the read(2) path the
@@ -148,8 +205,7 @@ void td_hybrid_fold(struct td *td, struct td_sample *s)
 	uint64_t v[TD_GEN_MAX], t[2];
 	struct td_counts now;
 
-	if (td_gen_values(g, td->path == TD_PATH_RDPMC && g->rdpmc_ok, v,
-			  t) < 0) {
+	if (ecore_values(td, s, v, t) < 0) {
 		s->valid = false;
 		return;
 	}

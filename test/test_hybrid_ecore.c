@@ -93,6 +93,7 @@ static void pcore_region(struct td *td, bool l2)
 
 static void test_migrate_mid_region_rdpmc(void **state)
 {
+	struct emu_stats s0, s1;
 	struct td *td;
 
 	(void)state;
@@ -102,7 +103,11 @@ static void test_migrate_mid_region_rdpmc(void **state)
 	pcore_region(td, true);
 	migrate_mid_region(td, false);
 	assert_int_equal(levels(td), 1);
+	emu_stats(&s0);
 	pcore_region(td, false); /* conservative after E-core slots */
+	emu_stats(&s1);
+	/* the E group's final counts are kept: no read(2) on P-cores */
+	assert_int_equal(s1.reads, s0.reads);
 	td_close(td);
 }
 
@@ -123,10 +128,11 @@ static void test_migrate_mid_region_read(void **state)
 }
 
 /*
- * Migrated to a P-core just before the E group's RDPMC: the RDPMC of a
- * general-purpose counter does not fault there, and the seqlock (page
- * rewritten at schedule-out) retries onto the frozen count.  The next
- * region, on P-cores around an E stint, is exact.
+ * Migrated to a P-core just before the E group's RDPMC (taken because
+ * the P reading failed on the E-core): the RDPMC of a general-purpose
+ * counter does not fault there.  The region is flagged (its end's P
+ * reading failed); the next region, on P-cores around an E stint, is
+ * exact.
  */
 static void test_migration_at_ecore_rdpmc(void **state)
 {
