@@ -189,6 +189,48 @@ static void test_ecore_only_between_pcore_readings(void **state)
 	td_close(td);
 }
 
+/*
+ * A named region called on P-cores only (level 2), then across both core
+ * types: its totals are level 1 (not every call measured level 2), the
+ * slot-weighted level 1 of all its slots, no SMT contention read from
+ * the level-2 sums.
+ */
+static void test_named_totals_mixed(void **state)
+{
+	static struct td_named n = TD_NAMED_INIT("mixed");
+	struct emu_truth a, b;
+	struct truth_frac t;
+	struct td_totals tot;
+	struct td *td;
+
+	(void)state;
+	memset(&n.opaque, 0, sizeof(n.opaque));
+	emu_setup(EMU_ADL);
+	td = open_adl(TD_PATH_RDPMC);
+	emu_run(1000000, &MIX_STREAM);
+	emu_truth(&a);
+	assert_int_equal(td_named_begin(td, &n), 0);
+	emu_run(40000000, &MIX_BRANCHY);
+	assert_int_equal(td_named_end(td, &n, NULL), 0);
+	assert_int_equal(td_named_totals(&n, &tot), 0);
+	assert_true(tot.total.flags & TD_RESULT_L2);
+	assert_int_equal(td_named_begin(td, &n), 0);
+	emu_run(20000000, &MIX_CHAIN);
+	emu_migrate(10);
+	emu_run(30000000, &MIX_STREAM);
+	emu_migrate(2);
+	assert_int_equal(td_named_end(td, &n, NULL), 0);
+	emu_truth(&b);
+	assert_int_equal(td_named_totals(&n, &tot), 0);
+	t = truth_between(&a, &b);
+	assert_int_equal(tot.calls, 2);
+	assert_int_equal(tot.unreliable, 0);
+	assert_false(tot.total.flags & TD_RESULT_L2);
+	assert_float_equal(tot.total.smt_contention, 0, 0);
+	assert_within(&tot.total, &t, BOUND);
+	td_close(td);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -200,6 +242,7 @@ int main(void)
 					  teardown),
 		cmocka_unit_test_teardown(test_ecore_only_between_pcore_readings,
 					  teardown),
+		cmocka_unit_test_teardown(test_named_totals_mixed, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
