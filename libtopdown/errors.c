@@ -37,7 +37,14 @@ static const struct td_message messages[] = {
 		   "the parent; td_close it and td_open a new one in the "
 		   "child" },
 	{ -EMFILE, "out of file descriptors: a handle needs 5 (level 1) or 9 "
-		   "(level 2); raise RLIMIT_NOFILE or close handles" },
+		   "(level 2), 4 to 6 on ordinary-counter CPUs, 5 more on "
+		   "hybrid parts; raise RLIMIT_NOFILE or close handles" },
+	{ -ENOSPC, "too few free performance counters: the event group never "
+		   "got scheduled, even with one formula term derived; the "
+		   "NMI watchdog holds one counter (echo 0 > "
+		   "/proc/sys/kernel/nmi_watchdog, or boot with "
+		   "nmi_watchdog=0), a VM may expose fewer (give the guest "
+		   "the full PMU), or another perf user holds them" },
 	{ -ENFILE, "system file table full: close descriptors and retry" },
 	{ -ENOMEM, "out of memory" },
 	{ -EIO, "reading the counter group with read(2) failed, or writing a "

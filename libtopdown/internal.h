@@ -230,6 +230,14 @@ struct td {
 	const uint64_t *pcores;  /* bitmap of the CPUs of this PMU */
 	uint32_t nr_cpus;        /* bits in pcores */
 	struct td_rseq *rseq;    /* the owner thread's registered rseq area */
+
+	/*
+	 * hybrid.c: the E-cores' ordinary-counter group on cpu_atom, folded
+	 * into base at every reading (slot-weighted combination), or NULL.
+	 */
+	struct td_gen *ecore;
+	struct td_counts ecore_last; /* its counts at the last reading */
+	bool ecore_seen;         /* E-core slots entered the counts: L1 only */
 };
 
 /* owner.c: thread and fork checks of the hot path. */
@@ -282,6 +290,11 @@ TD_HIDDEN int td_cpulist_parse(const char *s, uint64_t *map, uint32_t nr_bits,
 			       uint32_t *max_cpu);
 TD_HIDDEN void td_hybrid_init(struct td *td);
 TD_HIDDEN void td_hybrid_close(struct td *td);
+TD_HIDDEN void td_hybrid_ecore_open(struct td *td, bool include_kernel);
+TD_HIDDEN void td_hybrid_fold(struct td *td, struct td_sample *s);
+/* Level 2 in this handle's results now; and a delta made to match. */
+TD_HIDDEN bool td_handle_l2(const struct td *td);
+TD_HIDDEN void td_handle_delta(const struct td *td, struct td_delta *d);
 
 /* evparse.c: the sysfs event grammar, pure; fmt fills buf with a term's
  * format string or returns a negative errno. */

@@ -365,6 +365,8 @@ int td_take_sample(struct td *td, struct td_sample *s)
 		err = rdpmc_sample(td, s);
 	else
 		err = read_sample(td, s);
+	if (TD_UNLIKELY(td->ecore) && err == 0)
+		td_hybrid_fold(td, s); /* before note_schedule: fixes unsched */
 	if (err == 0)
 		note_schedule(td, s);
 	td_snap_publish(td, &before);

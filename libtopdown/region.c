@@ -271,7 +271,8 @@ static void fill_result(const struct td *td, const struct td_region_priv *p,
 	struct td_delta d;
 
 	region_delta(p, s, &d);
-	td_decode(&d, td->pmu.nr_metrics == TD_NR_METRICS, res);
+	td_handle_delta(td, &d);
+	td_decode(&d, td_handle_l2(td), res);
 	res->resets = region_resets(td, p);
 	if (td->path == TD_PATH_READ)
 		res->flags |= TD_RESULT_READ_PATH;
@@ -287,10 +288,11 @@ static void emit_record(struct td *td, const struct td_region_priv *p,
 	struct td_delta d;
 
 	region_delta(p, s, &d);
+	td_handle_delta(td, &d);
 	rec.slots = d.slots > 0 ? (uint64_t)d.slots : 0;
 	memcpy(rec.cat, d.cat, sizeof(rec.cat));
 	rec.qerr = d.qerr;
-	rec.flags = td->pmu.nr_metrics == TD_NR_METRICS ? TD_RESULT_L2 : 0;
+	rec.flags = td_handle_l2(td) ? TD_RESULT_L2 : 0;
 	if (td->path == TD_PATH_READ)
 		rec.flags |= TD_RESULT_READ_PATH;
 	if (!region_reliable(td, p, s) ||

@@ -13,6 +13,7 @@
  * - schedule-in may assign other counters (gp_rotate): index changes.
  * Workloads: true fractions in, the counts each formula expects out.
  */
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -21,7 +22,7 @@
 #define MASK48 ((UINT64_C(1) << 48) - 1)
 
 enum sig { SIG_NONE, SIG_CYCLES, SIG_FE, SIG_BE, SIG_SMT, SIG_DISP, SIG_RET,
-	   SIG_BAD, SIG_ISSUED, SIG_RECOVERY };
+	   SIG_BAD, SIG_ISSUED, SIG_RECOVERY, SIG_FE_CYC, SIG_BAD_CYC };
 
 struct map {
 	uint64_t config;
@@ -41,6 +42,18 @@ static const struct map skl_map[] = {
 static const struct map grt_map[] = {
 	{ 0x3c, SIG_CYCLES }, { 0x71, SIG_FE }, { 0x73, SIG_BAD },
 	{ 0x72, SIG_RET }, { 0x74, SIG_BE }, { 0, 0 },
+};
+
+/* Silvermont V1: cycle counts for FE and bad speculation. */
+static const struct map slm_map[] = {
+	{ 0x3c, SIG_CYCLES }, { 0x50ca, SIG_FE_CYC }, { 0x04ca, SIG_BAD_CYC },
+	{ 0x10c2, SIG_RET }, { 0, 0 },
+};
+
+/* Alder Lake's cpu_atom (Gracemont) with the kernel's adl strings. */
+static const struct map adl_atom_map[] = {
+	{ 0x3c, SIG_CYCLES }, { 0x71, SIG_FE }, { 0x73, SIG_BAD },
+	{ 0xc2, SIG_RET }, { 0x74, SIG_BE }, { 0, 0 },
 };
 
 struct emu_mix emu_mix_amd(double ret, double bad, double fe, double smt)
@@ -65,6 +78,8 @@ const char *emu_cpuinfo(void)
 		return "processor\t: 0\nvendor_id\t: GenuineIntel\ncpu family\t: 6\nmodel\t\t: 94\nmodel name\t: Intel(R) Core(TM) i7-6700K\n";
 	case EMU_GRT:
 		return "processor\t: 0\nvendor_id\t: GenuineIntel\ncpu family\t: 6\nmodel\t\t: 190\nmodel name\t: Intel(R) N100\n";
+	case EMU_SLM:
+		return "processor\t: 0\nvendor_id\t: GenuineIntel\ncpu family\t: 6\nmodel\t\t: 77\nmodel name\t: Intel(R) Atom(TM) CPU C2750\n";
 	case EMU_NO_TOPDOWN: /* Core 2 (Merom): no TopDown of any kind */
 		return "processor\t: 0\nvendor_id\t: GenuineIntel\ncpu family\t: 6\nmodel\t\t: 15\n";
 	case EMU_ICL:
@@ -81,7 +96,9 @@ const char *emu_cpuinfo(void)
 int emu_gen_signal(uint64_t config)
 {
 	const struct map *m = emu.profile == EMU_SKL ? skl_map
-			      : emu.profile == EMU_GRT ? grt_map : zen_map;
+			      : emu.profile == EMU_GRT ? grt_map
+			      : emu.profile == EMU_ADL ? adl_atom_map
+			      : emu.profile == EMU_SLM ? slm_map : zen_map;
 
 	for (; m->sig; m++)
 		if (m->config == config)
@@ -102,10 +119,58 @@ static void set_period(struct emu_event *e)
 	e->overflowed = false;
 }
 
-void emu_gen_start(struct emu_group *g)
+void emu_gp_set_counters(unsigned n)
+{
+	emu.gp_counters = n;
+}
+
+void emu_gp_reserve(unsigned n)
+{
+	emu.gp_reserved = n;
+}
+
+void emu_set_smt(bool active, bool anythread_ok)
+{
+	emu.anythread_ok = anythread_ok;
+	emu_sysfs_smt(active);
+}
+
+/* Silvermont counts clocks on fixed counter 1, not a GP counter. */
+static bool on_fixed(const struct emu_event *e)
+{
+	return emu.profile == EMU_SLM && e->sig == SIG_CYCLES;
+}
+
+static unsigned gp_members(const struct emu_group *g)
+{
+	unsigned n = 0;
+
+	for (int i = 0; i < g->nr; i++)
+		n += g->members[i]->kind == EMU_EV_GP &&
+		     !on_fixed(g->members[i]);
+	return n;
+}
+
+/* validate_group (x86 core.c): a group must fit the PMU's counters,
+ * whoever else holds them; checked when a member joins. */
+int emu_gen_validate(const struct emu_group *g, const struct emu_event *e)
+{
+	return gp_members(g) + !on_fixed(e) > emu.gp_counters ? -EINVAL : 0;
+}
+
+/*
+ * Schedule-in: every member on a free counter, or the whole group stays
+ * out (group_sched_in's all-or-nothing transaction).  False: not
+ * scheduled; its pages then show index 0 and time_running stops.
+ */
+bool emu_gen_start(struct emu_group *g)
 {
 	unsigned k = emu.gp_rotate++;
 
+	if (gp_members(g) > emu.gp_counters - emu.gp_reserved) {
+		g->scheduled = false;
+		return false;
+	}
 	for (int i = 0; i < g->nr; i++) {
 		struct emu_event *e = g->members[i];
 
@@ -114,6 +179,7 @@ void emu_gen_start(struct emu_group *g)
 		e->counter = (int)((i + k) % emu.gp_counters);
 		set_period(e);
 	}
+	return true;
 }
 
 /* x86_perf_event_update: the 48-bit difference, page untouched. */
@@ -176,7 +242,7 @@ static void split(uint64_t slots, const struct emu_mix *m, struct parts *p)
 {
 	struct emu_cpu *c = &emu_cpu;
 	bool amd = emu.profile == EMU_ZEN4 || emu.profile == EMU_ZEN5;
-	uint64_t w = emu.gen_width, rb;
+	uint64_t w = emu.gen_width ? emu.gen_width : emu.atom_width, rb;
 
 	memset(p, 0, sizeof(*p));
 	c->gen_slot_rem += slots;
@@ -186,6 +252,10 @@ static void split(uint64_t slots, const struct emu_mix *m, struct parts *p)
 	p->bad = (uint64_t)((double)slots * m->f[1]);
 	p->fe = (uint64_t)((double)slots * m->f[2]);
 	p->smt = amd ? (uint64_t)((double)slots * m->f[4]) : 0;
+	if (emu.profile == EMU_SLM) { /* V1 counts cycles: whole ones */
+		p->fe -= p->fe % w;
+		p->bad -= p->bad % w;
+	}
 	p->be = slots - p->ret - p->bad - p->fe - p->smt;
 	/* V4.5: half the bad slots as recovery cycles, the rest as uops. */
 	p->recovery_cycles = p->bad / 2 / w;
@@ -211,6 +281,8 @@ static uint64_t increment(int sig, const struct parts *p)
 	case SIG_BAD: return p->bad;
 	case SIG_ISSUED: return p->issued;
 	case SIG_RECOVERY: return p->recovery_cycles;
+	case SIG_FE_CYC: return p->fe / emu.gen_width;
+	case SIG_BAD_CYC: return p->bad / emu.gen_width;
 	default: return 0;
 	}
 }
@@ -235,7 +307,8 @@ void emu_gen_run(uint64_t slots, const struct emu_mix *m)
 
 		if (!gp(e) || e->counter < 0)
 			continue;
-		next = e->hw + increment(e->sig, &p);
+		/* AnyThread: the sibling ran the same (clocks, recovery) */
+		next = e->hw + increment(e->sig, &p) * (e->any ? 2 : 1);
 		if (next > MASK48)
 			e->overflowed = true;
 		e->hw = next & MASK48;

@@ -15,6 +15,8 @@
 #define EMU_RDPMC_METRICS (1u << 29)
 #define EMU_MAX_FD        65536
 #define EMU_MAX_MEMBERS   16
+#define EMU_ATOM_TYPE     10 /* EMU_ADL: cpu_atom's dynamic PMU type */
+#define EMU_ANY           (1ull << 21) /* ARCH_PERFMON_EVENTSEL_ANY */
 
 struct emu_hw {
 	uint64_t slots;    /* fixed counter 3 */
@@ -39,6 +41,7 @@ struct emu_event {
 	int maps;
 	/* EMU_EV_GP: an ordinary counter (emu_generic.c) */
 	int sig;                /* what it counts, from its config */
+	bool any;               /* AnyThread: the sibling's share too */
 	int counter;            /* general-purpose counter, -1 if none */
 	uint64_t hw;            /* the counter register, 48 bits */
 	uint64_t prev;          /* hw.prev_count */
@@ -51,6 +54,7 @@ struct emu_group {
 	int nr;
 	struct emu_cpu *owner;
 	bool topdown;           /* has a metric member */
+	bool atom;              /* EMU_ADL: a cpu_atom group (E-cores only) */
 	bool metrics_clear;     /* leader opened with config1 bit 0 */
 	bool enabled, started, scheduled;
 	uint64_t saved_slots, saved_metrics;
@@ -94,7 +98,10 @@ struct emu_state {
 	enum emu_clear_trigger clear_trigger;
 	uint32_t core_type;
 	unsigned gen_width;     /* generic profiles: pipeline width, else 0 */
+	unsigned atom_width;    /* EMU_ADL: the E-cores' width (Gracemont 5) */
+	bool anythread_ok;      /* AnyThread events allowed */
 	unsigned gp_counters;   /* general-purpose counters per CPU */
+	unsigned gp_reserved;   /* of which pinned by others (NMI watchdog) */
 	uint64_t gp_left;       /* period: counters start at -left */
 	unsigned gp_rotate;     /* shifts counter assignment per schedule-in */
 	char sysfs_root[256];
@@ -112,6 +119,7 @@ void emu_topdown_update(struct emu_group *g, bool reset);
 void emu_group_enable(struct emu_group *g);
 void emu_group_disable(struct emu_group *g);
 bool emu_is_ecore(int cpu);
+bool emu_group_runnable(const struct emu_group *g);
 void emu_lock_acquire(void);
 void emu_lock_release(void);
 
@@ -127,7 +135,8 @@ struct emu_event *emu_event_of(int fd);
 
 /* emu_generic.c */
 int emu_gen_signal(uint64_t config);
-void emu_gen_start(struct emu_group *g);
+bool emu_gen_start(struct emu_group *g);
+int emu_gen_validate(const struct emu_group *g, const struct emu_event *e);
 void emu_gen_stop(struct emu_group *g);
 void emu_gen_fold(struct emu_group *g);
 void emu_gen_run(uint64_t slots, const struct emu_mix *m);
@@ -139,6 +148,7 @@ const char *emu_cpuinfo(void);
 void emu_sysfs_create(void);
 void emu_sysfs_remove(void);
 void emu_sysfs_write_knob(int value);
+void emu_sysfs_smt(bool active);
 const char *emu_sysfs_redirect(const char *path, char *buf, size_t len);
 
 /* emu_preload.c */
