@@ -81,6 +81,13 @@ enum td_l2 {
 #define TD_RESULT_UNRELIABLE (1u << 1) /* counts cannot be trusted: see below */
 #define TD_RESULT_SHORT      (1u << 2) /* fewer than TD_SHORT_SLOTS slots */
 #define TD_RESULT_READ_PATH  (1u << 3) /* measured with read(2), not RDPMC */
+/*
+ * Not slot-based TopDown (Arm Neoverse N1, which has no slot events):
+ * l1[TD_FE_BOUND] and l1[TD_BE_BOUND] are the fractions of cycles the
+ * frontend and backend stalled (Arm's Cycle_Accounting), l1[TD_RETIRING]
+ * the cycles with neither stalled, l1[TD_BAD_SPEC] 0; slots counts cycles.
+ */
+#define TD_RESULT_CYCLES     (1u << 4)
 
 /*
  * Regions shorter than this many slots are flagged TD_RESULT_SHORT: about
@@ -153,7 +160,7 @@ struct td_region {
 
 /* How a handle reads the counters (td_info.path). */
 enum td_path {
-	TD_PATH_RDPMC = 1,   /* user-space RDPMC, no syscall */
+	TD_PATH_RDPMC = 1,   /* user-space RDPMC (arm64: MRS), no syscall */
 	TD_PATH_READ  = 2    /* read(2) of the group: one syscall per reading */
 };
 
@@ -162,7 +169,7 @@ struct td_info {
 	enum td_path path;
 	unsigned levels;             /* 1, or 2 when L2 is measured */
 	unsigned pmu_type;           /* perf_event_attr.type of the core PMU */
-	char pmu_name[32];           /* "cpu" or "cpu_core" */
+	char pmu_name[32];           /* "cpu", "cpu_core", "armv8_pmuv3_0" */
 	uint64_t resets;             /* IOC_RESETs issued by the library */
 	uint64_t foreign_resets;     /* resets by others, detected */
 	unsigned flags;              /* TD_INFO_* */
@@ -172,6 +179,10 @@ struct td_info {
 #define TD_INFO_METRICS_CLEAR (1u << 0) /* RDPMC metrics-clear mode: the
                                            hardware zeroes the counters at
                                            each reading; no resets needed */
+#define TD_INFO_USER_ACCESS_OFF (1u << 1) /* Arm: the read(2) path because
+                                           /proc/sys/kernel/perf_user_access
+                                           is 0; for EL0 counter reads:
+                                           sysctl kernel.perf_user_access=1 */
 
 struct td;
 

@@ -8,6 +8,9 @@
 #if defined(__x86_64__) || defined(__i386__)
 #include "arch_x86.h"
 #define TD_HAVE_USER_READ 1
+#elif defined(__aarch64__)
+#include "arch_arm64.h"
+#define TD_HAVE_USER_READ 1
 #else
 #define TD_HAVE_USER_READ 0
 /* No user-space counter read on this architecture yet: read(2) only. */

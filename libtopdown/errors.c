@@ -45,6 +45,14 @@ static const struct td_message messages[] = {
 	{ -ENOENT, "not attached: no record buffer on the handle, or the "
 		   "named region is not linked into it" },
 	{ -EBUSY, "named region in progress: end it before unlinking it" },
+	{ -ENXIO, "heterogeneous cores (Arm big.LITTLE): EL0 counter access "
+		  "needs the thread pinned to one core type; pin it to the "
+		  "CPUs of one core PMU (e.g. taskset -c <that PMU's sysfs "
+		  "cpus list>) before td_open" },
+	{ -ENOSPC, "too few hardware counters for the TopDown events (a VM "
+		   "exposing fewer than the hardware's PMU counters): use a "
+		   "larger instance type or bare metal, or free counters "
+		   "(other perf users, the NMI watchdog)" },
 	{ -ERANGE, "raw readings out of order: SLOTS went backwards between "
 		   "them (a reset in between)" },
 };

@@ -90,5 +90,9 @@ void td_formula_counts(const struct td_gen_model *m, const uint64_t *v,
 	case TD_F_ATOM_V2:
 		td_formula_atom_v2(m->width, v, c);
 		break;
+	case TD_F_ARM:
+	case TD_F_ARM_CYCLES:
+		td_arm_counts(m, v, c); /* raw: applied to deltas */
+		break;
 	}
 }

@@ -23,7 +23,30 @@
 
 #define TD_CAP_USER_RDPMC (UINT64_C(1) << 2)
 
-static int open_group(struct td *td, struct td_gen *g, bool include_kernel)
+/*
+ * Arm asks for EL0 access with config1 bit 1 and a 64-bit counter with
+ * bit 0; without FEAT_PMUv3p5 the kernel refuses 64-bit event counters
+ * (EOPNOTSUPP; EAGAIN for a second 64-bit cycle counter): then 32 bits,
+ * pmc_width says which (arm-amd-topdown.md section 1.2).
+ */
+static int open_event(struct td *td, struct perf_event_attr *attr, int group)
+{
+	int fd;
+
+	if (!td->pmu.arm)
+		return td_sys_perf_open(attr, group);
+	attr->config1 = 3;
+	fd = td_sys_perf_open(attr, group);
+	if (fd == -EOPNOTSUPP || fd == -EAGAIN) {
+		attr->config1 = 2;
+		fd = td_sys_perf_open(attr, group);
+	}
+	return fd;
+}
+
+/* Opens the model's events; *failed: index of the one refused. */
+static int open_group(struct td *td, struct td_gen *g, bool include_kernel,
+		      unsigned *failed)
 {
 	struct perf_event_attr attr;
 
@@ -32,12 +55,46 @@ static int open_group(struct td *td, struct td_gen *g, bool include_kernel)
 
 		td_fill_attr(&attr, td->pmu.type, g->m.config[i], i == 0,
 			  include_kernel);
-		fd = td_sys_perf_open(&attr, i ? g->fd[0] : -1);
-		if (fd < 0)
+		fd = open_event(td, &attr, i ? g->fd[0] : -1);
+		if (fd < 0) {
+			*failed = i;
 			return td_open_error(fd);
+		}
 		g->fd[i] = fd;
 	}
 	return 0;
+}
+
+static void close_fds(struct td_gen *g)
+{
+	for (unsigned i = 0; i < TD_GEN_MAX; i++) {
+		td_sys_close(g->fd[i]);
+		g->fd[i] = -1;
+	}
+}
+
+/*
+ * The Arm PMU driver refuses a group member that no free counter can
+ * take (validate_group: EINVAL); VMs often expose fewer counters than
+ * the hardware's six (arm-amd-topdown.md sections 2.6, 7).  Then the
+ * group is opened again without STALL_SLOT, derived as frontend +
+ * backend; if that does not fit either: -ENOSPC.
+ */
+static int open_counters(struct td *td, struct td_gen *g, bool include_kernel)
+{
+	unsigned failed = 0;
+	int err = open_group(td, g, include_kernel, &failed);
+
+	if (!td->pmu.arm || err != -EINVAL || failed == 0)
+		return err;
+	if (g->m.formula == TD_F_ARM && !g->m.arm.derived_stall) {
+		close_fds(g);
+		g->m.nr--; /* STALL_SLOT is the last event */
+		g->m.arm.at[TD_ARM_STALL] = -1;
+		g->m.arm.derived_stall = true;
+		err = open_group(td, g, include_kernel, &failed);
+	}
+	return err == -EINVAL && failed > 0 ? -ENOSPC : err;
 }
 
 static int map_pages(struct td *td, struct td_gen *g)
@@ -70,12 +127,13 @@ int td_generic_open(struct td *td, bool include_kernel, bool want_rdpmc)
 	for (unsigned i = 0; i < TD_GEN_MAX; i++)
 		g->fd[i] = -1;
 	td->gen = g;
-	err = td_cpu_model(td->pmu.name, &g->m);
+	err = td->pmu.arm ? td_arm_model(&td->pmu, &g->m)
+			  : td_cpu_model(td->pmu.name, &g->m);
 	if (err < 0)
 		return err;
 	td->page_size = (size_t)sysconf(_SC_PAGESIZE);
 	td->pmu.nr_metrics = TD_NR_L1;
-	err = open_group(td, g, include_kernel);
+	err = open_counters(td, g, include_kernel);
 	if (err == 0)
 		err = td_sys_ioctl(g->fd[0], PERF_EVENT_IOC_ENABLE,
 				   PERF_IOC_FLAG_GROUP);
@@ -110,8 +168,20 @@ void td_generic_close(struct td *td)
 	td->leader_fd = -1;
 }
 
+unsigned td_source_delta(const struct td *td, const struct td_counts *a,
+			 const struct td_counts *b, struct td_delta *d)
+{
+	if (td->gen && (td->gen->m.formula == TD_F_ARM ||
+			td->gen->m.formula == TD_F_ARM_CYCLES))
+		return td_arm_delta(&td->gen->m, a, b, d);
+	d->slots = (int64_t)(b->slots - a->slots);
+	for (unsigned i = 0; i < TD_NR_METRICS; i++)
+		d->cat[i] = (int64_t)(b->cat[i] - a->cat[i]);
+	return 0;
+}
+
 /*
- * One event by RDPMC under its page's seqlock; false when its index is 0
+ * One event by RDPMC (MRS on arm64) under its page's seqlock; false when its index is 0
  * (not counting on this CPU now) or RDPMC is not offered.
  */
 static inline bool read_one(const struct perf_event_mmap_page *pc,

@@ -206,16 +206,18 @@ static bool region_reliable(const struct td *td,
 	       s->unsched == p->unsched;
 }
 
-static void region_delta(const struct td_region_priv *p,
-			 const struct td_sample *s, struct td_delta *d)
+/* Returns the result flags the source adds (generic.c td_source_delta). */
+static unsigned region_delta(const struct td *td,
+			     const struct td_region_priv *p,
+			     const struct td_sample *s, struct td_delta *d)
 {
 	struct td_counts begin = p->start;
+	unsigned flags;
 
 	td_counts_add(&begin, p->slots, p->metrics);
-	d->slots = (int64_t)(s->c.slots - begin.slots);
-	for (unsigned i = 0; i < TD_NR_METRICS; i++)
-		d->cat[i] = (int64_t)(s->c.cat[i] - begin.cat[i]);
+	flags = td_source_delta(td, &begin, &s->c, d);
 	d->qerr = s->qerr_base + s->raw_slots - p->qbase + p->slots;
+	return flags;
 }
 
 /*
@@ -233,9 +235,10 @@ static void fill_result(const struct td *td, const struct td_region_priv *p,
 			const struct td_sample *s, struct td_result *res)
 {
 	struct td_delta d;
+	unsigned flags = region_delta(td, p, s, &d);
 
-	region_delta(p, s, &d);
 	td_decode(&d, td->pmu.nr_metrics == TD_NR_METRICS, res);
+	res->flags |= flags;
 	res->resets = (uint32_t)td->resets - p->resets;
 	if (td->path == TD_PATH_READ)
 		res->flags |= TD_RESULT_READ_PATH;
@@ -249,12 +252,13 @@ static void emit_record(struct td *td, const struct td_region_priv *p,
 {
 	struct td_record rec;
 	struct td_delta d;
+	unsigned flags = region_delta(td, p, s, &d);
 
-	region_delta(p, s, &d);
 	rec.slots = d.slots > 0 ? (uint64_t)d.slots : 0;
 	memcpy(rec.cat, d.cat, sizeof(rec.cat));
 	rec.qerr = d.qerr;
 	rec.flags = td->pmu.nr_metrics == TD_NR_METRICS ? TD_RESULT_L2 : 0;
+	rec.flags |= flags;
 	if (td->path == TD_PATH_READ)
 		rec.flags |= TD_RESULT_READ_PATH;
 	if (!region_reliable(td, p, s) ||
