@@ -51,9 +51,9 @@ SHARED_LIB := $(B)/libtopdown.so.$(VERSION)
 EMU_SRCS := $(wildcard test/emu/*.c)
 EMU_OBJS := $(EMU_SRCS:test/emu/%.c=$(B)/emu/%.o)
 TESTS := test_decode test_open test_region test_harness test_misuse \
-	 test_hybrid test_threads test_live test_generic
+	 test_hybrid test_threads test_live test_generic test_arm
 TEST_BINS := $(foreach t,$(TESTS),$(B)/test/$(t)-static) \
-	     $(foreach t,$(filter-out test_decode test_generic,$(TESTS)),$(B)/test/$(t)-shared)
+	     $(foreach t,$(filter-out test_decode test_generic test_arm,$(TESTS)),$(B)/test/$(t)-shared)
 
 all: $(STATIC_LIB) $(B)/libtopdown.so $(B)/topdown.pc
 

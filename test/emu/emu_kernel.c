@@ -167,6 +167,11 @@ long emu_sys_perf_event_open(struct perf_event_attr *attr, pid_t pid, int cpu,
 		if (!leader || leader->closed)
 			return -EBADF;
 	}
+	if (emu.arm) {
+		err = emu_arm_check_open(attr, leader);
+		if (err)
+			return err;
+	}
 	if (emu.has_topdown && is_topdown_config(attr->config)) {
 		err = check_topdown_attr(attr, leader);
 		if (err)
@@ -182,6 +187,10 @@ long emu_sys_perf_event_open(struct perf_event_attr *attr, pid_t pid, int cpu,
 		e->kind = EMU_EV_GP;
 		e->sig = emu_gen_signal(attr->config);
 		e->counter = -1;
+		e->width = emu.arm ? emu_arm_width(attr) : 48;
+		/* Arm: user access is asked for (config1 bit 1) per event */
+		if (emu.arm)
+			e->rdpmc_flag = attr->config1 & 2;
 	}
 	err = join_group(e, leader);
 	if (err) {
