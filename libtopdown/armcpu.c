@@ -6,8 +6,11 @@
  * topdown_tool does: arm-amd-topdown.md section 3), and the formula and
  * events that fit it.  Revision matters: Neoverse N2 before r0p3 needs
  * the STALL_SLOT erratum correction.  Cores outside the table that list
- * the slot events get the generic SBSA formula with caps/slots; others
- * get -ENOSYS, never a guessed formula.
+ * the slot events get the generic SBSA formula with caps/slots (the
+ * note's inference: perf has no per-core metrics for them, Arm no
+ * data); others get -ENOSYS, never a guessed formula.  The table's width
+ * wins over caps/slots (the note's recommendation: caps/slots needs
+ * PMUv3p4 and is absent on N1).
  */
 #include <errno.h>
 #include <stdio.h>

@@ -10,7 +10,8 @@
  * category slots x 255 as every other source does.  td_decode then
  * normalises by the sum, which is the whole of slots: per-mispredict
  * corrections move slots between categories (kf + kb = kbs), they do not
- * create any.
+ * create any (the note's inference from the formulas; the algebra holds
+ * exactly when STALL_SLOT = STALL_SLOT_FRONTEND + STALL_SLOT_BACKEND).
  */
 #include <math.h>
 #include <string.h>
@@ -73,7 +74,8 @@ void td_arm_fractions(const struct td_arm_params *p, const double *dv,
  * (neoverse-n1.json): frontend = STALL_FRONTEND / CPU_CYCLES, backend =
  * STALL_BACKEND / CPU_CYCLES.  Reported in l1[TD_FE_BOUND] and
  * l1[TD_BE_BOUND], the cycles with neither in l1[TD_RETIRING], slots
- * counting cycles, under TD_RESULT_CYCLES: never slot-based TopDown.
+ * counting cycles, under TD_RESULT_CYCLES: never slot-based TopDown
+ * (reporting them so, labelled, is the note's inference).
  */
 static void cycles_delta(const double *dv, struct td_delta *d)
 {

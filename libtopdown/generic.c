@@ -27,7 +27,8 @@
  * Arm asks for EL0 access with config1 bit 1 and a 64-bit counter with
  * bit 0; without FEAT_PMUv3p5 the kernel refuses 64-bit event counters
  * (EOPNOTSUPP; EAGAIN for a second 64-bit cycle counter): then 32 bits,
- * pmc_width says which (arm-amd-topdown.md section 1.2).
+ * pmc_width says which (arm-amd-topdown.md section 1.2; retrying with 2
+ * is the note's inference from perf.rst, not a documented recipe).
  */
 static int open_event(struct td *td, struct perf_event_attr *attr, int group)
 {
@@ -78,7 +79,9 @@ static void close_fds(struct td_gen *g)
  * take (validate_group: EINVAL); VMs often expose fewer counters than
  * the hardware's six (arm-amd-topdown.md sections 2.6, 7).  Then the
  * group is opened again without STALL_SLOT, derived as frontend +
- * backend; if that does not fit either: -ENOSPC.
+ * backend (an inference in the note from the event's description, "the
+ * sum of STALL_SLOT_FRONTEND and STALL_SLOT_BACKEND"); if that does not
+ * fit either: -ENOSPC.
  */
 static int open_counters(struct td *td, struct td_gen *g, bool include_kernel)
 {
@@ -168,8 +171,8 @@ void td_generic_close(struct td *td)
 	td->leader_fd = -1;
 }
 
-unsigned td_source_delta(const struct td *td, const struct td_counts *a,
-			 const struct td_counts *b, struct td_delta *d)
+unsigned td_generic_delta(const struct td *td, const struct td_counts *a,
+			  const struct td_counts *b, struct td_delta *d)
 {
 	if (td->gen && (td->gen->m.formula == TD_F_ARM ||
 			td->gen->m.formula == TD_F_ARM_CYCLES))

@@ -269,12 +269,29 @@ TD_HIDDEN int td_generic_open(struct td *td, bool include_kernel,
 			      bool want_rdpmc);
 TD_HIDDEN void td_generic_close(struct td *td);
 TD_HIDDEN int td_generic_sample(struct td *td, struct td_sample *s);
-/* A region's delta b - a in category slots x 255; returns result flags
- * the source adds (TD_RESULT_CYCLES). */
-TD_HIDDEN unsigned td_source_delta(const struct td *td,
-				   const struct td_counts *a,
-				   const struct td_counts *b,
-				   struct td_delta *d);
+/* generic.c: td_source_delta of the ordinary-counter source. */
+TD_HIDDEN unsigned td_generic_delta(const struct td *td,
+				    const struct td_counts *a,
+				    const struct td_counts *b,
+				    struct td_delta *d);
+
+/*
+ * A region's delta b - a in category slots x 255; returns the result
+ * flags the source adds (TD_RESULT_CYCLES).  Counts of PERF_METRICS and
+ * of linear formulas subtract; Arm's formulas are applied here.
+ */
+static inline unsigned td_source_delta(const struct td *td,
+				       const struct td_counts *a,
+				       const struct td_counts *b,
+				       struct td_delta *d)
+{
+	if (TD_UNLIKELY(td->gen))
+		return td_generic_delta(td, a, b, d);
+	d->slots = (int64_t)(b->slots - a->slots);
+	for (unsigned i = 0; i < TD_NR_METRICS; i++)
+		d->cat[i] = (int64_t)(b->cat[i] - a->cat[i]);
+	return 0;
+}
 
 /* errors.c: the CPU named by td_strerror(-ENOSYS) on this thread. */
 TD_HIDDEN void td_set_unknown_cpu(const char *desc);

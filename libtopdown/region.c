@@ -206,7 +206,7 @@ static bool region_reliable(const struct td *td,
 	       s->unsched == p->unsched;
 }
 
-/* Returns the result flags the source adds (generic.c td_source_delta). */
+/* Returns the result flags the source adds (td_source_delta). */
 static unsigned region_delta(const struct td *td,
 			     const struct td_region_priv *p,
 			     const struct td_sample *s, struct td_delta *d)

@@ -185,12 +185,11 @@ int emu_arm_signal(uint64_t config)
  * inflates STALL_SLOT_FRONTEND), and one op per non-stalled slot is
  * speculated (OP_SPEC), the retiring ones retired.
  */
-void emu_arm_parts(uint64_t slots, struct emu_parts *p)
+void emu_arm_parts(struct emu_parts *p)
 {
 	const struct emu_arm *a = emu.arm;
 	uint64_t s = a->slots, per_x = a->kbs * s;
 
-	(void)slots;
 	p->x = per_x ? p->bad / 2 / per_x : 0;
 	p->fe_slot = p->fe + a->kf * s * p->x;
 	p->be_slot = p->be + a->kb * s * p->x;

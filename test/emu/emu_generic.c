@@ -220,7 +220,7 @@ static void split(uint64_t slots, const struct emu_mix *m,
 	rb = p->recovery_cycles * w;
 	p->issued = p->ret + p->bad - rb;
 	if (emu.arm)
-		emu_arm_parts(slots, p);
+		emu_arm_parts(p);
 	c->truth.slots += slots;
 	c->truth.cat[0] += p->ret;
 	c->truth.cat[1] += p->bad;

@@ -173,7 +173,7 @@ const struct emu_arm *emu_arm_profile(enum emu_profile p);
 void emu_arm_sysfs(void (*put)(const char *rel, const char *text));
 const char *emu_arm_cpuinfo(void);
 int emu_arm_signal(uint64_t config);
-void emu_arm_parts(uint64_t slots, struct emu_parts *p);
+void emu_arm_parts(struct emu_parts *p);
 int emu_arm_check_open(const struct perf_event_attr *a,
 		       const struct emu_event *leader);
 unsigned emu_arm_width(const struct perf_event_attr *a);
