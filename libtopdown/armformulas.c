@@ -13,7 +13,6 @@
  * create any (the note's inference from the formulas; the algebra holds
  * exactly when STALL_SLOT = STALL_SLOT_FRONTEND + STALL_SLOT_BACKEND).
  */
-#include <math.h>
 #include <string.h>
 
 #include "generic.h"
@@ -86,6 +85,12 @@ static void cycles_delta(const double *dv, struct td_delta *d)
 						 dv[TD_ARM_BE]));
 }
 
+/* Nearest integer, without libm: static consumers link no -lm. */
+static int64_t nearest(double x)
+{
+	return (int64_t)(x < 0 ? x - 0.5 : x + 0.5);
+}
+
 unsigned td_arm_delta(const struct td_gen_model *m, const struct td_counts *a,
 		      const struct td_counts *b, struct td_delta *d)
 {
@@ -101,6 +106,6 @@ unsigned td_arm_delta(const struct td_gen_model *m, const struct td_counts *a,
 	}
 	td_arm_fractions(&m->arm, dv, f);
 	for (int i = 0; i < 4; i++)
-		d->cat[i] = llround(f[i] * 255.0 * (double)d->slots);
+		d->cat[i] = nearest(f[i] * 255.0 * (double)d->slots);
 	return 0;
 }

@@ -328,10 +328,12 @@ static void test_e2e_sbsa(void **state)
 /* N1: cycle stall fractions, flagged, never slot-based. */
 static void test_e2e_n1_cycles(void **state)
 {
+	static struct td_named nr = TD_NAMED_INIT("n1");
 	struct emu_mix m = emu_mix_l1(0.30, 0.10, 0.15, 0.45);
 	struct td *td = open_arm(EMU_ARM_N1, TD_PATH_RDPMC);
 	struct td_record rec[2];
 	struct td_result r, d;
+	struct td_totals tot;
 	struct truth_frac t;
 	size_t n;
 
@@ -350,6 +352,15 @@ static void test_e2e_n1_cycles(void **state)
 	assert_int_equal(td_record_decode(&rec[0], &d), 0);
 	assert_true(d.flags & TD_RESULT_CYCLES);
 	assert_float_equal(d.l1[TD_FE_BOUND], r.l1[TD_FE_BOUND], 1e-12);
+	/* named regions' totals keep the flag too */
+	memset(&nr.opaque, 0, sizeof(nr.opaque));
+	assert_int_equal(td_named_begin(td, &nr), 0);
+	emu_run(1000000, &m);
+	assert_int_equal(td_named_end(td, &nr, &r), 0);
+	assert_int_equal(td_named_totals(&nr, &tot), 0);
+	assert_true(tot.total.flags & TD_RESULT_CYCLES);
+	assert_float_equal(tot.total.l1[TD_FE_BOUND], r.l1[TD_FE_BOUND],
+			   1e-12);
 	td_close(td);
 }
 
