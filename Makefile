@@ -52,7 +52,8 @@ SHARED_LIB := $(B)/libtopdown.so.$(VERSION)
 EMU_SRCS := $(wildcard test/emu/*.c)
 EMU_OBJS := $(EMU_SRCS:test/emu/%.c=$(B)/emu/%.o)
 TESTS := test_decode test_open test_region test_harness test_misuse \
-	 test_hybrid test_threads test_live test_generic test_arm
+	 test_hybrid test_threads test_live test_generic test_fastpath \
+	 test_budget test_hybrid_ecore test_smt_v1 test_arm
 TEST_BINS := $(foreach t,$(TESTS),$(B)/test/$(t)-static) \
 	     $(foreach t,$(filter-out test_decode test_generic test_arm,$(TESTS)),$(B)/test/$(t)-shared)
 
@@ -151,9 +152,14 @@ $(B)/bench/overhead: $(B)/bench/overhead.o $(EMU_OBJS) $(B)/libtopdown.so
 	$(CC) $(LDFLAGS) -rdynamic -o $@ $< $(EMU_OBJS) -L$(B) -ltopdown \
 		-Wl,-rpath,'$$ORIGIN/..' -lm -ldl -lpthread
 
-bench: $(B)/bench/accuracy $(B)/bench/overhead
+$(B)/bench/timing: $(B)/bench/timing.o $(STATIC_LIB)
+	$(CC) $(LDFLAGS) -o $@ $^ -lm -lpthread
+
+bench: $(B)/bench/accuracy $(B)/bench/overhead $(B)/bench/timing \
+       $(B)/libtdemu.so
 	$(B)/bench/accuracy
 	$(B)/bench/overhead
+	@sh examples/run-demo.sh $(B)/bench/timing $(B)/libtdemu.so
 
 # HARNESS_ARGS: table, csv or jsonl for one format (default: all three).
 harness: $(B)/examples/harness $(B)/libtdemu.so
@@ -218,7 +224,7 @@ VALGRIND := valgrind -q --error-exitcode=1 --leak-check=full \
 	--errors-for-leak-kinds=definite,indirect --track-fds=no
 test-valgrind: $(TEST_BINS)
 	@set -e; for t in $(TEST_BINS); do echo "== valgrind $$t"; \
-		TD_STRESS_REGIONS=300 $(VALGRIND) $$t; done
+		TD_STRESS_REGIONS=300 TD_UNDER_VALGRIND=1 $(VALGRIND) $$t; done
 
 FUZZ_CC ?= clang
 FUZZ_TIME ?= 20

@@ -63,6 +63,12 @@ enum td_l1 {
  * mispredicts, fetch latency and memory bound are measured; light ops,
  * machine clears, fetch bandwidth and core bound are their parent minus the
  * measured child, clamped at 0 (the kernel document's and perf's formulas).
+ * AMD Zen 4/5 (perf's PipelineL2) maps onto the same eight: heavy ops =
+ * retiring from microcode, light ops = fast-path retiring; branch
+ * mispredicts = bad speculation's mispredicts share, machine clears =
+ * pipeline restarts; fetch latency/bandwidth = frontend latency/bandwidth;
+ * memory bound = backend memory, core bound = backend CPU.  (Reported only
+ * where its six extra counters are free besides level 1's: see README.)
  */
 enum td_l2 {
 	TD_HEAVY_OPS,
@@ -173,13 +179,32 @@ struct td_info {
 	uint64_t resets;             /* IOC_RESETs issued by the library */
 	uint64_t foreign_resets;     /* resets by others, detected */
 	unsigned flags;              /* TD_INFO_* */
+	/*
+	 * The microarchitecture: the formula table's name on ordinary-
+	 * counter CPUs ("zen4", "skylake", "gracemont", ...), else the
+	 * kernel's caps/pmu_name ("sapphire_rapids", "alderlake_hybrid");
+	 * on hybrid parts with the E-core group "+" its name (e.g.
+	 * "alderlake_hybrid+gracemont"); "" when the kernel does not say.
+	 */
+	char uarch[32];
 };
 
 /* td_info.flags */
 #define TD_INFO_METRICS_CLEAR (1u << 0) /* RDPMC metrics-clear mode: the
                                            hardware zeroes the counters at
                                            each reading; no resets needed */
-#define TD_INFO_USER_ACCESS_OFF (1u << 1) /* Arm: the read(2) path because
+#define TD_INFO_DERIVED       (1u << 1) /* ordinary counters short (NMI
+                                           watchdog, VM): one formula term
+                                           is derived from the others
+                                           instead of counted (README) */
+#define TD_INFO_HYBRID_ECORE  (1u << 2) /* hybrid part: an E-core group on
+                                           cpu_atom too; regions that ran
+                                           on both report the slot-weighted
+                                           combination (README) */
+#define TD_INFO_SMT_PER_THREAD (1u << 3) /* Intel V4.5 with SMT on, the
+                                           kernel refused AnyThread: the
+                                           per-thread form, approximate */
+#define TD_INFO_USER_ACCESS_OFF (1u << 4) /* Arm: the read(2) path because
                                            /proc/sys/kernel/perf_user_access
                                            is 0; for EL0 counter reads:
                                            sysctl kernel.perf_user_access=1 */
@@ -203,6 +228,12 @@ struct td;
  *               events/slots) and the model is not in the formula table
  *               (README "Supported CPUs"); td_strerror names the CPU;
  *  -EACCES      perf_event_paranoid (or a security policy) forbids it;
+ *  -ENOSPC      ordinary-counter CPUs: too few free counters for the
+ *               smallest exact event set (the NMI watchdog holds one on
+ *               x86/AMD, a VM may expose fewer: on Arm VMs a larger
+ *               instance type); td_strerror says the fix;
+ *  -ENXIO       Arm with heterogeneous cores: the thread is not pinned
+ *               to the CPUs of one core PMU (EL0 counter reads need it);
  *  -EMFILE, -ENFILE, -ENOMEM   out of descriptors or memory;
  *  any other negative errno perf_event_open(2) or mmap(2) returned.
  */
@@ -226,7 +257,9 @@ TD_API void td_close(struct td *td);
  *  -ESTALE    td was inherited across fork(): it counts the parent's
  *             thread; td_close it and td_open a new handle in the child;
  *  -EIO       the read(2) path failed.
- * Both thread and fork checks cost a few loads, no system call.
+ * The thread and fork checks cost one compare on the fast path (a
+ * thread-local pointer to the thread's first handle) and a few loads
+ * otherwise; no system call.
  * A reading that cannot be taken (group not scheduled) does not fail: the
  * region is completed but its result is flagged TD_RESULT_UNRELIABLE.
  */
@@ -410,8 +443,8 @@ TD_API int td_decode_readings(uint64_t slots0, uint64_t metrics0,
  *
  * TD_FORMAT_TABLE: aligned text for people.  For named regions one block
  *   per region: calls, slots, err, each level-1 fraction with its min/max,
- *   level 2 indented under its parent when measured.  For records one line
- *   each, level 1 only.
+ *   level 2 indented under its parent when measured, smt_contention when
+ *   not 0.  For records one line each, level 1 and smt_contention.
  * TD_FORMAT_CSV: a header row, then one row per region or record.
  * TD_FORMAT_JSONL: one JSON object per line, per region or record.
  *
@@ -431,6 +464,8 @@ TD_API int td_decode_readings(uint64_t slots0, uint64_t metrics0,
  *   min_<l1 name>, max_<l1 name>
  *               extremes of each level-1 fraction over the calls (a
  *               record's own value)
+ *   smt_contention
+ *               td_result.smt_contention (AMD Zen 4/5; else 0)
  * Fractions are in [0, 1].  All but kind and name are numbers.
  *
  * Zero-code-change reports: with TOPDOWN_REPORT=stderr or a file path

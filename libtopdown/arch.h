@@ -19,6 +19,22 @@ static inline uint64_t td_rdpmc(uint32_t counter)
 	(void)counter;
 	return 0;
 }
+
+static inline void td_rdpmc_halves(uint32_t counter, uint64_t *lo,
+				   uint64_t *hi)
+{
+	(void)counter;
+	*lo = *hi = 0;
+}
+#endif
+
+#ifndef td_rdpmc_pair
+/* Two counters one after the other (x86-64 has its own, arch_x86.h). */
+#define td_rdpmc_pair(first, second, lo1, hi1, lo2, hi2)                   \
+	do {                                                                 \
+		td_rdpmc_halves((first), (lo1), (hi1));                      \
+		td_rdpmc_halves((second), (lo2), (hi2));                     \
+	} while (0)
 #endif
 
 #ifndef TD_HAVE_THREAD_POINTER

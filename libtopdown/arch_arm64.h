@@ -45,4 +45,19 @@ static inline uint64_t td_rdpmc(uint32_t counter)
 
 #undef TD_MRS_CASE
 
+/*
+ * The x86 fast path's helper (region.c; td_rdpmc_pair from arch.h), so
+ * that it compiles here: it never runs on arm64 (td_fast_path_setup
+ * wants the x86 "cpu" PMU's PERF_METRICS and its fixed RDPMC selectors,
+ * which are no counter here).  As on x86: the halves apart.
+ */
+static inline void td_rdpmc_halves(uint32_t counter, uint64_t *lo,
+				   uint64_t *hi)
+{
+	uint64_t v = td_rdpmc(counter);
+
+	*lo = (uint32_t)v;
+	*hi = v >> 32;
+}
+
 #endif /* TD_ARCH_ARM64_H */

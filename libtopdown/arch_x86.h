@@ -19,6 +19,58 @@ static inline uint64_t td_rdpmc(uint32_t counter)
 	return ((uint64_t)hi << 32) | lo;
 }
 
+/*
+ * The same, leaving the halves apart: for callers that only store them,
+ * two stores instead of a shift, an or and a store.  In 64-bit mode RDPMC
+ * clears bits 32-63 of RAX and RDX, so 64-bit outputs need no zero
+ * extension before they are joined.
+ */
+static inline void td_rdpmc_halves(uint32_t counter, uint64_t *lo,
+				   uint64_t *hi)
+{
+#if defined(__x86_64__)
+	__asm__ __volatile__("rdpmc" : "=a"(*lo), "=d"(*hi) : "c"(counter));
+#else
+	uint64_t v = td_rdpmc(counter);
+
+	*lo = (uint32_t)v;
+	*hi = v >> 32;
+#endif
+}
+
+/*
+ * Two counters back to back, in one asm statement so that the compiler
+ * cannot schedule its own register moves between or before them: the
+ * first's halves go to R10/R11 (free in the calling convention), the
+ * second's stay in EAX/EDX (RDPMC clears bits 32-63 of both in 64-bit
+ * mode).  A macro: the second selector must be a constant ("i") at any
+ * optimisation level.
+ */
+#if defined(__x86_64__)
+#define td_rdpmc_pair(first, second, lo1, hi1, lo2, hi2)                   \
+	do {                                                                 \
+		register uint64_t l1_ __asm__("r10");                        \
+		register uint64_t h1_ __asm__("r11");                        \
+		uint32_t sel_ = (first);                                     \
+		__asm__ __volatile__("rdpmc\n\t"                             \
+				     "movq %%rax, %[l1]\n\t"                 \
+				     "movq %%rdx, %[h1]\n\t"                 \
+				     "movl %[sel2], %%ecx\n\t"               \
+				     "rdpmc"                                 \
+				     : [l1] "=&r"(l1_), [h1] "=&r"(h1_),     \
+				       "=a"(*(lo2)), "=d"(*(hi2)), "+c"(sel_) \
+				     : [sel2] "i"(second));                  \
+		*(lo1) = l1_;                                                \
+		*(hi1) = h1_;                                                \
+	} while (0)
+#else
+#define td_rdpmc_pair(first, second, lo1, hi1, lo2, hi2)                   \
+	do {                                                                 \
+		td_rdpmc_halves((first), (lo1), (hi1));                      \
+		td_rdpmc_halves((second), (lo2), (hi2));                     \
+	} while (0)
+#endif
+
 #if defined(__x86_64__)
 /*
  * The thread pointer: the TLS ABI (variant II) stores the TCB's own

@@ -66,6 +66,8 @@ static void slot_model(struct td_gen_model *m, const char *name,
 	if (x_event)
 		add(m, TD_ARM_X, x_event);
 	add(m, TD_ARM_STALL, EV_STALL_SLOT);
+	/* counter budget (genopen.c): FE + BE (td_formula_derive) */
+	m->derivable = (unsigned)m->arm.at[TD_ARM_STALL];
 }
 
 /* Neoverse N1: no slot events (its list skips 0x3a-0x3f). */

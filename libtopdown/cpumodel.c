@@ -33,6 +33,18 @@ static void zen(struct td_gen_model *m, unsigned width, const char *name)
 	m->config[TD_ZEN_SMT] = AMD_EV(0x1a0, 0x60); /* smt_contention */
 	m->config[TD_ZEN_DISP] = AMD_EV(0x0aa, 0x07); /* de_src_op_disp.all */
 	m->config[TD_ZEN_RET] = AMD_EV(0x0c1, 0);   /* ex_ret_ops */
+	m->derivable = TD_ZEN_SMT;
+	/* PipelineL2's second group (section 5.1): 6 more counters */
+	m->nr2 = TD_ZEN2_NR;
+	m->config2[TD_ZEN2_FE_CMASK] = AMD_EV(0x1a0, 0x01) |
+				       (uint64_t)width << 24;
+	m->config2[TD_ZEN2_MISP] = AMD_EV(0x0c3, 0);   /* ex_ret_brn_misp */
+	/* resyncs_or_nc_redirects (Zen 4), bp_redirects.resync (Zen 5) */
+	m->config2[TD_ZEN2_RESTART] = width == 6 ? AMD_EV(0x096, 0)
+						 : AMD_EV(0x09f, 0x01);
+	m->config2[TD_ZEN2_NC] = AMD_EV(0x0d6, 0x02);  /* not_complete */
+	m->config2[TD_ZEN2_LOAD_NC] = AMD_EV(0x0d6, 0xa2);
+	m->config2[TD_ZEN2_UCODE] = AMD_EV(0x1c2, 0);  /* ex_ret_ucode_ops */
 }
 
 /*
@@ -75,6 +87,40 @@ static void v45(struct td_gen_model *m, bool skylake, const char *name)
 }
 
 /*
+ * V4.5 with SMT on: CPU_CLK_UNHALTED.THREAD_ANY and INT_MISC.
+ * RECOVERY_CYCLES_ANY are the same events with AnyThread (bit 21) set.
+ */
+void td_model_anythread(struct td_gen_model *m)
+{
+	m->any = true;
+	m->config[TD_V45_CLK] |= TD_EV_ANY;
+	m->config[TD_V45_RECOVERY] |= TD_EV_ANY;
+}
+
+/*
+ * V1 events (Intel's perfmon lists for Silvermont and Knights Landing;
+ * inference: not in the project's notes): CPU_CLK_UNHALTED.CORE 0x3c,
+ * NO_ALLOC_CYCLES.MISPREDICTS 0xca/0x04, NO_ALLOC_CYCLES.NOT_DELIVERED
+ * 0xca/0x50 (Knights Landing 0xca/0x90), UOPS_RETIRED.ALL 0xc2/0x10.
+ * Both cores are 2 wide.  Three of the four need general-purpose
+ * counters and these cores have two (clocks go to a fixed counter), so
+ * on hardware the group does not fit and td_open reports -ENOSPC
+ * (generic.c); the formula is here for when it does (e.g. a kernel that
+ * exposes more counters).
+ */
+static void v1(struct td_gen_model *m, const char *name, unsigned fe_umask)
+{
+	m->formula = TD_F_V1;
+	m->width = 2;
+	m->name = name;
+	m->nr = TD_V1_NR;
+	m->config[TD_V1_CLK] = EV(0x3c, 0x00, 0);
+	m->config[TD_V1_FE] = EV(0xca, fe_umask, 0);
+	m->config[TD_V1_BAD] = EV(0xca, 0x04, 0);
+	m->config[TD_V1_RET] = EV(0xc2, 0x10, 0);
+}
+
+/*
  * Atom V2 defaults: the kernel's sysfs strings (intel-kernel-topdown.md
  * section 6): Gracemont fe 0x71, bad 0x73, retiring 0xc2, be 0x74;
  * Tremont bad 0x73/0x06; Crestmont retiring 0x72; Skymont retiring
@@ -92,6 +138,7 @@ static void atom(struct td_gen_model *m, unsigned width, const char *name,
 	m->config[TD_V2_BAD] = bad;
 	m->config[TD_V2_RET] = ret;
 	m->config[TD_V2_BE] = be;
+	m->derivable = TD_V2_BE;
 }
 
 /* Family 6 model numbers: the kernel's arch/x86/include/asm/intel-family.h. */
@@ -117,6 +164,15 @@ static int intel_lookup(unsigned family, unsigned model,
 	case 0xa6:
 		v45(m, true, "skylake");
 		return 0;
+	case 0x37: case 0x4a: case 0x4d: case 0x5a: case 0x5d:
+		v1(m, "silvermont", 0x50);
+		return 0;
+	case 0x4c: /* Airmont: Silvermont's core */
+		v1(m, "airmont", 0x50);
+		return 0;
+	case 0x57: case 0x85: /* Knights Landing, Knights Mill */
+		v1(m, "knightslanding", 0x90);
+		return 0;
 	case 0x86: case 0x96: case 0x9c: /* width 4: inference */
 		atom(m, 4, "tremont", EV(0x71, 0, 0), EV(0x73, 0x06, 0),
 		     EV(0xc2, 0, 0), EV(0x74, 0, 0));
@@ -130,6 +186,37 @@ static int intel_lookup(unsigned family, unsigned model,
 		     EV(0x72, 0, 0), EV(0x74, 0, 0));
 		return 0;
 	case 0xdd: /* Clearwater Forest: inference */
+		atom(m, 8, "skymont", EV(0x9c, 0x01, 0), EV(0x73, 0, 0),
+		     EV(0xc2, 0x02, 0), EV(0xa4, 0x02, 0));
+		return 0;
+	default:
+		return -ENOSYS;
+	}
+}
+
+/*
+ * The E-core of each hybrid part (family 6 models: intel-family.h): Alder
+ * Lake and Raptor Lake have Gracemont (5 wide), Meteor Lake Crestmont
+ * (6), Lunar Lake and Arrow Lake Skymont (8) (intel-kernel-topdown.md
+ * section 6: perf's JSON widths per file).  Encodings as in the standalone
+ * table; the cpu_atom events/ strings override them.
+ */
+int td_hybrid_atom_lookup(unsigned family, unsigned model,
+			  struct td_gen_model *m)
+{
+	memset(m, 0, sizeof(*m));
+	if (family != 6)
+		return -ENOSYS;
+	switch (model) {
+	case 0x97: case 0x9a: case 0xb7: case 0xba: case 0xbf:
+		atom(m, 5, "gracemont", EV(0x71, 0, 0), EV(0x73, 0, 0),
+		     EV(0xc2, 0, 0), EV(0x74, 0, 0));
+		return 0;
+	case 0xaa: case 0xac:
+		atom(m, 6, "crestmont", EV(0x71, 0, 0), EV(0x73, 0, 0),
+		     EV(0x72, 0, 0), EV(0x74, 0, 0));
+		return 0;
+	case 0xbd: case 0xc5: case 0xc6: case 0xb5:
 		atom(m, 8, "skymont", EV(0x9c, 0x01, 0), EV(0x73, 0, 0),
 		     EV(0xc2, 0x02, 0), EV(0xa4, 0x02, 0));
 		return 0;
@@ -218,7 +305,8 @@ static void sysfs_overrides(const char *pmu, struct td_gen_model *m)
 	}
 }
 
-int td_cpu_model(const char *pmu, struct td_gen_model *m)
+static int model_from_cpuinfo(const char *pmu, bool hybrid,
+			      struct td_gen_model *m)
 {
 	char text[4096], vendor[32] = "", desc[96];
 	unsigned family = 0, model = 0;
@@ -228,7 +316,11 @@ int td_cpu_model(const char *pmu, struct td_gen_model *m)
 	if (n < 0)
 		return n;
 	err = td_cpuinfo_parse(text, vendor, sizeof(vendor), &family, &model);
-	if (err == 0)
+	if (err == 0 && hybrid)
+		err = strcmp(vendor, "GenuineIntel") == 0
+			      ? td_hybrid_atom_lookup(family, model, m)
+			      : -ENOSYS;
+	else if (err == 0)
 		err = td_cpu_lookup(vendor, family, model, m);
 	if (err < 0) {
 		snprintf(desc, sizeof(desc), "%s family %#x model %#x",
@@ -239,4 +331,14 @@ int td_cpu_model(const char *pmu, struct td_gen_model *m)
 	}
 	sysfs_overrides(pmu, m);
 	return 0;
+}
+
+int td_cpu_model(const char *pmu, struct td_gen_model *m)
+{
+	return model_from_cpuinfo(pmu, false, m);
+}
+
+int td_cpu_model_atom(const char *pmu, struct td_gen_model *m)
+{
+	return model_from_cpuinfo(pmu, true, m);
 }

@@ -37,7 +37,17 @@ static const struct td_message messages[] = {
 		   "the parent; td_close it and td_open a new one in the "
 		   "child" },
 	{ -EMFILE, "out of file descriptors: a handle needs 5 (level 1) or 9 "
-		   "(level 2); raise RLIMIT_NOFILE or close handles" },
+		   "(level 2), 3 to 7 on ordinary-counter CPUs, 5 more on "
+		   "hybrid parts; raise RLIMIT_NOFILE or close handles" },
+	{ -ENOSPC, "too few free performance counters for the TopDown "
+		   "events: the event group was refused or never got "
+		   "scheduled (x86: even with one formula term derived). "
+		   "x86/AMD: the NMI watchdog holds one counter (echo 0 > "
+		   "/proc/sys/kernel/nmi_watchdog, or boot with "
+		   "nmi_watchdog=0); a VM may expose fewer than the "
+		   "hardware's (give the guest the full PMU; Arm VMs: use a "
+		   "larger instance type or bare metal); or another perf "
+		   "user holds them" },
 	{ -ENFILE, "system file table full: close descriptors and retry" },
 	{ -ENOMEM, "out of memory" },
 	{ -EIO, "reading the counter group with read(2) failed, or writing a "
@@ -49,10 +59,6 @@ static const struct td_message messages[] = {
 		  "needs the thread pinned to one core type; pin it to the "
 		  "CPUs of one core PMU (e.g. taskset -c <that PMU's sysfs "
 		  "cpus list>) before td_open" },
-	{ -ENOSPC, "too few hardware counters for the TopDown events (a VM "
-		   "exposing fewer than the hardware's PMU counters): use a "
-		   "larger instance type or bare metal, or free counters "
-		   "(other perf users, the NMI watchdog)" },
 	{ -ERANGE, "raw readings out of order: SLOTS went backwards between "
 		   "them (a reset in between)" },
 };

@@ -33,16 +33,47 @@ void td_formula_zen(unsigned width, const uint64_t *v, struct td_counts *c)
 }
 
 /*
+ * AMD Zen 4/5 PipelineL2 over one interval (perf amdzen4/amdzen5
+ * pipeline.json; arm-amd-topdown.md section 5.2), given that interval's
+ * level-1 deltas v[] (TD_ZEN_*) and second-group deltas w[] (TD_ZEN2_*);
+ * fills the measured level-2 categories of c (x255 units), leaves the
+ * rest.  Mapping onto struct td_result.l2 (topdown.h):
+ *   heavy_ops     = retiring_microcode  = ex_ret_ucode_ops
+ *   fetch_lat     = frontend_latency    = W x no_ops_from_frontend[cmask=W]
+ *   br_mispredict = bad_spec x ex_ret_brn_misp / (misp + restarts)
+ *   mem_bound     = backend x ex_no_retire.load_not_complete /
+ *                   ex_no_retire.not_complete
+ * and light ops, machine clears (pipeline restarts), fetch bandwidth and
+ * core bound (backend CPU) as parent minus child, as td_decode does.
+ * The last two are ratios: they hold per interval, so cumulative counts
+ * must sum them interval by interval (not applied to cumulative values).
+ */
+void td_formula_zen_l2(unsigned width, const uint64_t *v, const uint64_t *w,
+		       struct td_counts *c)
+{
+	unsigned __int128 bad = v[TD_ZEN_DISP] - v[TD_ZEN_RET];
+	uint64_t redirects = w[TD_ZEN2_MISP] + w[TD_ZEN2_RESTART];
+
+	c->cat[TD_M_HEAVY_OPS] = 255 * w[TD_ZEN2_UCODE];
+	c->cat[TD_M_FETCH_LAT] = 255 * width * w[TD_ZEN2_FE_CMASK];
+	c->cat[TD_M_BR_MISPREDICT] =
+		redirects ? (uint64_t)(255 * bad * w[TD_ZEN2_MISP] / redirects)
+			  : 0;
+	c->cat[TD_M_MEM_BOUND] =
+		w[TD_ZEN2_NC] ? (uint64_t)((unsigned __int128)255 *
+					   v[TD_ZEN_BE] * w[TD_ZEN2_LOAD_NC] /
+					   w[TD_ZEN2_NC])
+			      : 0;
+}
+
+/*
  * Intel V4.5, Sandy Bridge .. Cascade Lake (reference 001, "V4.5"):
  * slots = W x clocks, FE = IDQ_UOPS_NOT_DELIVERED.CORE, bad speculation =
  * UOPS_ISSUED.ANY - UOPS_RETIRED.RETIRE_SLOTS + W x recovery cycles,
- * retiring = RETIRE_SLOTS, backend = the rest.  Per-thread clocks and
- * recovery cycles (the formula's SMT-off form): with SMT on, the per-core
- * _ANY forms halved are the reference's choice, but the kernel lets
- * only privileged users count AnyThread (config bit 21) (inference: its
- * x86 hw_config checks perf_allow_cpu for it), and a per-thread handle
- * must not depend on privilege, so the per-thread form is used; the
- * README says it is approximate with SMT on.
+ * retiring = RETIRE_SLOTS, backend = the rest.  This is the SMT-off form
+ * (per-thread clocks and recovery cycles); with SMT on, generic.c uses
+ * td_formula_v45_any when the kernel grants AnyThread, else this one,
+ * flagged approximate.
  */
 void td_formula_v45(unsigned width, const uint64_t *v, struct td_counts *c)
 {
@@ -57,6 +88,46 @@ void td_formula_v45(unsigned width, const uint64_t *v, struct td_counts *c)
 	c->cat[TD_M_FE_BOUND] = 255 * v[TD_V45_IDQ_ND];
 	c->cat[TD_M_BE_BOUND] = 255 * (slots - v[TD_V45_IDQ_ND] - bad -
 				       v[TD_V45_RET_SLOTS]);
+}
+
+/*
+ * V4.5 with SMT on (reference 001): CORE_CLKS = CPU_CLK_UNHALTED.THREAD_ANY
+ * / 2, Recovery_Cycles = INT_MISC.RECOVERY_CYCLES_ANY / 2; the rest as
+ * above.  W is 4 on every V4.5 core, so W x clocks / 2 stays integral.
+ */
+void td_formula_v45_any(unsigned width, const uint64_t *v,
+			struct td_counts *c)
+{
+	uint64_t half[TD_V45_NR];
+
+	memcpy(half, v, sizeof(half));
+	half[TD_V45_CLK] = 0;
+	half[TD_V45_RECOVERY] = 0;
+	td_formula_v45(width, half, c);
+	c->slots = width * v[TD_V45_CLK] / 2;
+	c->cat[TD_M_BAD_SPEC] += 255 * (width * v[TD_V45_RECOVERY] / 2);
+	c->cat[TD_M_BE_BOUND] = 255 * c->slots - c->cat[TD_M_RETIRING] -
+				c->cat[TD_M_BAD_SPEC] - c->cat[TD_M_FE_BOUND];
+}
+
+/*
+ * Intel V1, Silvermont and Knights Landing (reference 001, "V1.0"), cycle
+ * based: FE = NO_ALLOC_CYCLES.NOT_DELIVERED / clocks, bad speculation =
+ * NO_ALLOC_CYCLES.MISPREDICTS / clocks, retiring = UOPS_RETIRED.ALL / (W x
+ * clocks), backend by exclusion.  In slots (W x clocks): W x each cycle
+ * count; W = 2 on both.
+ */
+void td_formula_v1(unsigned width, const uint64_t *v, struct td_counts *c)
+{
+	uint64_t slots = width * v[TD_V1_CLK];
+	uint64_t fe = width * v[TD_V1_FE], bad = width * v[TD_V1_BAD];
+
+	memset(c, 0, sizeof(*c));
+	c->slots = slots;
+	c->cat[TD_M_RETIRING] = 255 * v[TD_V1_RET];
+	c->cat[TD_M_BAD_SPEC] = 255 * bad;
+	c->cat[TD_M_FE_BOUND] = 255 * fe;
+	c->cat[TD_M_BE_BOUND] = 255 * (slots - fe - bad - v[TD_V1_RET]);
 }
 
 /*
@@ -77,6 +148,34 @@ void td_formula_atom_v2(unsigned width, const uint64_t *v,
 	c->cat[TD_M_BE_BOUND] = 255 * v[TD_V2_BE];
 }
 
+/*
+ * Counter budget (generic.c): the one event a formula can do without,
+ * computed from the others, which must then sum to the slots exactly.
+ * Zen: smt_contention = W x cycles - FE - BE - de_src_op_disp.all
+ * (arm-amd-topdown.md section 6; inference there: empty slots by reason
+ * plus dispatched ops partition the slots).  Atom V2: backend = W x
+ * clocks - FE - bad - retiring (inference: the V2 TOPDOWN_*.ALL events
+ * classify every slot once, so the four partition the slots).  Arm:
+ * STALL_SLOT = STALL_SLOT_FRONTEND + STALL_SLOT_BACKEND (the event's
+ * description; an inference in the note, arm-amd-topdown.md section 2.6),
+ * which td_arm_fractions treats as it treats the event (derived_stall).
+ */
+void td_formula_derive(const struct td_gen_model *m, unsigned derived,
+		       uint64_t *v)
+{
+	uint64_t slots = m->width * v[0];
+
+	if (m->formula == TD_F_ZEN && derived == TD_ZEN_SMT)
+		v[TD_ZEN_SMT] = slots - v[TD_ZEN_FE] - v[TD_ZEN_BE] -
+				v[TD_ZEN_DISP];
+	else if (m->formula == TD_F_ATOM_V2 && derived == TD_V2_BE)
+		v[TD_V2_BE] = slots - v[TD_V2_FE] - v[TD_V2_BAD] -
+			      v[TD_V2_RET];
+	else if (m->formula == TD_F_ARM &&
+		 (int)derived == m->arm.at[TD_ARM_STALL])
+		v[derived] = v[m->arm.at[TD_ARM_FE]] + v[m->arm.at[TD_ARM_BE]];
+}
+
 void td_formula_counts(const struct td_gen_model *m, const uint64_t *v,
 		       struct td_counts *c)
 {
@@ -85,7 +184,13 @@ void td_formula_counts(const struct td_gen_model *m, const uint64_t *v,
 		td_formula_zen(m->width, v, c);
 		break;
 	case TD_F_V45:
-		td_formula_v45(m->width, v, c);
+		if (m->any)
+			td_formula_v45_any(m->width, v, c);
+		else
+			td_formula_v45(m->width, v, c);
+		break;
+	case TD_F_V1:
+		td_formula_v1(m->width, v, c);
 		break;
 	case TD_F_ATOM_V2:
 		td_formula_atom_v2(m->width, v, c);

@@ -10,7 +10,7 @@
  * nothing.  Counts are cumulative since the group's first enable, so
  * region deltas are plain differences: no folding, no resets, no 8-bit
  * quantisation (qerr stays 0).  begin/end reach this through
- * td_take_sample: td->fast_pc stays NULL for this source.
+ * td_take_sample: td->fast stays false for this source.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -23,112 +23,13 @@
 
 #define TD_CAP_USER_RDPMC (UINT64_C(1) << 2)
 
-/*
- * Arm asks for EL0 access with config1 bit 1 and a 64-bit counter with
- * bit 0; without FEAT_PMUv3p5 the kernel refuses 64-bit event counters
- * (EOPNOTSUPP; EAGAIN for a second 64-bit cycle counter): then 32 bits,
- * pmc_width says which (arm-amd-topdown.md section 1.2; retrying with 2
- * is the note's inference from perf.rst, not a documented recipe).
- */
-static int open_event(struct td *td, struct perf_event_attr *attr, int group)
-{
-	int fd;
-
-	if (!td->pmu.arm)
-		return td_sys_perf_open(attr, group);
-	attr->config1 = 3;
-	fd = td_sys_perf_open(attr, group);
-	if (fd == -EOPNOTSUPP || fd == -EAGAIN) {
-		attr->config1 = 2;
-		fd = td_sys_perf_open(attr, group);
-	}
-	return fd;
-}
-
-/* Opens the model's events; *failed: index of the one refused. */
-static int open_group(struct td *td, struct td_gen *g, bool include_kernel,
-		      unsigned *failed)
-{
-	struct perf_event_attr attr;
-
-	for (unsigned i = 0; i < g->m.nr; i++) {
-		int fd;
-
-		td_fill_attr(&attr, td->pmu.type, g->m.config[i], i == 0,
-			  include_kernel);
-		fd = open_event(td, &attr, i ? g->fd[0] : -1);
-		if (fd < 0) {
-			*failed = i;
-			return td_open_error(fd);
-		}
-		g->fd[i] = fd;
-	}
-	return 0;
-}
-
-static void close_fds(struct td_gen *g)
-{
-	for (unsigned i = 0; i < TD_GEN_MAX; i++) {
-		td_sys_close(g->fd[i]);
-		g->fd[i] = -1;
-	}
-}
-
-/*
- * The Arm PMU driver refuses a group member that no free counter can
- * take (validate_group: EINVAL); VMs often expose fewer counters than
- * the hardware's six (arm-amd-topdown.md sections 2.6, 7).  Then the
- * group is opened again without STALL_SLOT, derived as frontend +
- * backend (an inference in the note from the event's description, "the
- * sum of STALL_SLOT_FRONTEND and STALL_SLOT_BACKEND"); if that does not
- * fit either: -ENOSPC.
- */
-static int open_counters(struct td *td, struct td_gen *g, bool include_kernel)
-{
-	unsigned failed = 0;
-	int err = open_group(td, g, include_kernel, &failed);
-
-	if (!td->pmu.arm || err != -EINVAL || failed == 0)
-		return err;
-	if (g->m.formula == TD_F_ARM && !g->m.arm.derived_stall) {
-		close_fds(g);
-		g->m.nr--; /* STALL_SLOT is the last event */
-		g->m.arm.at[TD_ARM_STALL] = -1;
-		g->m.arm.derived_stall = true;
-		err = open_group(td, g, include_kernel, &failed);
-	}
-	return err == -EINVAL && failed > 0 ? -ENOSPC : err;
-}
-
-static int map_pages(struct td *td, struct td_gen *g)
-{
-	for (unsigned i = 0; i < g->m.nr; i++) {
-		g->pc[i] = td_sys_map(g->fd[i], td->page_size);
-		if (!g->pc[i])
-			return errno ? -errno : -ENOMEM;
-	}
-	return 0;
-}
-
-static bool rdpmc_offered(const struct td *td, const struct td_gen *g)
-{
-	if (!TD_HAVE_USER_READ || td->pmu.rdpmc_knob == 0)
-		return false;
-	for (unsigned i = 0; i < g->m.nr; i++)
-		if (!g->pc[i]->cap_user_rdpmc)
-			return false;
-	return true;
-}
-
 int td_generic_open(struct td *td, bool include_kernel, bool want_rdpmc)
 {
-	struct td_gen *g = calloc(1, sizeof(*g));
+	struct td_gen *g = td_gen_new();
 	int err;
 
 	if (!g)
 		return -ENOMEM;
-	for (unsigned i = 0; i < TD_GEN_MAX; i++)
-		g->fd[i] = -1;
 	td->gen = g;
 	err = td->pmu.arm ? td_arm_model(&td->pmu, &g->m)
 			  : td_cpu_model(td->pmu.name, &g->m);
@@ -136,19 +37,17 @@ int td_generic_open(struct td *td, bool include_kernel, bool want_rdpmc)
 		return err;
 	td->page_size = (size_t)sysconf(_SC_PAGESIZE);
 	td->pmu.nr_metrics = TD_NR_L1;
-	err = open_counters(td, g, include_kernel);
-	if (err == 0)
-		err = td_sys_ioctl(g->fd[0], PERF_EVENT_IOC_ENABLE,
-				   PERF_IOC_FLAG_GROUP);
-	if (err == 0)
-		err = map_pages(td, g);
+	err = td_gen_open_v45_smt(td, g, include_kernel);
+	if (err == 1)
+		err = td_gen_group_open(td, g, td->pmu.type, include_kernel,
+					true);
 	if (err < 0)
 		return err;
 	td->leader_fd = g->fd[0];
 	/* region.c reads these pages: any valid page will do (no fast path). */
 	td->slots_pc = g->pc[0];
 	td->metric_pc = g->pc[1];
-	td->path = want_rdpmc && rdpmc_offered(td, g) ? TD_PATH_RDPMC
+	td->path = want_rdpmc && td_gen_rdpmc_offered(td, g) ? TD_PATH_RDPMC
 						      : TD_PATH_READ;
 	return 0;
 }
@@ -159,13 +58,7 @@ void td_generic_close(struct td *td)
 
 	if (!g)
 		return;
-	for (unsigned i = 0; i < TD_GEN_MAX; i++) {
-		if (g->pc[i])
-			td_sys_unmap(g->pc[i], td->page_size);
-		if (g->fd[i] >= 0)
-			td_sys_close(g->fd[i]);
-	}
-	free(g);
+	td_gen_free(td, g);
 	td->gen = NULL;
 	td->slots_pc = td->metric_pc = NULL;
 	td->leader_fd = -1;
@@ -184,11 +77,11 @@ unsigned td_generic_delta(const struct td *td, const struct td_counts *a,
 }
 
 /*
- * One event by RDPMC (MRS on arm64) under its page's seqlock; false when its index is 0
- * (not counting on this CPU now) or RDPMC is not offered.
+ * One event by RDPMC (MRS on arm64) under its page's seqlock; false when
+ * its index is 0 (not counting on this CPU now) or RDPMC is not offered.
  */
 static inline bool read_one(const struct perf_event_mmap_page *pc,
-			    uint64_t *v, uint64_t *unsched)
+			    uint64_t *v, uint64_t *times)
 {
 	uint32_t seq, idx;
 
@@ -199,8 +92,8 @@ static inline bool read_one(const struct perf_event_mmap_page *pc,
 		if (!(td_load_once(pc->capabilities) & TD_CAP_USER_RDPMC) ||
 		    !idx)
 			return false;
-		*unsched = td_load_once(pc->time_enabled) -
-			   td_load_once(pc->time_running);
+		times[0] = td_load_once(pc->time_enabled);
+		times[1] = td_load_once(pc->time_running);
 		*v = td_gen_value(td_load_once(pc->offset), td_rdpmc(idx - 1),
 				  td_load_once(pc->pmc_width));
 		td_compiler_barrier();
@@ -208,30 +101,38 @@ static inline bool read_one(const struct perf_event_mmap_page *pc,
 	return true;
 }
 
-static bool read_rdpmc(const struct td_gen *g, uint64_t *v,
-		       uint64_t *unsched)
+static bool read_rdpmc(const struct td_gen *g, uint64_t *v, uint64_t *times)
 {
-	uint64_t u;
+	uint64_t t[2];
 
-	if (!read_one(g->pc[0], &v[0], unsched))
+	if (!read_one(g->pc[0], &v[0], times))
 		return false;
-	for (unsigned i = 1; i < g->m.nr; i++)
-		if (!read_one(g->pc[i], &v[i], &u))
+	for (unsigned k = 1; k < g->nr; k++)
+		if (!read_one(g->pc[k], &v[k], t))
 			return false;
 	return true;
 }
 
-/* read(2) of the group: {nr, time_enabled, time_running, value[nr]}. */
-static int read_group(const struct td_gen *g, uint64_t *v, uint64_t *unsched)
+/*
+ * Cumulative values of the model's events, v[] in model order: the open
+ * ones by RDPMC (rdpmc) or read(2), the derived one computed.
+ */
+int td_gen_values(const struct td_gen *g, bool rdpmc, uint64_t *v,
+		  uint64_t *times)
 {
-	uint64_t buf[3 + TD_GEN_MAX];
-	size_t len = (3 + g->m.nr) * sizeof(uint64_t);
-	int n = td_sys_read(g->fd[0], buf, len);
+	uint64_t open[TD_GEN_MAX];
 
-	if (n != (int)len || buf[0] != g->m.nr)
-		return n < 0 ? n : -EIO;
-	memcpy(v, buf + 3, g->m.nr * sizeof(uint64_t));
-	*unsched = buf[1] - buf[2];
+	if (!rdpmc || !read_rdpmc(g, open, times)) {
+		int err = td_gen_read_group(g, open, times);
+
+		if (err < 0)
+			return err;
+	}
+	memset(v, 0, TD_GEN_MAX * sizeof(*v));
+	for (unsigned k = 0; k < g->nr; k++)
+		v[g->ev[k]] = open[k];
+	if (g->derived)
+		td_formula_derive(&g->m, g->derived, v);
 	return 0;
 }
 
@@ -239,18 +140,15 @@ int td_generic_sample(struct td *td, struct td_sample *s)
 {
 	const struct td_gen *g = td->gen;
 	uint64_t v[TD_GEN_MAX];
-	uint64_t unsched;
+	uint64_t t[2];
+	int err = td_gen_values(g, td->path == TD_PATH_RDPMC, v, t);
 
-	if (td->path != TD_PATH_RDPMC || !read_rdpmc(g, v, &unsched)) {
-		int err = read_group(g, v, &unsched);
-
-		if (err < 0)
-			return err;
-	}
+	if (err < 0)
+		return err;
 	td_formula_counts(&g->m, v, &s->c);
 	s->raw_slots = 0;    /* nothing to reset: never triggers a reset */
 	s->raw_metrics = 0;
-	s->unsched = unsched;
+	s->unsched = t[0] - t[1];
 	s->valid = true;
 	return 0;
 }

@@ -17,6 +17,7 @@ enum td_formula {
 	TD_F_ZEN,     /* AMD Zen 4/5 PipelineL1 */
 	TD_F_V45,     /* Intel Sandy Bridge .. Cascade Lake, per thread */
 	TD_F_ATOM_V2, /* Intel Tremont, Gracemont, Crestmont, Skymont */
+	TD_F_V1,      /* Intel Silvermont, Airmont, Knights Landing/Mill */
 	TD_F_ARM,     /* Arm Neoverse / SBSA slot-based level 1 (armformulas.c) */
 	TD_F_ARM_CYCLES /* Neoverse N1: cycle stall fractions, not slots */
 };
@@ -27,6 +28,13 @@ enum { TD_ZEN_CYC, TD_ZEN_FE, TD_ZEN_BE, TD_ZEN_SMT, TD_ZEN_DISP, TD_ZEN_RET,
 enum { TD_V45_CLK, TD_V45_IDQ_ND, TD_V45_ISSUED, TD_V45_RET_SLOTS,
        TD_V45_RECOVERY, TD_V45_NR };
 enum { TD_V2_CLK, TD_V2_FE, TD_V2_BAD, TD_V2_RET, TD_V2_BE, TD_V2_NR };
+enum { TD_V1_CLK, TD_V1_FE, TD_V1_BAD, TD_V1_RET, TD_V1_NR };
+/* Zen 4/5 PipelineL2's second group (arm-amd-topdown.md section 5.1). */
+enum { TD_ZEN2_FE_CMASK, TD_ZEN2_MISP, TD_ZEN2_RESTART, TD_ZEN2_NC,
+       TD_ZEN2_LOAD_NC, TD_ZEN2_UCODE, TD_ZEN2_NR };
+
+/* AnyThread (config bit 21): count for both SMT threads of the core. */
+#define TD_EV_ANY (UINT64_C(1) << 21)
 
 /*
  * Arm: the raw events a formula reads, each kept cumulative in
@@ -48,7 +56,10 @@ struct td_arm_params {
 	unsigned slots;         /* pipeline width: 5 (N2, N3), 8 (V1, V2), 10 (V3) */
 	unsigned kf, kb, kbs;
 	bool erratum;
-	bool derived_stall;     /* STALL_SLOT = FE + BE: one counter fewer */
+	bool derived_stall;     /* td_arm_fractions: STALL_SLOT = FE + BE
+				   (an open group with STALL_SLOT not
+				   counted has it derived into v[] instead:
+				   td_formula_derive) */
 	int8_t at[TD_ARM_NR];   /* event's position in config[], -1 absent */
 };
 
@@ -59,12 +70,28 @@ struct td_gen_model {
 	unsigned nr;
 	uint64_t config[TD_GEN_MAX];
 	const char *name;       /* microarchitecture, e.g. "zen4" */
+	unsigned derivable;     /* event the formula can derive from the
+				   others when counters are short; 0 none */
+	bool any;               /* V4.5 SMT form: _ANY clocks, halved */
+	unsigned nr2;           /* Zen: level-2 events (a second group) */
+	uint64_t config2[TD_GEN_MAX];
 	struct td_arm_params arm;
 };
 
-/* The handle's generic group. */
+/*
+ * The handle's generic group: nr events open, ev[k] the model's index of
+ * open event k; derived (0: none) the model event computed instead.
+ */
 struct td_gen {
 	struct td_gen_model m;
+	unsigned nr, derived;
+	bool rdpmc_ok;          /* every page offers RDPMC (hybrid E group) */
+	/* hybrid E group: its final counts while it does not run (hybrid.c) */
+	bool cached;
+	uint32_t cached_lock;
+	uint64_t cv[TD_GEN_MAX], ct[2];
+	bool smt_per_thread;    /* SMT on, AnyThread refused: approximate */
+	uint8_t ev[TD_GEN_MAX];
 	int fd[TD_GEN_MAX];
 	struct perf_event_mmap_page *pc[TD_GEN_MAX];
 };
@@ -76,6 +103,16 @@ TD_HIDDEN void td_formula_v45(unsigned width, const uint64_t *v,
 			      struct td_counts *c);
 TD_HIDDEN void td_formula_atom_v2(unsigned width, const uint64_t *v,
 				  struct td_counts *c);
+TD_HIDDEN void td_formula_v45_any(unsigned width, const uint64_t *v,
+				  struct td_counts *c);
+TD_HIDDEN void td_formula_v1(unsigned width, const uint64_t *v,
+			     struct td_counts *c);
+TD_HIDDEN void td_formula_zen_l2(unsigned width, const uint64_t *v,
+				 const uint64_t *w, struct td_counts *c);
+/* cpumodel.c: switch a V4.5 model to its AnyThread (SMT) form. */
+TD_HIDDEN void td_model_anythread(struct td_gen_model *m);
+TD_HIDDEN void td_formula_derive(const struct td_gen_model *m,
+				 unsigned derived, uint64_t *v);
 TD_HIDDEN void td_formula_counts(const struct td_gen_model *m,
 				 const uint64_t *v, struct td_counts *c);
 
@@ -96,6 +133,10 @@ TD_HIDDEN int td_arm_model(const struct td_pmu *pmu, struct td_gen_model *m);
 
 /* cpumodel.c: the model of this CPU from sysfs and /proc/cpuinfo. */
 TD_HIDDEN int td_cpu_model(const char *pmu, struct td_gen_model *m);
+/* The E-cores of a hybrid part, PMU pmu (cpu_atom). */
+TD_HIDDEN int td_cpu_model_atom(const char *pmu, struct td_gen_model *m);
+TD_HIDDEN int td_hybrid_atom_lookup(unsigned family, unsigned model,
+				    struct td_gen_model *m);
 /* Pure: vendor, family, model -> table entry; -ENOSYS when unknown. */
 TD_HIDDEN int td_cpu_lookup(const char *vendor, unsigned family,
 			    unsigned model, struct td_gen_model *m);
@@ -103,6 +144,21 @@ TD_HIDDEN int td_cpu_lookup(const char *vendor, unsigned family,
 TD_HIDDEN const char *td_cpuinfo_field(const char *text, const char *key);
 TD_HIDDEN int td_cpuinfo_parse(const char *text, char *vendor, size_t len,
 			       unsigned *family, unsigned *model);
+
+/* generic.c: one group of a model's events on PMU type (also hybrid.c). */
+TD_HIDDEN int td_gen_group_open(struct td *td, struct td_gen *g, uint32_t type,
+				bool include_kernel, bool check);
+TD_HIDDEN int td_gen_values(const struct td_gen *g, bool rdpmc, uint64_t *v,
+			    uint64_t *times);
+TD_HIDDEN bool td_gen_rdpmc_offered(const struct td *td, const struct td_gen *g);
+TD_HIDDEN struct td_gen *td_gen_new(void);
+/* genopen.c, for generic.c */
+TD_HIDDEN void td_gen_close_group(struct td *td, struct td_gen *g);
+TD_HIDDEN int td_gen_read_group(const struct td_gen *g, uint64_t *v,
+				uint64_t *times);
+TD_HIDDEN int td_gen_open_v45_smt(struct td *td, struct td_gen *g,
+				  bool include_kernel);
+TD_HIDDEN void td_gen_free(struct td *td, struct td_gen *g);
 
 /* generic.c, pure: a counter value from a user page reading. */
 static inline uint64_t td_gen_value(int64_t offset, uint64_t raw,

@@ -28,7 +28,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
+#include "barrier.h"
+#include "generic.h"
 
 #define TD_CPULIST_MAX 4096 /* "0-4095" patterns: plenty for one list */
 
@@ -79,4 +80,162 @@ void td_hybrid_close(struct td *td)
 {
 	free((void *)td->pcores);
 	td->pcores = NULL;
+	td_gen_free(td, td->ecore);
+	td->ecore = NULL;
+}
+
+/*
+ * The E-cores (issue 7 item 5).  cpu_core's group counts only on P-cores;
+ * on E-cores TopDown comes from ordinary counters of cpu_atom (Atom V2
+ * formula, encodings from cpu_atom's events/), in a second group: the
+ * kernel refuses one group across hybrid PMUs (validate_group, note
+ * section 6).  Exactly one of the two counts at any moment.  No counter
+ * budget check here: on a P-core this group is rightly not running.
+ * Any failure leaves the handle P-core only, as before.
+ */
+void td_hybrid_ecore_open(struct td *td, bool include_kernel)
+{
+	char buf[32];
+	struct td_gen *g;
+
+	if (strcmp(td->pmu.name, "cpu_core") != 0 ||
+	    td_sys_read_file("/sys/bus/event_source/devices/cpu_atom/type",
+			     buf, sizeof(buf)) <= 0)
+		return;
+	g = td_gen_new();
+	if (!g)
+		return;
+	if (td_cpu_model_atom("cpu_atom", &g->m) < 0 ||
+	    td_gen_group_open(td, g, (uint32_t)strtoul(buf, NULL, 10),
+			      include_kernel, false) < 0) {
+		td_gen_free(td, g);
+		return;
+	}
+	g->rdpmc_ok = td_gen_rdpmc_offered(td, g);
+	td->ecore = g;
+}
+
+static void counts_add_delta(struct td_counts *c, const struct td_counts *now,
+			     const struct td_counts *last)
+{
+	c->slots += now->slots - last->slots;
+	for (unsigned i = 0; i < TD_NR_METRICS; i++)
+		c->cat[i] += now->cat[i] - last->cat[i];
+}
+
+/*
+ * The E group's values while the thread is on a P-core (the P reading
+ * just succeeded there), where the group does not run.  Its user page
+ * cannot be trusted then: x86 rewrites it at schedule-in
+ * (x86_pmu_start), not at schedule-out (x86_pmu_stop/del do not call
+ * perf_event_update_userpage; inference from the kernel source, the
+ * notes say index reads 0), so a stale index would RDPMC another
+ * context's counter.  read(2) instead, which is exact and resets nothing
+ * for ordinary counters, and keep its result while the page's lock says
+ * no schedule-in came since: one read per stint on the E-cores, not per
+ * reading.  The result is kept only when two reads agree on time_running
+ * (the group did not run around them).
+ */
+static int ecore_values_off(struct td_gen *g, uint64_t *v, uint64_t *t)
+{
+	uint32_t lock = td_load_once(g->pc[0]->lock);
+	uint64_t v2[TD_GEN_MAX], t2[2];
+	int err;
+
+	if (g->cached && lock == g->cached_lock) {
+		memcpy(v, g->cv, sizeof(g->cv));
+		memcpy(t, g->ct, sizeof(g->ct));
+		return 0;
+	}
+	err = td_gen_values(g, false, v, t);
+	if (err == 0)
+		err = td_gen_values(g, false, v2, t2);
+	if (err < 0)
+		return err;
+	g->cached = t2[1] == t[1];
+	g->cached_lock = lock;
+	memcpy(g->cv, v2, sizeof(g->cv));
+	memcpy(g->ct, t2, sizeof(g->ct));
+	memcpy(v, v2, sizeof(v2));
+	memcpy(t, t2, sizeof(t2));
+	return 0;
+}
+
+/*
+ * The E group's values: on the RDPMC path with the P reading valid, the
+ * thread is on a P-core (ecore_values_off); when the P reading failed it
+ * is most likely on an E-core, where RDPMC of the group's general-purpose
+ * counters is the fast read (they exist on both core types: no fault
+ * either way; a value read after a migration there can be another
+ * context's, but only readings whose P half failed use it, and regions
+ * ending or beginning on those are flagged; cumulative counts telescope
+ * at the next good reading).  The read(2) path reads it with read(2).
+ */
+static int ecore_values(struct td *td, const struct td_sample *s,
+			uint64_t *v, uint64_t *t)
+{
+	struct td_gen *g = td->ecore;
+
+	if (td->path != TD_PATH_RDPMC)
+		return td_gen_values(g, false, v, t);
+	if (s->valid)
+		return ecore_values_off(g, v, t);
+	g->cached = false;
+	return td_gen_values(g, g->rdpmc_ok, v, t);
+}
+
+/*
+ * After the P-core reading s: add what the E-cores counted since the last
+ * reading, to the folded base (so that region snapshots include it) and
+ * to s.  Same units on both sides (slots, category slots x 255), so a
+ * region's delta is the slot-weighted combination of both core types.
+ * Time: while the thread is on an E-core, cpu_core's time_running stops
+ * and cpu_atom's runs, so enabled - running(P) - running(E) moves only
+ * when neither counts; that is s->unsched here.  (On the read(2) path the
+ * two groups are read a few microseconds apart; a reading taken on an
+ * E-core then sees cpu_core's enabled time move by that gap, which can
+ * flag the region: conservative.)  region.c's undo of a reset that raced
+ * a switch-out restores base from before its second reading and so drops
+ * what the E-cores counted between the two readings: at most those few
+ * microseconds, and only in that race.
+ */
+void td_hybrid_fold(struct td *td, struct td_sample *s)
+{
+	struct td_gen *g = td->ecore;
+	uint64_t v[TD_GEN_MAX], t[2];
+	struct td_counts now;
+
+	if (ecore_values(td, s, v, t) < 0) {
+		s->valid = false;
+		return;
+	}
+	td_formula_counts(&g->m, v, &now);
+	if (now.slots != td->ecore_last.slots)
+		td->ecore_seen = true;
+	counts_add_delta(&td->snap.base, &now, &td->ecore_last);
+	counts_add_delta(&td->last_read, &now, &td->ecore_last);
+	counts_add_delta(&s->c, &now, &td->ecore_last);
+	td->ecore_last = now;
+	s->unsched -= t[1];
+}
+
+/*
+ * E-cores measure level 1 only, and a region's snapshot has no room for
+ * its own E-core slot count, so level 2 stops, for the handle, at the
+ * first reading that finds E-core slots: every region reported with
+ * TD_RESULT_L2 then had all its slots from P-cores (conservative: later
+ * P-only regions report level 1 too).  Per region it needs an E-slot
+ * snapshot in struct td_region (layout owned by region.c).
+ */
+bool td_handle_l2(const struct td *td)
+{
+	return td->pmu.nr_metrics == TD_NR_METRICS && !td->ecore_seen;
+}
+
+/* A level-1 delta of a level-2 PMU: index 4 would read as SMT contention. */
+void td_handle_delta(const struct td *td, struct td_delta *d)
+{
+	if (td->pmu.nr_metrics == TD_NR_METRICS && !td_handle_l2(td))
+		for (unsigned i = TD_NR_L1; i < TD_NR_METRICS; i++)
+			d->cat[i] = 0;
 }

@@ -96,10 +96,31 @@ struct td_sample {
 	struct td_counts c;
 	uint64_t raw_slots;   /* SLOTS since the last reset: the 8-bit error scale */
 	uint64_t raw_metrics; /* PERF_METRICS with it (cumulative RDPMC path) */
-	uint64_t qerr_base;   /* td->qerr_base after this reading */
+	uint64_t qerr_base;   /* td->snap.qerr_base after this reading */
 	uint64_t unsched;     /* time_enabled - time_running, ns */
 	bool valid;           /* false: the group was not counting */
 };
+
+/*
+ * The part of a handle's state a region needs from its begin.  It changes
+ * only on the slow path (folds, schedule-ins, untrusted events), so a
+ * region copies it only when it changed since the region's previous begin:
+ * td->epoch_hi names its version (see region.c).
+ *
+ * resets and untrusted are counters a region compares between its begin
+ * and end: the library's own resets (31 bits: a region spanning 2^31 of
+ * them reports the count modulo that; bit 31 is free for region.c) and
+ * untrusted events (SLOTS seen going backwards, the group found
+ * descheduled or unreadable: any change flags the region).
+ */
+struct td_snap {
+	struct td_counts base;   /* folded counters (see struct td_counts) */
+	uint64_t qerr_base;      /* sum of raw SLOTS at every fold: error scale */
+	uint32_t resets;
+	uint32_t untrusted;
+};
+
+#define TD_SNAP_RESETS_MASK 0x7fffffffu
 
 struct td_policy {
 	enum td_reset_policy kind;
@@ -107,22 +128,30 @@ struct td_policy {
 	double budget;
 	uint64_t cost;        /* slots charged per reset */
 	uint64_t k_q16;       /* auto: reset when S > len x k (Q16) ... */
-	uint64_t min_gap;     /* ... and S >= reset_cost / reset_budget */
+	uint64_t floor;       /* ... and S > reset_cost / reset_budget - 1 */
 	uint64_t recent_reset_at; /* threshold from the last region ended */
 };
 
 /*
  * The policy as one threshold on raw SLOTS at a begin (policy.c): a reset
- * is due when SLOTS since the last reset exceed it.  len: the coming
- * region's expected slots.  Shifts and a multiply, no division.
+ * is due when SLOTS since the last reset exceed both its error side (from
+ * len, the coming region's expected slots: a shift and a multiply, no
+ * division) and its budget side, floor.  The fast path keeps the two
+ * apart and compares twice (region.c); the slow path joins them.
  */
+static inline uint64_t td_policy_by_err(const struct td_policy *p,
+					uint64_t len)
+{
+	return (len >> 16) * p->k_q16;
+}
+
 static inline uint64_t td_policy_threshold_auto(const struct td_policy *p,
 						uint64_t len)
 {
-	uint64_t by_err = (len >> 16) * p->k_q16;
+	uint64_t by_err = td_policy_by_err(p, len);
 
-	/* never: td_policy_setup made min_gap UINT64_MAX */
-	return by_err > p->min_gap - 1 ? by_err : p->min_gap - 1;
+	/* never: td_policy_setup made floor UINT64_MAX - 1 */
+	return by_err > p->floor ? by_err : p->floor;
 }
 
 /* Any policy; len 0 (unknown) is taken as a short region. */
@@ -162,17 +191,25 @@ struct td {
 	struct perf_event_mmap_page *metric_pc; /* first metric's user page */
 	size_t page_size;
 
-	/* Folded state (see struct td_counts). */
-	struct td_counts base;
-	uint64_t qerr_base;      /* sum of raw SLOTS at every fold: error scale */
+	/* Folded state, what regions copy (see struct td_snap). */
+	struct td_snap snap;
+	/*
+	 * Version of snap in bits 32-63 (a process-wide counter, so that a
+	 * region used with two handles never mistakes one's state for the
+	 * other's); a region's key is epoch_hi | the page lock it saw.
+	 */
+	uint64_t epoch_hi;
+	/* What a fast end expects to find in the page's lock (region.c). */
+	uint64_t end_key;
 	uint64_t last_raw_slots; /* last RDPMC reading of SLOTS */
-	uint64_t last_raw_metrics;
-	uint32_t last_lock;      /* slots page lock at the last reading */
-	/* The fast path's page: set when RDPMC of fixed selectors is safe. */
-	const struct perf_event_mmap_page *fast_pc;
+	uint64_t last_raw_metrics; /* PERF_METRICS with it (slow path) */
+	uint64_t last_unsched;   /* time_enabled - time_running at it */
+	uint32_t last_lock;      /* slots page lock at the last slow reading */
+	bool fast;               /* RDPMC of the fixed selectors is safe */
 	struct td_counts last_read; /* read(2) path: last counts returned */
 	uint64_t foreign_resets; /* SLOTS went backwards: someone else reset */
 	uint64_t resets;         /* IOC_RESETs the library issued */
+	uint64_t untrusted;      /* foreign resets, deschedulings, unreadable */
 
 	struct td_policy policy;
 
@@ -191,17 +228,49 @@ struct td {
 	/* owner.c: the opening thread and process (checked in begin/end). */
 	const void *owner;
 	unsigned long fork_gen;
+	int fast_life;           /* owner.c: who frees a fast handle */
 
 	/* hybrid.c: set only on hybrid parts, where RDPMC is guarded. */
 	const uint64_t *pcores;  /* bitmap of the CPUs of this PMU */
 	uint32_t nr_cpus;        /* bits in pcores */
 	struct td_rseq *rseq;    /* the owner thread's registered rseq area */
+
+	/*
+	 * hybrid.c: the E-cores' ordinary-counter group on cpu_atom, folded
+	 * into base at every reading (slot-weighted combination), or NULL.
+	 */
+	struct td_gen *ecore;
+	struct td_counts ecore_last; /* its counts at the last reading */
+	bool ecore_seen;         /* E-core slots entered the counts: L1 only */
 };
 
 /* owner.c: thread and fork checks of the hot path. */
 extern TD_HIDDEN unsigned long td_fork_generation;
+/*
+ * This thread's fast handle, or NULL.  initial-exec: a fixed offset from
+ * the thread pointer, no __tls_get_addr call (a dlopen()ed copy uses
+ * glibc's static TLS surplus for these 8 bytes).
+ */
+extern TD_HIDDEN __thread const struct td *td_fast_td
+	__attribute__((tls_model("initial-exec")));
+extern TD_HIDDEN const uint64_t td_no_fast_anchor;
+#define TD_NO_FAST ((const struct td *)(const void *)&td_no_fast_anchor)
 TD_HIDDEN void td_owner_init(struct td *td);
 TD_HIDDEN int td_owner_error(const struct td *td);
+TD_HIDDEN void td_fast_claim(struct td *td);
+TD_HIDDEN void td_owner_free(struct td *td);
+
+/*
+ * The lock value a fast end must find (region.c): the last one seen, or,
+ * while records are being sunk, one no 32-bit lock can equal, which sends
+ * every end to the path that writes records.
+ */
+#define TD_END_KEY_SINK (UINT64_C(1) << 32)
+static inline void td_end_key_refresh(struct td *td)
+{
+	td->end_key = td->last_lock |
+		      (td->sink.buf || td->sink.pending ? TD_END_KEY_SINK : 0);
+}
 
 /* True when td may be used here: its thread, its process (owner.c). */
 #define td_owner_ok(td) \
@@ -230,6 +299,11 @@ TD_HIDDEN int td_cpulist_parse(const char *s, uint64_t *map, uint32_t nr_bits,
 			       uint32_t *max_cpu);
 TD_HIDDEN void td_hybrid_init(struct td *td);
 TD_HIDDEN void td_hybrid_close(struct td *td);
+TD_HIDDEN void td_hybrid_ecore_open(struct td *td, bool include_kernel);
+TD_HIDDEN void td_hybrid_fold(struct td *td, struct td_sample *s);
+/* Level 2 in this handle's results now; and a delta made to match. */
+TD_HIDDEN bool td_handle_l2(const struct td *td);
+TD_HIDDEN void td_handle_delta(const struct td *td, struct td_delta *d);
 
 /* evparse.c: the sysfs event grammar, pure; fmt fills buf with a term's
  * format string or returns a negative errno. */
@@ -263,6 +337,8 @@ TD_HIDDEN int td_group_reset(struct td *td);
 /* reading.c: take a reading on either path. */
 TD_HIDDEN int td_take_sample(struct td *td, struct td_sample *s);
 TD_HIDDEN int td_fold_and_reset(struct td *td, const struct td_sample *s);
+/* After td->snap, resets or untrusted changed: new version, keys. */
+TD_HIDDEN void td_snap_publish(struct td *td, const struct td_snap *before);
 
 /* generic.c: TopDown from ordinary counters (no PERF_METRICS). */
 TD_HIDDEN int td_generic_open(struct td *td, bool include_kernel,

@@ -21,6 +21,7 @@ struct td_named_priv {
 	int64_t min_num[TD_NR_L1], min_den[TD_NR_L1];
 	int64_t max_num[TD_NR_L1], max_den[TD_NR_L1];
 	unsigned flags;  /* TD_RESULT_L2 when level 2 was measured, _CYCLES */
+	bool l1_call;    /* a reliable call without level 2 (hybrid E-cores) */
 	bool open;
 };
 
@@ -76,12 +77,16 @@ int td_named_end(struct td *td, struct td_named *n, struct td_result *res)
 
 	if (!td || !n)
 		return -EINVAL;
+	if (!td_owner_ok(td)) /* before touching the owner's state */
+		return td_owner_error(td);
 	p = priv(n);
 	if (p->owner != td)
 		return p->owner ? -EXDEV : -ESRCH;
 	td->sink.pending = n;
+	td_end_key_refresh(td);
 	err = td_region_end(td, &p->region, res);
 	td->sink.pending = NULL;
+	td_end_key_refresh(td);
 	if (err == 0)
 		p->open = false;
 	return err;
@@ -130,6 +135,7 @@ void td_named_add(struct td_named *n, const struct td_record *rec)
 	for (int i = 0; i < TD_NR_METRICS; i++)
 		p->cat[i] += rec->cat[i];
 	p->flags |= rec->flags & (TD_RESULT_L2 | TD_RESULT_CYCLES);
+	p->l1_call |= !(rec->flags & TD_RESULT_L2);
 	add_extremes(p, rec->cat, rec->flags & TD_RESULT_L2);
 }
 
@@ -147,7 +153,15 @@ int td_named_totals(const struct td_named *n, struct td_totals *t)
 	d.slots = (int64_t)p->slots;
 	memcpy(d.cat, p->cat, sizeof(d.cat));
 	d.qerr = p->qerr;
-	td_decode(&d, p->flags & TD_RESULT_L2, &t->total);
+	/*
+	 * Level 2 only if every call measured it (a hybrid handle's calls
+	 * after E-core slots have none); a level-1 total of level-2 calls
+	 * drops their level-2 sums, which index 4 would read as SMT.
+	 */
+	if (p->l1_call && (p->flags & TD_RESULT_L2))
+		for (int i = TD_NR_L1; i < TD_NR_METRICS; i++)
+			d.cat[i] = 0;
+	td_decode(&d, (p->flags & TD_RESULT_L2) && !p->l1_call, &t->total);
 	t->total.flags |= p->flags & TD_RESULT_CYCLES;
 	for (int i = 0; i < TD_NR_L1 && p->counted; i++) {
 		t->min[i] = (double)p->min_num[i] / (double)p->min_den[i];

@@ -1,10 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /* td_open, td_close, td_query: the cold path. */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
+#include "generic.h"
 
 int td_open(struct td **out, const struct td_options *opts)
 {
@@ -39,6 +40,7 @@ int td_open(struct td **out, const struct td_options *opts)
 		td_close(td);
 		return err;
 	}
+	td_hybrid_ecore_open(td, o.flags & TD_OPT_INCLUDE_KERNEL);
 	td_hybrid_init(td);
 	td_owner_init(td);
 	td_policy_setup(&td->policy, td->pmu.nr_metrics == TD_NR_METRICS);
@@ -58,7 +60,28 @@ void td_close(struct td *td)
 	if (td->leader_fd >= 0)
 		td_group_close(td);
 	td_hybrid_close(td);
-	free(td);
+	td_owner_free(td);
+}
+
+/* The microarchitecture's name (struct td_info.uarch). */
+static void uarch_name(const struct td *td, char *out, size_t len)
+{
+	char path[96], caps[32] = "";
+	int n;
+
+	if (td->gen) {
+		snprintf(out, len, "%s", td->gen->m.name);
+		return;
+	}
+	snprintf(path, sizeof(path),
+		 "/sys/bus/event_source/devices/%s/caps/pmu_name",
+		 td->pmu.name);
+	n = td_sys_read_file(path, caps, sizeof(caps));
+	caps[n > 0 ? strcspn(caps, "\n") : 0] = '\0';
+	if (td->ecore)
+		snprintf(out, len, "%s+%s", caps, td->ecore->m.name);
+	else
+		snprintf(out, len, "%s", caps);
 }
 
 int td_query(const struct td *td, struct td_info *info)
@@ -70,7 +93,7 @@ int td_query(const struct td *td, struct td_info *info)
 	memset(&i, 0, sizeof(i));
 	i.size = info->size < sizeof(i) ? info->size : sizeof(i);
 	i.path = td->path;
-	i.levels = td->pmu.nr_metrics == TD_NR_METRICS ? 2 : 1;
+	i.levels = td_handle_l2(td) ? 2 : 1;
 	i.pmu_type = td->pmu.type;
 	memcpy(i.pmu_name, td->pmu.name, sizeof(i.pmu_name));
 	i.resets = td->resets;
@@ -78,6 +101,13 @@ int td_query(const struct td *td, struct td_info *info)
 	i.flags = td->clear_mode ? TD_INFO_METRICS_CLEAR : 0;
 	if (td->pmu.arm && td->pmu.rdpmc_knob == 0)
 		i.flags |= TD_INFO_USER_ACCESS_OFF;
+	if (td->gen && td->gen->derived)
+		i.flags |= TD_INFO_DERIVED;
+	if (td->ecore)
+		i.flags |= TD_INFO_HYBRID_ECORE;
+	if (td->gen && td->gen->smt_per_thread)
+		i.flags |= TD_INFO_SMT_PER_THREAD;
+	uarch_name(td, i.uarch, sizeof(i.uarch));
 	memcpy(info, &i, i.size);
 	return 0;
 }

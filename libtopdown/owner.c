@@ -15,33 +15,71 @@
  * sets VM_DONTCOPY), and the inherited fds still name the parent's
  * per-thread events: a child touching the handle would fault on the page
  * or read the parent's counters.  A pthread_atfork child handler bumps a
- * generation that every handle remembers from td_open; begin/end compare
- * the two (no getpid(2) on the hot path).  The parent never writes the
- * generation, so reading it there is race-free.
+ * generation that every handle remembers from td_open; the slow path
+ * compares the two (no getpid(2) on the hot path).  The parent never
+ * writes the generation, so reading it there is race-free.
+ *
+ * The fast path's check is cheaper still: a thread-local pointer to the
+ * one handle this thread may use on the fast path (td_fast_td, never NULL:
+ * TD_NO_FAST when there is none), compared with the handle passed in.  It answers "not NULL, fast-capable, this
+ * thread, this process" in one compare: it is set only by td_open in the
+ * opening thread and cleared in a fork child.  The one way it could go
+ * stale is a handle closed by another thread while its owner lives: its
+ * memory could then be reused by a new handle of a third thread, which the
+ * owner's stale pointer would accept.  So such a handle's memory is kept
+ * until the owner no longer points at it (its next td_open, or its exit,
+ * through a thread-specific key's destructor), and freed then.
  */
 #include <errno.h>
 #include <pthread.h>
+#include <stdlib.h>
 
 #include "arch.h"
 #include "internal.h"
 
 unsigned long td_fork_generation;
+const uint64_t td_no_fast_anchor;
+__thread const struct td *td_fast_td = TD_NO_FAST;
 
-static pthread_once_t atfork_once = PTHREAD_ONCE_INIT;
+enum fast_life {
+	FAST_NONE,       /* no thread-local pointer to this handle */
+	FAST_CLAIMED,    /* its owner's td_fast_td may point here */
+	FAST_CLOSED,     /* closed by another thread: the owner frees it */
+	FAST_OWNER_GONE  /* owner exited: whoever closes it frees it */
+};
+
+static pthread_once_t once = PTHREAD_ONCE_INIT;
+static pthread_key_t exit_key;
+static bool have_exit_key;
 
 static void on_fork_child(void)
 {
 	td_fork_generation++;
+	td_fast_td = TD_NO_FAST; /* the child has no perf mappings */
+	/* ... and its handles are freed by td_close, not at thread exit */
+	if (have_exit_key)
+		pthread_setspecific(exit_key, NULL);
 }
 
-static void register_atfork(void)
+/* The owner thread exits: its pointer dies with it. */
+static void on_thread_exit(void *arg)
+{
+	struct td *td = arg;
+
+	if (__atomic_exchange_n(&td->fast_life, FAST_OWNER_GONE,
+				__ATOMIC_ACQ_REL) == FAST_CLOSED)
+		free(td);
+}
+
+static void init_once(void)
 {
 	pthread_atfork(NULL, NULL, on_fork_child);
+	have_exit_key = pthread_key_create(&exit_key, on_thread_exit) == 0;
 }
 
 void td_owner_init(struct td *td)
 {
-	pthread_once(&atfork_once, register_atfork);
+	pthread_once(&once, init_once);
 	td->owner = td_thread_self();
 	td->fork_gen = td_fork_generation;
 }
@@ -49,6 +87,70 @@ void td_owner_init(struct td *td)
 int td_owner_error(const struct td *td)
 {
 	return td->fork_gen != td_fork_generation ? -ESTALE : -EPERM;
+}
+
+/* A handle this thread's pointer still names after another thread closed it. */
+static void drop_closed(void)
+{
+	struct td *old = (struct td *)td_fast_td;
+
+	if (old == TD_NO_FAST)
+		return;
+	td_fast_td = TD_NO_FAST;
+	if (have_exit_key)
+		pthread_setspecific(exit_key, NULL);
+	if (__atomic_load_n(&old->fast_life, __ATOMIC_ACQUIRE) == FAST_CLOSED)
+		free(old);
+}
+
+/*
+ * Called by td_open in the opening thread for a handle that may take the
+ * fast path.  One fast handle per thread: a second one keeps working on
+ * the slow path.
+ */
+void td_fast_claim(struct td *td)
+{
+	if (td_fast_td != TD_NO_FAST &&
+	    __atomic_load_n(&td_fast_td->fast_life, __ATOMIC_ACQUIRE) ==
+		    FAST_CLOSED)
+		drop_closed();
+	if (td_fast_td != TD_NO_FAST || !have_exit_key ||
+	    pthread_setspecific(exit_key, td) != 0)
+		return;
+	td->fast_life = FAST_CLAIMED;
+	td_fast_td = td;
+}
+
+/* td_close, after the handle's resources are gone: free its memory. */
+void td_owner_free(struct td *td)
+{
+	bool here = td->owner == td_thread_self() &&
+		    td->fork_gen == td_fork_generation;
+
+	if (__atomic_load_n(&td->fast_life, __ATOMIC_ACQUIRE) == FAST_NONE ||
+	    td->fork_gen != td_fork_generation) {
+		free(td);
+	} else if (here) {
+		if (td_fast_td == td) {
+			td_fast_td = TD_NO_FAST;
+			pthread_setspecific(exit_key, NULL);
+		}
+		free(td);
+	} else if (__atomic_exchange_n(&td->fast_life, FAST_CLOSED,
+				       __ATOMIC_ACQ_REL) == FAST_OWNER_GONE) {
+		free(td);
+	}
+}
+
+/*
+ * Unloaded (dlclose): no thread-exit destructor may run in unmapped code.
+ * Handles closed by other threads while their owners live stay allocated.
+ */
+__attribute__((destructor)) static void unload(void)
+{
+	if (have_exit_key)
+		pthread_key_delete(exit_key);
+	have_exit_key = false;
 }
 
 #ifndef TD_HAVE_THREAD_POINTER

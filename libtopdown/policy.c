@@ -67,10 +67,10 @@ void td_policy_setup(struct td_policy *p, bool level2)
 	double factor = (p->err_x255 / k - 1) / 2;
 
 	p->k_q16 = factor > 0 ? (uint64_t)(factor * 65536) : 0;
-	p->min_gap = (uint64_t)((double)p->cost / p->budget) + 1;
+	p->floor = (uint64_t)((double)p->cost / p->budget);
 	if (p->kind == TD_RESET_NEVER) { /* threshold never reached */
 		p->k_q16 = 0;
-		p->min_gap = UINT64_MAX;
+		p->floor = UINT64_MAX - 1;
 	}
 }
 

@@ -118,19 +118,26 @@ static inline bool rdpmc_read(const struct td *td, struct raw_reading *r)
 	return true;
 }
 
+/* A reset by someone else: counted, and regions spanning it are flagged. */
+static void note_foreign_reset(struct td *td)
+{
+	td->foreign_resets++;
+	td->untrusted++;
+}
+
 /* SLOTS went backwards: someone else zeroed the registers. */
 static void fold_foreign_reset(struct td *td)
 {
-	td_counts_add(&td->base, td->last_raw_slots, td->last_raw_metrics);
-	td->qerr_base += td->last_raw_slots;
-	td->foreign_resets++;
+	td_counts_add(&td->snap.base, td->last_raw_slots, td->last_raw_metrics);
+	td->snap.qerr_base += td->last_raw_slots;
+	note_foreign_reset(td);
 }
 
 static void unreadable_sample(struct td *td, struct td_sample *s)
 {
 	td->last_lock = 1; /* odd: never a settled lock, no fast path */
 	s->valid = false;
-	s->c = td->base;
+	s->c = td->snap.base;
 	s->raw_slots = 0;
 	s->unsched = 0;
 }
@@ -141,11 +148,11 @@ static void cumulative_sample(struct td *td, const struct raw_reading *r,
 {
 	if (TD_UNLIKELY(r->slots < td->last_raw_slots))
 		fold_foreign_reset(td);
-	td->qerr_base += restore_error(td, r->lock, r->slots);
+	td->snap.qerr_base += restore_error(td, r->lock, r->slots);
 	td->last_raw_slots = r->slots;
 	td->last_raw_metrics = r->metrics;
 	s->raw_metrics = r->metrics;
-	s->c = td->base;
+	s->c = td->snap.base;
 	td_counts_add(&s->c, r->slots, r->metrics);
 	s->raw_slots = r->slots;
 	s->unsched = r->unsched;
@@ -189,8 +196,8 @@ static void probe_clear_trigger(struct td *td, uint32_t sidx, uint32_t midx,
 	if (s1 && s2 < s1) {
 		/* Both reads cleared: the categories of s1 + s2 are lost. */
 		td->clear_trigger = TD_CLEAR_BY_SLOTS;
-		td->foreign_resets++;
-		td->base.slots += s1 + s2;
+		note_foreign_reset(td);
+		td->snap.base.slots += s1 + s2;
 		r->slots = 0;
 		r->metrics = 0;
 		return;
@@ -258,9 +265,9 @@ static int clear_sample(struct td *td, struct td_sample *s)
 		cumulative_sample(td, &r, s);
 		return 0;
 	}
-	td_counts_add(&td->base, r.slots, r.metrics);
-	td->qerr_base += r.slots + restore_error(td, r.lock, r.slots);
-	s->c = td->base;
+	td_counts_add(&td->snap.base, r.slots, r.metrics);
+	td->snap.qerr_base += r.slots + restore_error(td, r.lock, r.slots);
+	s->c = td->snap.base;
 	s->raw_slots = 0;
 	s->unsched = r.unsched;
 	s->valid = true;
@@ -284,12 +291,12 @@ static int read_sample(struct td *td, struct td_sample *s)
 		return n < 0 ? n : -EIO;
 	/* Someone's IOC_RESET zeroed the kernel counts: continue from base. */
 	if (TD_UNLIKELY(buf[3] < td->last_raw_slots)) {
-		td->base = td->last_read;
+		td->snap.base = td->last_read;
 		td->last_raw_slots = 0;
-		td->foreign_resets++;
+		note_foreign_reset(td);
 	}
 	interval = buf[3] - td->last_raw_slots;
-	s->c = td->base;
+	s->c = td->snap.base;
 	s->c.slots += buf[3];
 	for (unsigned i = 0; i < td->pmu.nr_metrics; i++)
 		s->c.cat[i] += buf[4 + i] * 255;
@@ -299,7 +306,7 @@ static int read_sample(struct td *td, struct td_sample *s)
 	 * and may have a drop discarded by "delta > last": twice more.
 	 */
 	lock = td_load_once(td->slots_pc->lock);
-	td->qerr_base += interval + 255 +
+	td->snap.qerr_base += interval + 255 +
 			 2 * restore_error(td, lock, interval + 255);
 	td->last_raw_slots = buf[3];
 	td->last_read = s->c;
@@ -309,8 +316,45 @@ static int read_sample(struct td *td, struct td_sample *s)
 	return 0;
 }
 
+/* Versions of struct td_snap, process-wide (see td->epoch_hi); never 0. */
+static uint64_t next_epoch_hi(void)
+{
+	static uint32_t counter;
+	uint32_t e;
+
+	do
+		e = __atomic_add_fetch(&counter, 1, __ATOMIC_RELAXED);
+	while (e == 0);
+	return (uint64_t)e << 32;
+}
+
+void td_snap_publish(struct td *td, const struct td_snap *before)
+{
+	td->snap.resets = (uint32_t)td->resets & TD_SNAP_RESETS_MASK;
+	td->snap.untrusted = (uint32_t)td->untrusted;
+	if (!td->epoch_hi || memcmp(before, &td->snap, sizeof(*before)) != 0)
+		td->epoch_hi = next_epoch_hi();
+	td_end_key_refresh(td);
+}
+
+/*
+ * A region begun before a descheduling (time_enabled - time_running grew:
+ * multiplexed out, or a hybrid E-core) and ended after it did not count
+ * all of its time; so does one spanning an unreadable reading.
+ */
+static void note_schedule(struct td *td, const struct td_sample *s)
+{
+	if (!s->valid) {
+		td->untrusted++;
+	} else if (s->unsched != td->last_unsched) {
+		td->untrusted++;
+		td->last_unsched = s->unsched;
+	}
+}
+
 int td_take_sample(struct td *td, struct td_sample *s)
 {
+	struct td_snap before = td->snap;
 	int err;
 
 	if (TD_UNLIKELY(td->gen))
@@ -321,8 +365,12 @@ int td_take_sample(struct td *td, struct td_sample *s)
 		err = rdpmc_sample(td, s);
 	else
 		err = read_sample(td, s);
-
-	s->qerr_base = td->qerr_base;
+	if (TD_UNLIKELY(td->ecore) && err == 0)
+		td_hybrid_fold(td, s); /* before note_schedule: fixes unsched */
+	if (err == 0)
+		note_schedule(td, s);
+	td_snap_publish(td, &before);
+	s->qerr_base = td->snap.qerr_base;
 	return err;
 }
 
@@ -333,16 +381,18 @@ int td_take_sample(struct td *td, struct td_sample *s)
  */
 int td_fold_and_reset(struct td *td, const struct td_sample *s)
 {
+	struct td_snap before = td->snap;
 	int err = td_group_reset(td);
 
 	if (err < 0)
 		return err;
-	td->base = s->c;
-	td->qerr_base += s->raw_slots;
+	td->snap.base = s->c;
+	td->snap.qerr_base += s->raw_slots;
 	td->last_raw_slots = 0;
 	td->last_raw_metrics = 0;
 	/* IOC_RESET updates the page itself: not a restore. */
 	td->last_lock = td_load_once(td->slots_pc->lock);
 	td->resets++;
+	td_snap_publish(td, &before);
 	return 0;
 }

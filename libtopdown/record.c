@@ -34,6 +34,7 @@ int td_records_attach(struct td *td, struct td_record *buf, size_t cap)
 	td->sink.cap = cap;
 	td->sink.used = 0;
 	td->sink.dropped = 0;
+	td_end_key_refresh(td);
 	return 0;
 }
 
@@ -50,6 +51,7 @@ int td_records_detach(struct td *td, size_t *count, uint64_t *dropped)
 	td->sink.buf = NULL;
 	td->sink.cap = td->sink.used = 0;
 	td->sink.dropped = 0;
+	td_end_key_refresh(td);
 	return 0;
 }
 

@@ -2,22 +2,31 @@
 /*
  * td_region_begin / td_region_end: the hot path.
  *
- * A region keeps the handle's folded counters as they were at its begin
- * plus the raw reading (SLOTS, PERF_METRICS) taken there, so regions nest
- * and interleave freely and survive any number of resets between their
- * ends (struct td_counts).  Each end has two paths:
+ * A region keeps the raw reading (SLOTS, PERF_METRICS) taken at its begin
+ * and a copy of the handle's slow-path state as it was then (struct
+ * td_snap: folded counters, error scale, reset and untrusted-event
+ * counts), so regions nest and interleave freely and survive any number
+ * of resets between their ends.  That state changes only on the slow
+ * path, so the copy is made only when it changed since the region's
+ * previous begin: the region's key, td->epoch_hi | the page lock seen
+ * then, still matching says it did not.
  *
- * - the fast path, taken while nothing happened that needs thought: no
- *   user page update since the handle's previous reading (so no schedule-
- *   in to account for, and the index the slow path validated still holds:
- *   the kernel writes index only in perf_event_update_userpage, which
- *   bumps lock), SLOTS not backwards, no reset due.  It RDPMCs the fixed
- *   selectors the kernel publishes for SLOTS (1<<30 | 3) and PERF_METRICS
- *   (1<<29), checked at open, and validates after the reads, so that as
- *   little as possible of the library runs between begin's last RDPMC and
- *   end's first, inside the caller's measured window;
- * - the slow path (reading.c): seqlock with index check, hybrid guard,
- *   metrics-clear mode, read(2), foreign resets, the reset policy.
+ * The fast path runs while nothing needs thought: this thread's fast
+ * handle (td_fast_td: not NULL, fast-capable, this thread, this process,
+ * one compare), no user page update since the slow path last looked (so
+ * no schedule-in to account for, and the index it validated still holds:
+ * the kernel writes index only in perf_event_update_userpage, which bumps
+ * lock), SLOTS not backwards, no reset due.  It RDPMCs the fixed
+ * selectors the kernel publishes for SLOTS (1<<30 | 3) and PERF_METRICS
+ * (1<<29), checked at open.  Its layout keeps the library's own
+ * instructions out of the caller's measured window: begin makes its
+ * checks before its last RDPMC (PERF_METRICS), end reads SLOTS first and
+ * checks afterwards.  The few checks between begin's two reads shift its
+ * SLOTS and PERF_METRICS readings apart by those instructions' slots,
+ * which bench/overhead counts and prints.
+ *
+ * The slow path (reading.c) does the rest: seqlock with index check,
+ * hybrid guard, metrics-clear mode, read(2), foreign resets, the policy.
  */
 #include <errno.h>
 #include <stddef.h>
@@ -29,18 +38,21 @@
 
 #define TD_RDPMC_SLOTS   ((1u << 30) | 3)
 #define TD_RDPMC_METRICS (1u << 29)
-#define TD_UNSCHED_UNKNOWN UINT64_MAX /* begin could not read */
+/* In a region's copy of snap.resets: the begin could not read. */
+#define TD_BEGIN_UNREAD  0x80000000u
 
 /* The private layout of struct td_region (128 bytes, ABI). */
 struct td_region_priv {
 	const struct td *owner;   /* non-NULL while begun */
-	uint32_t foreign_resets;  /* td->foreign_resets at begin (mod 2^32) */
-	uint32_t resets;          /* td->resets at begin (mod 2^32) */
-	uint64_t slots, metrics;  /* raw reading at begin (0, 0 if folded) */
-	uint64_t qbase;           /* td->qerr_base at begin */
-	uint64_t unsched;         /* time_enabled - time_running at begin */
-	uint64_t reset_at;        /* policy threshold for the next begin */
-	struct td_counts start;   /* folded counters at begin */
+	uint64_t key;             /* td->epoch_hi | lock at the copy; 0: none */
+	uint64_t slots;           /* raw SLOTS at begin (0 if folded) */
+	union {                   /* raw PERF_METRICS at begin */
+		uint64_t metrics;
+		uint32_t metrics_half[2]; /* x86: little endian */
+	};
+	uint64_t reset_at;        /* policy threshold for the next begin, or
+				     its error side alone after a fast end */
+	struct td_snap snap;      /* td->snap at begin */
 };
 
 _Static_assert(sizeof(struct td_region_priv) <= sizeof(struct td_region),
@@ -49,6 +61,12 @@ _Static_assert(sizeof(struct td_region_priv) <= sizeof(struct td_region),
 static struct td_region_priv *priv(struct td_region *r)
 {
 	return (struct td_region_priv *)(void *)r;
+}
+
+/* SLOTS is fixed counter 3, 48 bits wide. */
+static inline uint64_t td_join48(uint64_t lo, uint64_t hi)
+{
+	return (hi << 48 >> 16) | lo; /* bits 32-47 from hi */
 }
 
 /*
@@ -64,13 +82,16 @@ static bool td_fast_path_allowed(const struct td *td)
 /* Called once by td_open: may begin/end take the fast path? */
 void td_fast_path_setup(struct td *td)
 {
-	bool ok = td->path == TD_PATH_RDPMC && !td->clear_mode &&
-		  TD_HAVE_USER_READ && td->policy.kind != TD_RESET_ALWAYS &&
-		  td_fast_path_allowed(td) &&
-		  td->slots_pc->index == TD_RDPMC_SLOTS + 1 &&
-		  td->metric_pc->index == TD_RDPMC_METRICS + 1;
+	struct td_snap before = td->snap;
 
-	td->fast_pc = ok ? td->slots_pc : NULL;
+	td->fast = td->path == TD_PATH_RDPMC && !td->clear_mode && !td->gen &&
+		   TD_HAVE_USER_READ && td->policy.kind != TD_RESET_ALWAYS &&
+		   td_fast_path_allowed(td) &&
+		   td->slots_pc->index == TD_RDPMC_SLOTS + 1 &&
+		   td->metric_pc->index == TD_RDPMC_METRICS + 1;
+	td_snap_publish(td, &before);
+	if (td->fast)
+		td_fast_claim(td);
 }
 
 /* ---- slow path ----------------------------------------------------------- */
@@ -86,8 +107,11 @@ static uint64_t reset_threshold(const struct td *td,
 {
 	if (td->policy.kind == TD_RESET_ALWAYS)
 		return 0;
-	if (p->reset_at) /* this region's own previous length */
-		return p->reset_at;
+	if (p->key || p->reset_at) { /* this region's own previous length */
+		uint64_t floor = td->policy.floor;
+
+		return p->reset_at > floor ? p->reset_at : floor;
+	}
 	if (td->policy.recent_reset_at) /* the handle's last region */
 		return td->policy.recent_reset_at;
 	return td_policy_threshold(&td->policy, 0);
@@ -101,9 +125,8 @@ static void maybe_reset(struct td *td, const struct td_region_priv *p,
 	if (td->path != TD_PATH_RDPMC || td->clear_mode || !s->valid ||
 	    s->raw_slots <= at)
 		return;
-	struct td_counts base = td->base;
-	uint64_t qerr_base = td->qerr_base, fold_slots = s->raw_slots;
-	uint64_t fold_metrics = s->raw_metrics;
+	struct td_snap saved = td->snap;
+	uint64_t fold_slots = s->raw_slots, fold_metrics = s->raw_metrics;
 
 	if (td_fold_and_reset(td, s) < 0)
 		return;
@@ -116,11 +139,14 @@ static void maybe_reset(struct td *td, const struct td_region_priv *p,
 	 * fold, or those slots would be counted twice.
 	 */
 	if (s->valid && s->raw_slots >= fold_slots) {
-		td->base = base;
-		td->qerr_base = qerr_base;
+		struct td_snap folded = td->snap;
+
+		td->snap.base = saved.base;
+		td->snap.qerr_base = saved.qerr_base;
 		td->last_raw_slots = fold_slots;
 		td->last_raw_metrics = fold_metrics;
 		td->resets--;
+		td_snap_publish(td, &folded);
 		td_take_sample(td, s);
 	}
 }
@@ -128,18 +154,16 @@ static void maybe_reset(struct td *td, const struct td_region_priv *p,
 static void store_begin(struct td *td, struct td_region_priv *p,
 			const struct td_sample *s)
 {
-	p->start = s->c;
-	p->slots = 0;
-	p->metrics = 0;
-	if (s->raw_slots) { /* keep the raw reading: the error scale */
-		p->slots = s->raw_slots;
-		p->metrics = s->raw_metrics;
-		p->start = td->base;
+	p->snap = td->snap;
+	p->slots = s->raw_slots; /* the raw reading: the error scale */
+	p->metrics = s->raw_slots ? s->raw_metrics : 0;
+	/* Only the fast path reads what the key vouches for. */
+	p->key = td->fast && s->valid ? td->epoch_hi | td->last_lock : 0;
+	if (!s->raw_slots) /* a folded reading: read(2), metrics-clear, ... */
+		p->snap.base = s->c;
+	if (!s->valid) {
+		p->snap.resets |= TD_BEGIN_UNREAD;
 	}
-	p->qbase = s->qerr_base;
-	p->unsched = s->valid ? s->unsched : TD_UNSCHED_UNKNOWN;
-	p->foreign_resets = (uint32_t)td->foreign_resets;
-	p->resets = (uint32_t)td->resets;
 	p->owner = td;
 }
 
@@ -158,52 +182,64 @@ static int slow_begin(struct td *td, struct td_region_priv *p)
 	return 0;
 }
 
+/* Anything but this thread's fast handle and a closed region. */
+static __attribute__((noinline)) int begin_checked(struct td *td,
+						   struct td_region *r)
+{
+	if (!td || !r)
+		return -EINVAL;
+	if (!td_owner_ok(td))
+		return td_owner_error(td);
+	if (priv(r)->owner)
+		return -EALREADY;
+	return slow_begin(td, priv(r));
+}
+
 /* ---- the begin/end pair -------------------------------------------------- */
 
 int td_region_begin(struct td *td, struct td_region *r)
 {
-	const struct perf_event_mmap_page *pc;
 	struct td_region_priv *p = priv(r);
-	uint64_t slots, metrics;
+	uint64_t slots, lo, hi;
 
-	if (TD_UNLIKELY(!td || !r))
-		return -EINVAL;
-	if (TD_UNLIKELY(!td_owner_ok(td)))
-		return td_owner_error(td);
-	if (TD_UNLIKELY(p->owner))
-		return -EALREADY;
-	pc = td->fast_pc;
-	if (TD_UNLIKELY(!pc))
+	if (TD_UNLIKELY(td != td_fast_td || !r || p->owner))
+		return begin_checked(td, r);
+	if (TD_UNLIKELY((td_load_once(td->slots_pc->lock) | td->epoch_hi) !=
+			p->key))
 		return slow_begin(td, p);
-	/* Everything that does not need the reading, before it. */
-	p->owner = td;
-	p->start = td->base;
-	p->qbase = td->qerr_base;
-	p->unsched = td_load_once(pc->time_enabled) -
-		     td_load_once(pc->time_running);
-	p->foreign_resets = (uint32_t)td->foreign_resets;
-	p->resets = (uint32_t)td->resets;
-	slots = td_rdpmc(TD_RDPMC_SLOTS);
-	metrics = td_rdpmc(TD_RDPMC_METRICS);
 	td_compiler_barrier();
-	slots &= TD_SLOTS_MASK;
-	if (TD_UNLIKELY(td_load_once(pc->lock) != td->last_lock ||
-			slots < td->last_raw_slots || slots > p->reset_at))
+	td_rdpmc_halves(TD_RDPMC_SLOTS, &lo, &hi);
+	slots = td_join48(lo, hi);
+	if (TD_UNLIKELY((slots > p->reset_at && slots > td->policy.floor) ||
+			slots < td->last_raw_slots))
 		return slow_begin(td, p);
 	td->last_raw_slots = slots;
-	td->last_raw_metrics = metrics;
 	p->slots = slots;
-	p->metrics = metrics;
+	p->owner = td;
+	td_compiler_barrier();
+	td_rdpmc_halves(TD_RDPMC_METRICS, &lo, &hi);
+	p->metrics_half[0] = (uint32_t)lo;
+	p->metrics_half[1] = (uint32_t)hi;
 	return 0;
 }
 
+/*
+ * A region that cannot be trusted: the begin could not read, the end
+ * could not read, or an untrusted event (foreign reset, descheduling,
+ * unreadable reading) happened in between.
+ */
 static bool region_reliable(const struct td *td,
 			    const struct td_region_priv *p,
 			    const struct td_sample *s)
 {
-	return s->valid && p->unsched != TD_UNSCHED_UNKNOWN &&
-	       (uint32_t)td->foreign_resets == p->foreign_resets &&
-	       s->unsched == p->unsched;
+	return s->valid && !(p->snap.resets & TD_BEGIN_UNREAD) &&
+	       td->snap.untrusted == p->snap.untrusted;
+}
+
+static uint32_t region_resets(const struct td *td,
+			      const struct td_region_priv *p)
+{
+	return (td->snap.resets - p->snap.resets) & TD_SNAP_RESETS_MASK;
 }
 
 /* Returns the result flags the source adds (td_source_delta). */
@@ -211,12 +247,12 @@ static unsigned region_delta(const struct td *td,
 			     const struct td_region_priv *p,
 			     const struct td_sample *s, struct td_delta *d)
 {
-	struct td_counts begin = p->start;
+	struct td_counts begin = p->snap.base;
 	unsigned flags;
 
 	td_counts_add(&begin, p->slots, p->metrics);
 	flags = td_source_delta(td, &begin, &s->c, d);
-	d->qerr = s->qerr_base + s->raw_slots - p->qbase + p->slots;
+	d->qerr = s->qerr_base + s->raw_slots - p->snap.qerr_base + p->slots;
 	return flags;
 }
 
@@ -237,9 +273,10 @@ static void fill_result(const struct td *td, const struct td_region_priv *p,
 	struct td_delta d;
 	unsigned flags = region_delta(td, p, s, &d);
 
-	td_decode(&d, td->pmu.nr_metrics == TD_NR_METRICS, res);
+	td_handle_delta(td, &d);
+	td_decode(&d, td_handle_l2(td), res);
 	res->flags |= flags;
-	res->resets = (uint32_t)td->resets - p->resets;
+	res->resets = region_resets(td, p);
 	if (td->path == TD_PATH_READ)
 		res->flags |= TD_RESULT_READ_PATH;
 	if (!region_reliable(td, p, s) ||
@@ -254,17 +291,18 @@ static void emit_record(struct td *td, const struct td_region_priv *p,
 	struct td_delta d;
 	unsigned flags = region_delta(td, p, s, &d);
 
+	td_handle_delta(td, &d);
 	rec.slots = d.slots > 0 ? (uint64_t)d.slots : 0;
 	memcpy(rec.cat, d.cat, sizeof(rec.cat));
 	rec.qerr = d.qerr;
-	rec.flags = td->pmu.nr_metrics == TD_NR_METRICS ? TD_RESULT_L2 : 0;
+	rec.flags = td_handle_l2(td) ? TD_RESULT_L2 : 0;
 	rec.flags |= flags;
 	if (td->path == TD_PATH_READ)
 		rec.flags |= TD_RESULT_READ_PATH;
 	if (!region_reliable(td, p, s) ||
 	    !delta_consistent(td, &d))
 		rec.flags |= TD_RESULT_UNRELIABLE;
-	rec.resets = (uint32_t)td->resets - p->resets;
+	rec.resets = region_resets(td, p);
 	rec.name = NULL;
 	td_sink_put(td, &rec);
 }
@@ -273,8 +311,8 @@ static void emit_record(struct td *td, const struct td_region_priv *p,
 static void finish_end(struct td *td, struct td_region_priv *p,
 		       const struct td_sample *s, struct td_result *res)
 {
-	if (s->valid && p->unsched != TD_UNSCHED_UNKNOWN) {
-		uint64_t len = s->c.slots - (p->start.slots + p->slots);
+	if (s->valid && !(p->snap.resets & TD_BEGIN_UNREAD)) {
+		uint64_t len = s->c.slots - (p->snap.base.slots + p->slots);
 		p->reset_at = td_policy_threshold(&td->policy, len);
 		td->policy.recent_reset_at = p->reset_at;
 	}
@@ -287,12 +325,17 @@ static void finish_end(struct td *td, struct td_region_priv *p,
 
 /* Anything but the plain fast end: own frame, out of the hot path. */
 static __attribute__((noinline)) int slow_end(struct td *td,
-					      struct td_region_priv *p,
+					      struct td_region *r,
 					      struct td_result *res)
 {
+	struct td_region_priv *p = priv(r);
 	struct td_sample s;
 	int err;
 
+	if (TD_UNLIKELY(!td || !r))
+		return -EINVAL;
+	if (TD_UNLIKELY(!td_owner_ok(td)))
+		return td_owner_error(td);
 	if (TD_UNLIKELY(!p->owner))
 		return -ESRCH;
 	if (TD_UNLIKELY(p->owner != td))
@@ -304,56 +347,153 @@ static __attribute__((noinline)) int slow_end(struct td *td,
 	return 0;
 }
 
-/* A fast reading that has somewhere to go: result, record. */
-static __attribute__((noinline)) int end_with_output(struct td *td,
-						     struct td_region_priv *p,
-						     struct td_result *res,
-						     uint64_t slots,
-						     uint64_t metrics)
+/*
+ * A fast reading of both registers that passed its checks, with
+ * somewhere to go: a result, a record.
+ */
+static void end_with_reading(struct td *td, struct td_region_priv *p,
+			     struct td_result *res, uint64_t slots,
+			     uint64_t metrics)
 {
-	const struct perf_event_mmap_page *pc = td->fast_pc;
 	struct td_sample s;
 
+	td->last_raw_slots = slots;
+	td->last_raw_metrics = metrics;
 	s.valid = true;
 	s.raw_slots = slots;
 	s.raw_metrics = metrics;
-	s.unsched = td_load_once(pc->time_enabled) -
-		    td_load_once(pc->time_running);
-	s.qerr_base = td->qerr_base;
-	s.c = td->base;
+	s.unsched = td->last_unsched;
+	s.qerr_base = td->snap.qerr_base;
+	s.c = td->snap.base;
 	td_counts_add(&s.c, slots, metrics);
 	finish_end(td, p, &s, res);
+}
+
+/* Do the fast path's checks hold for a reading of SLOTS taken at end? */
+static bool fast_end_ok(const struct td *td, struct td_region *r,
+			uint64_t slots)
+{
+	return r && priv(r)->owner == td &&
+	       td_load_once(td->slots_pc->lock) == td->last_lock &&
+	       slots >= td->last_raw_slots;
+}
+
+/*
+ * Both readings taken under the same version of the handle's state: the
+ * folded bases cancel, and so do the error scales at folds.
+ */
+static void same_snap_delta(const struct td_region_priv *p, uint64_t slots,
+			    uint64_t metrics, struct td_delta *d)
+{
+	d->slots = (int64_t)(slots - p->slots);
+#pragma GCC unroll 8
+	for (unsigned i = 0; i < TD_NR_METRICS; i++)
+		d->cat[i] = (int64_t)(((metrics >> (8 * i)) & 0xff) * slots -
+				      ((p->metrics >> (8 * i)) & 0xff) *
+					      p->slots);
+	d->qerr = slots + p->slots;
+}
+
+/*
+ * The common end with a result: nothing changed the handle's state since
+ * the begin (same epoch: no fold, no schedule-in, no untrusted event, no
+ * reset, so the region is reliable unless its own delta says otherwise)
+ * and no record is wanted.
+ */
+static void end_same_snap(struct td *td, struct td_region_priv *p,
+			  struct td_result *res, uint64_t slots,
+			  uint64_t metrics)
+{
+	struct td_delta d;
+
+	td->last_raw_slots = slots;
+	td->last_raw_metrics = metrics;
+	same_snap_delta(p, slots, metrics, &d);
+	td_decode(&d, td->pmu.nr_metrics == TD_NR_METRICS, res);
+	res->resets = 0;
+	if (!td_delta_consistent(&d, td->pmu.nr_metrics == TD_NR_METRICS))
+		td_record_mark_unreliable(res);
+	p->reset_at = td_policy_threshold(&td->policy, (uint64_t)d.slots);
+	td->policy.recent_reset_at = p->reset_at;
+	p->owner = NULL;
+}
+
+/* End with a result: both registers read at once, then checked. */
+static __attribute__((noinline)) int end_result(struct td *td,
+						struct td_region *r,
+						struct td_result *res,
+						uint64_t slots,
+						uint64_t metrics)
+{
+	struct td_region_priv *p = priv(r);
+
+	if (!fast_end_ok(td, r, slots))
+		return slow_end(td, r, res);
+	if (TD_LIKELY((uint32_t)(p->key >> 32) ==
+			      (uint32_t)(td->epoch_hi >> 32) &&
+		      !td->sink.buf && !td->sink.pending))
+		end_same_snap(td, p, res, slots, metrics);
+	else
+		end_with_reading(td, p, res, slots, metrics);
 	return 0;
+}
+
+/*
+ * A fast end whose checks failed: misuse, a page update, SLOTS backwards,
+ * or records to write (end_key poisoned).  A record needs PERF_METRICS
+ * too: both registers are read again, back to back, so that the reading
+ * is one instant's (at the cost of these few instructions counted in the
+ * region).
+ */
+static __attribute__((noinline)) int end_unusual(struct td *td,
+						 struct td_region *r,
+						 uint64_t slots)
+{
+	uint64_t lo, hi, mlo, mhi;
+
+	if (!fast_end_ok(td, r, slots) || !(td->sink.buf || td->sink.pending))
+		return slow_end(td, r, NULL);
+	td_rdpmc_pair(TD_RDPMC_SLOTS, TD_RDPMC_METRICS, &lo, &hi, &mlo, &mhi);
+	td_compiler_barrier();
+	slots = td_join48(lo, hi);
+	if (slots < td->last_raw_slots) /* a reset since the first read */
+		return slow_end(td, r, NULL);
+	end_with_reading(td, priv(r), NULL, slots, (mhi << 32) | mlo);
+	return 0;
+}
+
+/* End with a result on the fast handle: both registers, then the checks. */
+static __attribute__((noinline)) int end_with_result(struct td *td,
+						     struct td_region *r,
+						     struct td_result *res)
+{
+	uint64_t lo, hi, mlo, mhi;
+
+	td_rdpmc_pair(TD_RDPMC_SLOTS, TD_RDPMC_METRICS, &lo, &hi, &mlo, &mhi);
+	td_compiler_barrier();
+	return end_result(td, r, res, td_join48(lo, hi), (mhi << 32) | mlo);
 }
 
 int td_region_end(struct td *td, struct td_region *r, struct td_result *res)
 {
-	const struct perf_event_mmap_page *pc;
 	struct td_region_priv *p = priv(r);
-	uint64_t slots, metrics, len;
+	uint64_t slots, lo, hi, len;
 
-	if (TD_UNLIKELY(!td || !r))
-		return -EINVAL;
-	if (TD_UNLIKELY(!td_owner_ok(td)))
-		return td_owner_error(td);
-	pc = td->fast_pc;
-	if (TD_UNLIKELY(!pc || p->owner != td))
-		return slow_end(td, p, res);
-	slots = td_rdpmc(TD_RDPMC_SLOTS);
-	metrics = td_rdpmc(TD_RDPMC_METRICS);
+	if (TD_UNLIKELY(td != td_fast_td))
+		return slow_end(td, r, res);
+	if (res)
+		return end_with_result(td, r, res);
+	td_rdpmc_halves(TD_RDPMC_SLOTS, &lo, &hi);
 	td_compiler_barrier();
-	slots &= TD_SLOTS_MASK;
-	if (TD_UNLIKELY(td_load_once(pc->lock) != td->last_lock ||
+	slots = td_join48(lo, hi);
+	if (TD_UNLIKELY(!r || p->owner != td ||
+			td_load_once(td->slots_pc->lock) != td->end_key ||
 			slots < td->last_raw_slots))
-		return slow_end(td, p, res);
-	td->last_raw_slots = slots;
-	td->last_raw_metrics = metrics;
-	if (res || td->sink.buf || td->sink.pending)
-		return end_with_output(td, p, res, slots, metrics);
+		return end_unusual(td, r, slots);
 	/* No output wanted: learn the length for the policy, close. */
-	len = td->base.slots + slots - (p->start.slots + p->slots);
-	p->reset_at = td_policy_threshold_auto(&td->policy, len);
-	td->policy.recent_reset_at = p->reset_at;
+	td->last_raw_slots = slots;
+	len = td->snap.base.slots + slots - (p->snap.base.slots + p->slots);
+	p->reset_at = td_policy_by_err(&td->policy, len);
 	p->owner = NULL;
 	return 0;
 }

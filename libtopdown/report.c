@@ -128,6 +128,7 @@ static void put_row(struct out *o, const struct row *w)
 		put_frac(o, "min_", td_l1_name(i), w->min[i]);
 	for (int i = 0; i < TD_L1_COUNT; i++)
 		put_frac(o, "max_", td_l1_name(i), w->max[i]);
+	put_frac(o, "", "smt_contention", r->smt_contention);
 	fputs(o->fmt == TD_FORMAT_JSONL ? "}\n" : "\n", o->f);
 }
 
@@ -171,6 +172,10 @@ static void table_named(FILE *f, const struct row *w)
 			fprintf(f, "    %-20s %7.1f%%\n", td_l2_name(j),
 				100 * r->l2[j]);
 	}
+	/* AMD: the fifth share of the slots, with l1[] summing to 1 */
+	if (r->smt_contention > 0)
+		fprintf(f, "  %-22s %7.1f%%\n", "smt_contention",
+			100 * r->smt_contention);
 }
 
 static void table_record_header(FILE *f)
@@ -181,7 +186,7 @@ static void table_record_header(FILE *f)
 	fprintf(f, "%6s %-20s %14s", "#", "region", "slots");
 	for (int i = 0; i < TD_L1_COUNT; i++)
 		fprintf(f, " %9s", l1[i]);
-	fprintf(f, " %9s  %s\n", "err", "flags");
+	fprintf(f, " %9s %9s  %s\n", "smt", "err", "flags");
 }
 
 static void table_record(FILE *f, size_t idx, const struct row *w)
@@ -192,7 +197,8 @@ static void table_record(FILE *f, size_t idx, const struct row *w)
 		(unsigned long long)r->slots);
 	for (int i = 0; i < TD_L1_COUNT; i++)
 		fprintf(f, " %8.1f%%", 100 * r->l1[i]);
-	fprintf(f, " %7.2fpp  %s%s\n", 100 * r->err,
+	fprintf(f, " %8.1f%% %7.2fpp  %s%s\n", 100 * r->smt_contention,
+		100 * r->err,
 		r->flags & TD_RESULT_UNRELIABLE ? "UNRELIABLE " : "",
 		r->flags & TD_RESULT_SHORT ? "SHORT" : "");
 }

@@ -385,6 +385,7 @@ static int expected_keys(char keys[][32])
 		snprintf(keys[n++], 32, "min_%s", td_l1_name(i));
 	for (int i = 0; i < TD_L1_COUNT; i++)
 		snprintf(keys[n++], 32, "max_%s", td_l1_name(i));
+	snprintf(keys[n++], 32, "smt_contention");
 	return n;
 }
 

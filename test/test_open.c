@@ -73,6 +73,7 @@ static void test_group_attributes(void **state)
 	assert_false(s.exclude_mismatch);
 	assert_int_equal(td_query(td, &info), 0);
 	assert_int_equal(info.levels, 2);
+	assert_string_equal(info.uarch, "sapphire_rapids"); /* caps/pmu_name */
 	assert_string_equal(info.pmu_name, "cpu");
 	assert_int_equal(info.pmu_type, 4);
 	td_close(td);

@@ -49,6 +49,8 @@ enum emu_profile {
 	EMU_ZEN5,        /* AMD family 1Ah model 02h, width 8 */
 	EMU_SKL,         /* Intel Skylake (6/0x5e), V4.5 events, width 4 */
 	EMU_GRT,         /* Intel Alder Lake-N Gracemont (6/0xbe), width 5 */
+	EMU_SLM,         /* Intel Silvermont (6/0x4d), V1, width 2: 2 GP
+			    counters, clocks on a fixed counter */
 	/*
 	 * Arm PMUv3 (emu_arm.c), ordinary counters with the arm_pmuv3
 	 * driver's semantics: 6 event counters + the cycle counter (index
@@ -81,6 +83,21 @@ void emu_arm_pin(int lo, int hi);
  * (backend is what remains), and emu_truth.cat[4] counts its slots.
  */
 struct emu_mix emu_mix_amd(double ret, double bad, double fe, double smt);
+/*
+ * Counter budget of generic profiles: the PMU has n GP counters (a VM
+ * exposing fewer; validate_group then refuses a bigger group at open,
+ * EINVAL), and n of them are pinned by someone else (the NMI watchdog:
+ * a group that fits the PMU but not what is left is accepted and never
+ * scheduled, index 0, time_running 0).
+ */
+void emu_gp_set_counters(unsigned n);
+/*
+ * SMT (generic Intel profiles): sysfs smt/active says active; AnyThread
+ * events (config bit 21) open only if anythread_ok (else EACCES, as
+ * perf_allow_cpu refuses), and count the sibling's equal share too.
+ */
+void emu_set_smt(bool active, bool anythread_ok);
+void emu_gp_reserve(unsigned n);
 /* Period of ordinary counters started from now on (default 2^47 - 1). */
 void emu_gp_set_period(uint64_t left);
 
@@ -111,6 +128,7 @@ struct emu_stats {
 	unsigned last_open_flags;   /* perf_event_open flags argument */
 	int last_open_pid, last_open_cpu;
 	bool exclude_mismatch;      /* group members with different exclude bits */
+	unsigned long anythread_opens; /* events opened with AnyThread */
 };
 
 void emu_setup(enum emu_profile profile);

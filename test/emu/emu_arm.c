@@ -199,8 +199,7 @@ void emu_arm_parts(struct emu_parts *p)
 		p->fe_slot += p->cycles;
 		p->stall_slot += p->cycles;
 	}
-	p->fe_cyc = p->fe / s;
-	p->be_cyc = p->be / s;
+	/* fe_cyc, be_cyc: split's whole cycles of fe and be (s = width) */
 }
 
 /* __armv8_pmuv3_map_event and validate_group, as far as modelled. */

@@ -13,6 +13,7 @@
  * - schedule-in may assign other counters (gp_rotate): index changes.
  * Workloads: true fractions in, the counts each formula expects out.
  */
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -46,6 +47,18 @@ static const struct map grt_map[] = {
 	{ 0x72, SIG_RET }, { 0x74, SIG_BE }, { 0, 0 },
 };
 
+/* Silvermont V1: cycle counts for FE and bad speculation. */
+static const struct map slm_map[] = {
+	{ 0x3c, SIG_CYCLES }, { 0x50ca, SIG_FE_CYC }, { 0x04ca, SIG_BAD_CYC },
+	{ 0x10c2, SIG_RET }, { 0, 0 },
+};
+
+/* Alder Lake's cpu_atom (Gracemont) with the kernel's adl strings. */
+static const struct map adl_atom_map[] = {
+	{ 0x3c, SIG_CYCLES }, { 0x71, SIG_FE }, { 0x73, SIG_BAD },
+	{ 0xc2, SIG_RET }, { 0x74, SIG_BE }, { 0, 0 },
+};
+
 struct emu_mix emu_mix_amd(double ret, double bad, double fe, double smt)
 {
 	struct emu_mix m = { { ret, bad, fe, 0, smt, 0, 0, 0 } };
@@ -70,6 +83,8 @@ const char *emu_cpuinfo(void)
 		return "processor\t: 0\nvendor_id\t: GenuineIntel\ncpu family\t: 6\nmodel\t\t: 94\nmodel name\t: Intel(R) Core(TM) i7-6700K\n";
 	case EMU_GRT:
 		return "processor\t: 0\nvendor_id\t: GenuineIntel\ncpu family\t: 6\nmodel\t\t: 190\nmodel name\t: Intel(R) N100\n";
+	case EMU_SLM:
+		return "processor\t: 0\nvendor_id\t: GenuineIntel\ncpu family\t: 6\nmodel\t\t: 77\nmodel name\t: Intel(R) Atom(TM) CPU C2750\n";
 	case EMU_NO_TOPDOWN: /* Core 2 (Merom): no TopDown of any kind */
 		return "processor\t: 0\nvendor_id\t: GenuineIntel\ncpu family\t: 6\nmodel\t\t: 15\n";
 	case EMU_ICL:
@@ -86,7 +101,9 @@ const char *emu_cpuinfo(void)
 int emu_gen_signal(uint64_t config)
 {
 	const struct map *m = emu.profile == EMU_SKL ? skl_map
-			      : emu.profile == EMU_GRT ? grt_map : zen_map;
+			      : emu.profile == EMU_GRT ? grt_map
+			      : emu.profile == EMU_ADL ? adl_atom_map
+			      : emu.profile == EMU_SLM ? slm_map : zen_map;
 
 	if (emu.arm)
 		return emu_arm_signal(config);
@@ -115,10 +132,33 @@ static void set_period(struct emu_event *e)
 	e->overflowed = false;
 }
 
-/* Arm: the first cycles event always goes to PMCCNTR_EL0. */
-static bool takes_cycle_counter(const struct emu_group *g, int i)
+void emu_gp_set_counters(unsigned n)
 {
-	if (!emu.arm || g->members[i]->sig != SIG_CYCLES)
+	emu.gp_counters = n;
+}
+
+void emu_gp_reserve(unsigned n)
+{
+	emu.gp_reserved = n;
+}
+
+void emu_set_smt(bool active, bool anythread_ok)
+{
+	emu.anythread_ok = anythread_ok;
+	emu_sysfs_smt(active);
+}
+
+/* Silvermont counts clocks on fixed counter 1, not a GP counter. */
+static bool on_fixed(const struct emu_event *e)
+{
+	return emu.profile == EMU_SLM && e->sig == SIG_CYCLES;
+}
+
+/* Arm: the first cycles event of a group always goes to PMCCNTR_EL0. */
+static bool takes_cycle_counter(const struct emu_group *g, int i,
+				const struct emu_event *e)
+{
+	if (!emu.arm || e->sig != SIG_CYCLES)
 		return false;
 	for (int j = 0; j < i; j++)
 		if (g->members[j]->sig == SIG_CYCLES)
@@ -126,21 +166,57 @@ static bool takes_cycle_counter(const struct emu_group *g, int i)
 	return true;
 }
 
-void emu_gen_start(struct emu_group *g)
+/* Does e, member i of g (i == g->nr: joining), need an event counter? */
+static bool needs_gp(const struct emu_group *g, int i,
+		     const struct emu_event *e)
+{
+	return e->kind == EMU_EV_GP && !on_fixed(e) &&
+	       !takes_cycle_counter(g, i, e);
+}
+
+static unsigned gp_members(const struct emu_group *g)
+{
+	unsigned n = 0;
+
+	for (int i = 0; i < g->nr; i++)
+		n += needs_gp(g, i, g->members[i]);
+	return n;
+}
+
+/* validate_group (x86 core.c, arm_pmuv3's alike): a group must fit the
+ * PMU's counters, whoever else holds them; checked when a member joins. */
+int emu_gen_validate(const struct emu_group *g, const struct emu_event *e)
+{
+	return gp_members(g) + needs_gp(g, g->nr, e) > emu.gp_counters
+		       ? -EINVAL
+		       : 0;
+}
+
+/*
+ * Schedule-in: every member on a free counter, or the whole group stays
+ * out (group_sched_in's all-or-nothing transaction).  False: not
+ * scheduled; its pages then show index 0 and time_running stops.
+ */
+bool emu_gen_start(struct emu_group *g)
 {
 	unsigned k = emu.gp_rotate++, n = 0;
 
+	if (gp_members(g) > emu.gp_counters - emu.gp_reserved) {
+		g->scheduled = false;
+		return false;
+	}
 	for (int i = 0; i < g->nr; i++) {
 		struct emu_event *e = g->members[i];
 
 		if (!gp(e))
 			continue;
-		if (takes_cycle_counter(g, i))
+		if (takes_cycle_counter(g, i, e))
 			e->counter = ARM_CYCLE_COUNTER;
 		else
 			e->counter = (int)((n++ + k) % emu.gp_counters);
 		set_period(e);
 	}
+	return true;
 }
 
 /* x86_perf_event_update: the 48-bit difference, page untouched. */
@@ -204,7 +280,7 @@ static void split(uint64_t slots, const struct emu_mix *m,
 {
 	struct emu_cpu *c = &emu_cpu;
 	bool amd = emu.profile == EMU_ZEN4 || emu.profile == EMU_ZEN5;
-	uint64_t w = emu.gen_width, rb;
+	uint64_t w = emu.gen_width ? emu.gen_width : emu.atom_width, rb;
 
 	memset(p, 0, sizeof(*p));
 	c->gen_slot_rem += slots;
@@ -214,11 +290,19 @@ static void split(uint64_t slots, const struct emu_mix *m,
 	p->bad = (uint64_t)((double)slots * m->f[1]);
 	p->fe = (uint64_t)((double)slots * m->f[2]);
 	p->smt = amd ? (uint64_t)((double)slots * m->f[4]) : 0;
+	if (emu.profile == EMU_SLM) { /* V1 counts cycles: whole ones */
+		p->fe -= p->fe % w;
+		p->bad -= p->bad % w;
+	}
 	p->be = slots - p->ret - p->bad - p->fe - p->smt;
 	/* V4.5: half the bad slots as recovery cycles, the rest as uops. */
 	p->recovery_cycles = p->bad / 2 / w;
 	rb = p->recovery_cycles * w;
 	p->issued = p->ret + p->bad - rb;
+	/* cycle-counted stalls (V1, Arm N1): whole cycles of their slots */
+	p->fe_cyc = p->fe / w;
+	p->be_cyc = p->be / w;
+	p->bad_cyc = p->bad / w;
 	if (emu.arm)
 		emu_arm_parts(p);
 	c->truth.slots += slots;
@@ -248,6 +332,7 @@ static uint64_t increment(int sig, const struct emu_parts *p)
 	case SIG_X: return p->x;
 	case SIG_FE_CYC: return p->fe_cyc;
 	case SIG_BE_CYC: return p->be_cyc;
+	case SIG_BAD_CYC: return p->bad_cyc;
 	default: return 0;
 	}
 }
@@ -272,7 +357,8 @@ void emu_gen_run(uint64_t slots, const struct emu_mix *m)
 
 		if (!gp(e) || e->counter < 0)
 			continue;
-		inc = increment(e->sig, &p);
+		/* AnyThread: the sibling ran the same (clocks, recovery) */
+		inc = increment(e->sig, &p) * (e->any ? 2 : 1);
 		if (inc > mask_of(e) - e->hw)
 			e->overflowed = true;
 		e->hw = (e->hw + inc) & mask_of(e);

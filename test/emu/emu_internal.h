@@ -15,6 +15,8 @@
 #define EMU_RDPMC_METRICS (1u << 29)
 #define EMU_MAX_FD        65536
 #define EMU_MAX_MEMBERS   16
+#define EMU_ATOM_TYPE     10 /* EMU_ADL: cpu_atom's dynamic PMU type */
+#define EMU_ANY           (1ull << 21) /* ARCH_PERFMON_EVENTSEL_ANY */
 
 struct emu_hw {
 	uint64_t slots;    /* fixed counter 3 */
@@ -39,6 +41,7 @@ struct emu_event {
 	int maps;
 	/* EMU_EV_GP: an ordinary counter (emu_generic.c) */
 	int sig;                /* what it counts, from its config */
+	bool any;               /* AnyThread: the sibling's share too */
 	int counter;            /* general-purpose counter, -1 if none */
 	uint64_t hw;            /* the counter register, width bits */
 	unsigned width;         /* 48 (x86), 32 or 64 (Arm) */
@@ -52,6 +55,7 @@ struct emu_group {
 	int nr;
 	struct emu_cpu *owner;
 	bool topdown;           /* has a metric member */
+	bool atom;              /* EMU_ADL: a cpu_atom group (E-cores only) */
 	bool metrics_clear;     /* leader opened with config1 bit 0 */
 	bool enabled, started, scheduled;
 	uint64_t saved_slots, saved_metrics;
@@ -107,13 +111,14 @@ struct emu_arm {
 enum emu_sig { SIG_NONE, SIG_CYCLES, SIG_FE, SIG_BE, SIG_SMT, SIG_DISP,
 	       SIG_RET, SIG_BAD, SIG_ISSUED, SIG_RECOVERY,
 	       SIG_FE_SLOT, SIG_BE_SLOT, SIG_STALL_SLOT, SIG_OP_SPEC, SIG_X,
-	       SIG_FE_CYC, SIG_BE_CYC };
+	       SIG_FE_CYC, SIG_BE_CYC, SIG_BAD_CYC };
 
 /* What one emu_run makes of its slots: truth and every event's share. */
 struct emu_parts {
 	uint64_t cycles, fe, be, smt, ret, bad, recovery_cycles, issued;
+	uint64_t fe_cyc, be_cyc, bad_cyc; /* V1, Arm N1: stall cycles */
 	/* Arm */
-	uint64_t fe_slot, be_slot, stall_slot, op_spec, x, fe_cyc, be_cyc;
+	uint64_t fe_slot, be_slot, stall_slot, op_spec, x;
 };
 
 struct emu_state {
@@ -125,7 +130,10 @@ struct emu_state {
 	enum emu_clear_trigger clear_trigger;
 	uint32_t core_type;
 	unsigned gen_width;     /* generic profiles: pipeline width, else 0 */
+	unsigned atom_width;    /* EMU_ADL: the E-cores' width (Gracemont 5) */
+	bool anythread_ok;      /* AnyThread events allowed */
 	unsigned gp_counters;   /* general-purpose counters per CPU */
+	unsigned gp_reserved;   /* of which pinned by others (NMI watchdog) */
 	uint64_t gp_left;       /* period: counters start at -left */
 	unsigned gp_rotate;     /* shifts counter assignment per schedule-in */
 	const struct emu_arm *arm; /* Arm profiles, else NULL */
@@ -145,6 +153,7 @@ void emu_topdown_update(struct emu_group *g, bool reset);
 void emu_group_enable(struct emu_group *g);
 void emu_group_disable(struct emu_group *g);
 bool emu_is_ecore(int cpu);
+bool emu_group_runnable(const struct emu_group *g);
 void emu_lock_acquire(void);
 void emu_lock_release(void);
 
@@ -160,7 +169,8 @@ struct emu_event *emu_event_of(int fd);
 
 /* emu_generic.c */
 int emu_gen_signal(uint64_t config);
-void emu_gen_start(struct emu_group *g);
+bool emu_gen_start(struct emu_group *g);
+int emu_gen_validate(const struct emu_group *g, const struct emu_event *e);
 void emu_gen_stop(struct emu_group *g);
 void emu_gen_fold(struct emu_group *g);
 void emu_gen_run(uint64_t slots, const struct emu_mix *m);
@@ -182,6 +192,7 @@ unsigned emu_arm_width(const struct perf_event_attr *a);
 void emu_sysfs_create(void);
 void emu_sysfs_remove(void);
 void emu_sysfs_write_knob(int value);
+void emu_sysfs_smt(bool active);
 const char *emu_sysfs_redirect(const char *path, char *buf, size_t len);
 
 /* emu_preload.c */

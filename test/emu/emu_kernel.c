@@ -115,9 +115,10 @@ static int join_group(struct emu_event *e, struct emu_event *leader)
 		g = calloc(1, sizeof(*g));
 		g->owner = &emu_cpu;
 		g->metrics_clear = e->kind == EMU_EV_SLOTS && (e->attr.config1 & 1);
+		g->atom = e->attr.type == EMU_ATOM_TYPE;
 		e->group = g;
 		g->members[g->nr++] = e;
-		if (emu.gen_width)
+		if (e->kind == EMU_EV_GP)
 			emu_cpu.gen_group = g;
 		if (!e->attr.disabled)
 			emu_group_enable(g);
@@ -125,6 +126,8 @@ static int join_group(struct emu_event *e, struct emu_event *leader)
 	}
 	g = leader->group;
 	if (g->nr == EMU_MAX_MEMBERS)
+		return -EINVAL;
+	if (e->kind == EMU_EV_GP && emu_gen_validate(g, e) < 0)
 		return -EINVAL;
 	if (e->kind == EMU_EV_METRIC) {
 		unsigned n = 0;
@@ -156,23 +159,33 @@ long emu_sys_perf_event_open(struct perf_event_attr *attr, pid_t pid, int cpu,
 	emu.stats.last_open_cpu = cpu;
 	if (attr->type == PERF_TYPE_SOFTWARE)
 		return -EOPNOTSUPP; /* not emulated */
-	if (!emu.has_pmu || attr->type != emu.core_type)
+	if (!emu.has_pmu || (attr->type != emu.core_type &&
+			     !(emu.atom_width && attr->type == EMU_ATOM_TYPE)))
 		return -ENOENT;
 	if (emu.paranoid)
 		return -EACCES;
 	if (pid != 0 || cpu != -1)
 		return -EINVAL; /* only self-monitoring is emulated */
+	if (emu.gen_width && (attr->config & EMU_ANY)) {
+		if (!emu.anythread_ok)
+			return -EACCES; /* perf_allow_cpu */
+		emu.stats.anythread_opens++;
+	}
 	if (group_fd != -1) {
 		leader = emu_event_of(group_fd);
 		if (!leader || leader->closed)
 			return -EBADF;
 	}
+	if (leader && (leader->attr.type == EMU_ATOM_TYPE) !=
+			      (attr->type == EMU_ATOM_TYPE))
+		return -EINVAL; /* "Reject events from different hybrid PMUs" */
 	if (emu.arm) {
 		err = emu_arm_check_open(attr, leader);
 		if (err)
 			return err;
 	}
-	if (emu.has_topdown && is_topdown_config(attr->config)) {
+	if (emu.has_topdown && attr->type == emu.core_type &&
+	    is_topdown_config(attr->config)) {
 		err = check_topdown_attr(attr, leader);
 		if (err)
 			return err;
@@ -183,9 +196,10 @@ long emu_sys_perf_event_open(struct perf_event_attr *attr, pid_t pid, int cpu,
 	e = new_event(attr, fd);
 	if (!emu.has_topdown && e->kind != EMU_EV_RAW)
 		e->kind = EMU_EV_RAW; /* no perf metrics: plain raw event */
-	if (emu.gen_width) { /* an ordinary counter: emu_generic.c */
+	if (emu.gen_width || attr->type == EMU_ATOM_TYPE) { /* emu_generic.c */
 		e->kind = EMU_EV_GP;
-		e->sig = emu_gen_signal(attr->config);
+		e->sig = emu_gen_signal(attr->config & ~EMU_ANY);
+		e->any = attr->config & EMU_ANY;
 		e->counter = -1;
 		e->width = emu.arm ? emu_arm_width(attr) : 48;
 		/* Arm: user access is asked for (config1 bit 1) per event */
@@ -257,6 +271,7 @@ ssize_t emu_sys_read(struct emu_event *e, void *buf, size_t len)
 	emu_preload_advance();
 	emu_topdown_update(g, true);
 	emu_gen_fold(g); /* ordinary counters: updated, not reset */
+
 	if (fmt & PERF_FORMAT_GROUP)
 		out[n++] = (uint64_t)g->nr;
 	if (!(fmt & PERF_FORMAT_GROUP))

@@ -283,9 +283,15 @@ void emu_setup(enum emu_profile profile)
 	emu.has_pmu = profile != EMU_NO_PMU;
 	emu.gen_width = profile == EMU_ZEN4 ? 6 : profile == EMU_ZEN5 ? 8
 			: profile == EMU_SKL ? 4 : profile == EMU_GRT ? 5
+			: profile == EMU_SLM ? 2
 			: emu.arm ? emu.arm->slots : 0;
-	emu.gp_counters = profile == EMU_ZEN4 || profile == EMU_ZEN5 ? 6
+	/* AMD: 6; ADL: the E-core's 6 (cpu_atom groups run there) */
+	emu.gp_counters = profile == EMU_ZEN4 || profile == EMU_ZEN5 ||
+			  profile == EMU_ADL ? 6 : profile == EMU_SLM ? 2
 			  : emu.arm ? emu.arm->counters : 8;
+	emu.anythread_ok = false;
+	emu.gp_reserved = 0;
+	emu.atom_width = profile == EMU_ADL ? 5 : 0;
 	/* x86 max_period, full width; Arm: half of each counter's range */
 	emu.gp_left = emu.arm ? UINT64_MAX >> 1 : (UINT64_C(1) << 47) - 1;
 	emu.allowed_cpus = 0xff;

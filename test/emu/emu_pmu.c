@@ -194,7 +194,8 @@ static void schedule_out(struct emu_group *g)
 	emu_topdown_update(g, false);
 	emu_gen_stop(g);
 	g->scheduled = false;
-	hw_scribble(&g->owner->hw);
+	if (g->topdown) /* the next context uses fixed counter 3 */
+		hw_scribble(&g->owner->hw);
 }
 
 /*
@@ -238,6 +239,13 @@ static void schedule_in(struct emu_group *g)
 	group_pages_update(g);
 }
 
+/* The enable itself takes time: 1 ns, counted as running if it runs. */
+static void enable_time(struct emu_group *g)
+{
+	g->time_enabled++;
+	g->time_running += g->scheduled;
+}
+
 void emu_group_enable(struct emu_group *g)
 {
 	if (g->enabled)
@@ -248,14 +256,16 @@ void emu_group_enable(struct emu_group *g)
 		g->started = true;
 		hw_zero(&g->owner->hw);
 		g->saved_slots = g->saved_metrics = 0;
-		g->scheduled = !g->owner->descheduled;
+		g->scheduled = emu_group_runnable(g);
 		if (g->scheduled)
 			emu_gen_start(g);
+		enable_time(g);
 		group_pages_update(g);
 		return;
 	}
-	if (!g->owner->descheduled)
+	if (emu_group_runnable(g))
 		schedule_in(g);
+	enable_time(g);
 }
 
 void emu_group_disable(struct emu_group *g)
@@ -298,6 +308,14 @@ void emu_run(uint64_t slots, const struct emu_mix *mix)
 		emu_gen_run(slots, mix);
 		return;
 	}
+	if (emu_is_ecore(c->cpu)) { /* hybrid: the cpu_atom group counts */
+		emu_gen_run(slots, mix);
+		if (g && g->enabled)
+			g->time_enabled += ns;
+		return;
+	}
+	if (c->gen_group && c->gen_group->enabled) /* cpu_atom, not here */
+		c->gen_group->time_enabled += ns;
 	split(slots, mix, part);
 	c->truth.slots += slots;
 	for (int i = 0; i < 8; i++)
@@ -332,41 +350,62 @@ void emu_pmi(void)
 	emu_foreign_read(); /* same effect: fold, zero, page untouched */
 }
 
-/* The group that scheduling acts on: TopDown, else ordinary counters. */
-static struct emu_group *sched_group(void)
+/*
+ * May g run now?  Not while the thread is descheduled, and on a hybrid
+ * part only on its own core type (intel_pmu_filter: a cpu_core group is
+ * skipped on E-cores, a cpu_atom group on P-cores).
+ */
+bool emu_group_runnable(const struct emu_group *g)
 {
-	return emu_cpu.group ? emu_cpu.group : emu_cpu.gen_group;
+	if (g->owner->descheduled)
+		return false;
+	if (emu.profile != EMU_ADL)
+		return true;
+	return g->atom == emu_is_ecore(g->owner->cpu);
 }
 
-void emu_context_switch(uint64_t other_slots)
+/* Schedule g in or out to match emu_group_runnable. */
+static void resched(struct emu_group *g)
 {
-	struct emu_group *g = sched_group();
-
-	if (!g || !g->enabled || !g->scheduled)
+	if (!g || !g->enabled)
 		return;
-	schedule_out(g);
-	emu_cpu.hw.slots += other_slots; /* the other task counts too */
-	schedule_in(g);
-}
-
-void emu_deschedule(void)
-{
-	struct emu_group *g = sched_group();
-
-	emu_cpu.descheduled = true;
-	if (g && g->enabled && g->scheduled) {
+	if (emu_group_runnable(g) && !g->scheduled) {
+		schedule_in(g);
+	} else if (!emu_group_runnable(g) && g->scheduled) {
 		schedule_out(g);
 		group_pages_update(g);
 	}
 }
 
+/* Out and in again: the thread's running groups, around other work. */
+void emu_context_switch(uint64_t other_slots)
+{
+	struct emu_group *gs[2] = { emu_cpu.group, emu_cpu.gen_group };
+
+	for (int i = 0; i < 2; i++) {
+		struct emu_group *g = gs[i];
+
+		if (!g || !g->enabled || !g->scheduled)
+			continue;
+		schedule_out(g);
+		if (g->topdown)
+			emu_cpu.hw.slots += other_slots; /* the other task */
+		schedule_in(g);
+	}
+}
+
+void emu_deschedule(void)
+{
+	emu_cpu.descheduled = true;
+	resched(emu_cpu.group);
+	resched(emu_cpu.gen_group);
+}
+
 void emu_reschedule(void)
 {
-	struct emu_group *g = sched_group();
-
 	emu_cpu.descheduled = false;
-	if (g && g->enabled && !g->scheduled)
-		schedule_in(g);
+	resched(emu_cpu.group);
+	resched(emu_cpu.gen_group);
 }
 
 void emu_set_metrics_clear_trigger(enum emu_clear_trigger which)
@@ -396,12 +435,12 @@ void emu_migrate(int cpu)
 		struct emu_rseq *rs = emu_rseq_self();
 		rs->cpu_id = rs->cpu_id_start = (uint32_t)cpu;
 	}
-	if (!was_e && to_e)
-		emu_deschedule();
-	else if (was_e && !to_e)
-		emu_reschedule();
-	else if (!to_e)
+	if (was_e == to_e) {
 		emu_context_switch(0);
+		return;
+	}
+	resched(emu_cpu.group);
+	resched(emu_cpu.gen_group);
 }
 
 void emu_migrate_at_rdpmc(int cpu)

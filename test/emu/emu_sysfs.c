@@ -90,6 +90,8 @@ static void generic_pmu(void)
 		put("cpu/format/event", "config:0-7,32-35");
 	if (emu.profile == EMU_SKL)
 		put("cpu/caps/pmu_name", "skylake");
+	if (emu.profile == EMU_SLM)
+		put("cpu/caps/pmu_name", "silvermont");
 	if (emu.profile != EMU_GRT)
 		return;
 	put("cpu/caps/pmu_name", "gracemont");
@@ -118,13 +120,32 @@ void emu_sysfs_create(void)
 	}
 	if (emu.profile == EMU_ADL) {
 		core_pmu("cpu_core", 4, true, true);
-		core_pmu("cpu_atom", 10, false, false);
+		core_pmu("cpu_atom", EMU_ATOM_TYPE, false, false);
+		/* EVENT_ATTR_STR_HYBRID adl strings (intel-kernel-topdown.md 6) */
+		put("cpu_atom/events/topdown-fe-bound", "event=0x71,umask=0x0");
+		put("cpu_atom/events/topdown-bad-spec", "event=0x73,umask=0x0");
+		put("cpu_atom/events/topdown-retiring", "event=0xc2,umask=0x0");
+		put("cpu_atom/events/topdown-be-bound", "event=0x74,umask=0x0");
 		/* arch/x86/events/core.c intel_hybrid_get_attr_cpus */
+		put("cpu_core/caps/pmu_name", "alderlake_hybrid");
 		put("cpu_core/cpus", EMU_ADL_PCORES);
 		put("cpu_atom/cpus", EMU_ADL_ECORES);
 		return;
 	}
 	core_pmu("cpu", 4, emu.has_topdown, emu.l2);
+	/* the kernel's pmu_name strings (arch/x86/events/intel/core.c) */
+	if (emu.profile == EMU_ICL)
+		put("cpu/caps/pmu_name", "icelake");
+	else if (emu.profile == EMU_LNL)
+		put("cpu/caps/pmu_name", "lunarlake_hybrid");
+	else if (emu.has_topdown)
+		put("cpu/caps/pmu_name", "sapphire_rapids");
+}
+
+/* /sys/devices/system/cpu/smt/active, served from the fake tree. */
+void emu_sysfs_smt(bool active)
+{
+	put("smt_active", active ? "1" : "0");
 }
 
 void emu_sysfs_write_knob(int value)
@@ -158,6 +179,11 @@ const char *emu_sysfs_redirect(const char *path, char *buf, size_t len)
 {
 	if (emu.sysfs_root[0] && strcmp(path, "/proc/cpuinfo") == 0) {
 		snprintf(buf, len, "%s/cpuinfo", emu.sysfs_root);
+		return buf;
+	}
+	if (emu.sysfs_root[0] &&
+	    strcmp(path, "/sys/devices/system/cpu/smt/active") == 0) {
+		snprintf(buf, len, "%s/smt_active", emu.sysfs_root);
 		return buf;
 	}
 	if (emu.sysfs_root[0] && emu.arm &&
