@@ -123,11 +123,15 @@ test: $(TEST_BINS) test/cxx_header.cc
 # ---- arm64: cross-built, run under qemu-aarch64 ----------------------------
 # EL0 MRS of a PMU register raises SIGILL under qemu-user; the emulator
 # answers it (emu_trap.c).  Left out: the suites of x86 PERF_METRICS
-# (fixed RDPMC selectors), the hybrid rseq guard and test_live (the host
-# kernel); every Arm scenario is in test_arm, which runs natively too.
+# (fixed RDPMC selectors; test_fastpath: the fast path is x86-only), the
+# hybrid rseq guard and E-core group (test_hybrid, test_hybrid_ecore) and
+# test_live (the host kernel); every Arm scenario is in test_arm, which
+# runs natively too.  The counter budget (genopen.c) serves Arm as well:
+# test_budget and test_smt_v1 (ordinary counters) run here too.
 ARM64_CROSS ?= aarch64-linux-gnu-
 ARM64_RUN ?= qemu-aarch64 -L /usr/aarch64-linux-gnu
-ARM64_TESTS := test_decode test_open test_generic test_arm
+ARM64_TESTS := test_decode test_open test_generic test_budget test_smt_v1 \
+	       test_arm
 test-arm64:
 	$(MAKE) B=build/arm64 CC=$(ARM64_CROSS)gcc AR=$(ARM64_CROSS)ar \
 		TESTS="$(ARM64_TESTS)" TEST_RUN="$(ARM64_RUN)" test
