@@ -87,6 +87,13 @@ enum td_l2 {
 #define TD_RESULT_UNRELIABLE (1u << 1) /* counts cannot be trusted: see below */
 #define TD_RESULT_SHORT      (1u << 2) /* fewer than TD_SHORT_SLOTS slots */
 #define TD_RESULT_READ_PATH  (1u << 3) /* measured with read(2), not RDPMC */
+/*
+ * Not slot-based TopDown (Arm Neoverse N1, which has no slot events):
+ * l1[TD_FE_BOUND] and l1[TD_BE_BOUND] are the fractions of cycles the
+ * frontend and backend stalled (Arm's Cycle_Accounting), l1[TD_RETIRING]
+ * the cycles with neither stalled, l1[TD_BAD_SPEC] 0; slots counts cycles.
+ */
+#define TD_RESULT_CYCLES     (1u << 4)
 
 /*
  * Regions shorter than this many slots are flagged TD_RESULT_SHORT: about
@@ -159,7 +166,7 @@ struct td_region {
 
 /* How a handle reads the counters (td_info.path). */
 enum td_path {
-	TD_PATH_RDPMC = 1,   /* user-space RDPMC, no syscall */
+	TD_PATH_RDPMC = 1,   /* user-space RDPMC (arm64: MRS), no syscall */
 	TD_PATH_READ  = 2    /* read(2) of the group: one syscall per reading */
 };
 
@@ -168,7 +175,7 @@ struct td_info {
 	enum td_path path;
 	unsigned levels;             /* 1, or 2 when L2 is measured */
 	unsigned pmu_type;           /* perf_event_attr.type of the core PMU */
-	char pmu_name[32];           /* "cpu" or "cpu_core" */
+	char pmu_name[32];           /* "cpu", "cpu_core", "armv8_pmuv3_0" */
 	uint64_t resets;             /* IOC_RESETs issued by the library */
 	uint64_t foreign_resets;     /* resets by others, detected */
 	unsigned flags;              /* TD_INFO_* */
@@ -197,6 +204,10 @@ struct td_info {
 #define TD_INFO_SMT_PER_THREAD (1u << 3) /* Intel V4.5 with SMT on, the
                                            kernel refused AnyThread: the
                                            per-thread form, approximate */
+#define TD_INFO_USER_ACCESS_OFF (1u << 4) /* Arm: the read(2) path because
+                                           /proc/sys/kernel/perf_user_access
+                                           is 0; for EL0 counter reads:
+                                           sysctl kernel.perf_user_access=1 */
 
 struct td;
 
@@ -219,7 +230,10 @@ struct td;
  *  -EACCES      perf_event_paranoid (or a security policy) forbids it;
  *  -ENOSPC      ordinary-counter CPUs: too few free counters for the
  *               smallest exact event set (the NMI watchdog holds one on
- *               AMD, a VM may expose fewer); td_strerror says the fix;
+ *               x86/AMD, a VM may expose fewer: on Arm VMs a larger
+ *               instance type); td_strerror says the fix;
+ *  -ENXIO       Arm with heterogeneous cores: the thread is not pinned
+ *               to the CPUs of one core PMU (EL0 counter reads need it);
  *  -EMFILE, -ENFILE, -ENOMEM   out of descriptors or memory;
  *  any other negative errno perf_event_open(2) or mmap(2) returned.
  */
@@ -383,7 +397,7 @@ struct td_record {
 	uint64_t slots;             /* pipeline slots of the region */
 	int64_t cat[TD_CAT_COUNT];  /* category slots x 255, enum td_cat */
 	uint64_t qerr;              /* quantisation scale, 1/255-slot units */
-	unsigned flags;             /* TD_RESULT_L2, _UNRELIABLE, _READ_PATH */
+	unsigned flags;             /* TD_RESULT_L2, _UNRELIABLE, _READ_PATH, _CYCLES */
 	unsigned resets;            /* library resets inside the region */
 	const char *name;           /* the named region's name, else NULL */
 };

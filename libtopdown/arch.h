@@ -8,6 +8,9 @@
 #if defined(__x86_64__) || defined(__i386__)
 #include "arch_x86.h"
 #define TD_HAVE_USER_READ 1
+#elif defined(__aarch64__)
+#include "arch_arm64.h"
+#define TD_HAVE_USER_READ 1
 #else
 #define TD_HAVE_USER_READ 0
 /* No user-space counter read on this architecture yet: read(2) only. */
@@ -23,7 +26,10 @@ static inline void td_rdpmc_halves(uint32_t counter, uint64_t *lo,
 	(void)counter;
 	*lo = *hi = 0;
 }
+#endif
 
+#ifndef td_rdpmc_pair
+/* Two counters one after the other (x86-64 has its own, arch_x86.h). */
 #define td_rdpmc_pair(first, second, lo1, hi1, lo2, hi2)                   \
 	do {                                                                 \
 		td_rdpmc_halves((first), (lo1), (hi1));                      \

@@ -254,6 +254,11 @@ static const char *field(const char *text, const char *key)
 	return NULL;
 }
 
+const char *td_cpuinfo_field(const char *text, const char *key)
+{
+	return field(text, key);
+}
+
 /* The first processor's vendor_id, cpu family and model. */
 int td_cpuinfo_parse(const char *text, char *vendor, size_t len,
 		     unsigned *family, unsigned *model)

@@ -37,14 +37,17 @@ static const struct td_message messages[] = {
 		   "the parent; td_close it and td_open a new one in the "
 		   "child" },
 	{ -EMFILE, "out of file descriptors: a handle needs 5 (level 1) or 9 "
-		   "(level 2), 4 to 6 on ordinary-counter CPUs, 5 more on "
+		   "(level 2), 3 to 7 on ordinary-counter CPUs, 5 more on "
 		   "hybrid parts; raise RLIMIT_NOFILE or close handles" },
-	{ -ENOSPC, "too few free performance counters: the event group never "
-		   "got scheduled, even with one formula term derived; the "
-		   "NMI watchdog holds one counter (echo 0 > "
+	{ -ENOSPC, "too few free performance counters for the TopDown "
+		   "events: the event group was refused or never got "
+		   "scheduled (x86: even with one formula term derived). "
+		   "x86/AMD: the NMI watchdog holds one counter (echo 0 > "
 		   "/proc/sys/kernel/nmi_watchdog, or boot with "
-		   "nmi_watchdog=0), a VM may expose fewer (give the guest "
-		   "the full PMU), or another perf user holds them" },
+		   "nmi_watchdog=0); a VM may expose fewer than the "
+		   "hardware's (give the guest the full PMU; Arm VMs: use a "
+		   "larger instance type or bare metal); or another perf "
+		   "user holds them" },
 	{ -ENFILE, "system file table full: close descriptors and retry" },
 	{ -ENOMEM, "out of memory" },
 	{ -EIO, "reading the counter group with read(2) failed, or writing a "
@@ -52,6 +55,10 @@ static const struct td_message messages[] = {
 	{ -ENOENT, "not attached: no record buffer on the handle, or the "
 		   "named region is not linked into it" },
 	{ -EBUSY, "named region in progress: end it before unlinking it" },
+	{ -ENXIO, "heterogeneous cores (Arm big.LITTLE): EL0 counter access "
+		  "needs the thread pinned to one core type; pin it to the "
+		  "CPUs of one core PMU (e.g. taskset -c <that PMU's sysfs "
+		  "cpus list>) before td_open" },
 	{ -ERANGE, "raw readings out of order: SLOTS went backwards between "
 		   "them (a reset in between)" },
 };

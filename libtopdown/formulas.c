@@ -155,7 +155,10 @@ void td_formula_atom_v2(unsigned width, const uint64_t *v,
  * (arm-amd-topdown.md section 6; inference there: empty slots by reason
  * plus dispatched ops partition the slots).  Atom V2: backend = W x
  * clocks - FE - bad - retiring (inference: the V2 TOPDOWN_*.ALL events
- * classify every slot once, so the four partition the slots).
+ * classify every slot once, so the four partition the slots).  Arm:
+ * STALL_SLOT = STALL_SLOT_FRONTEND + STALL_SLOT_BACKEND (the event's
+ * description; an inference in the note, arm-amd-topdown.md section 2.6),
+ * which td_arm_fractions treats as it treats the event (derived_stall).
  */
 void td_formula_derive(const struct td_gen_model *m, unsigned derived,
 		       uint64_t *v)
@@ -168,6 +171,9 @@ void td_formula_derive(const struct td_gen_model *m, unsigned derived,
 	else if (m->formula == TD_F_ATOM_V2 && derived == TD_V2_BE)
 		v[TD_V2_BE] = slots - v[TD_V2_FE] - v[TD_V2_BAD] -
 			      v[TD_V2_RET];
+	else if (m->formula == TD_F_ARM &&
+		 (int)derived == m->arm.at[TD_ARM_STALL])
+		v[derived] = v[m->arm.at[TD_ARM_FE]] + v[m->arm.at[TD_ARM_BE]];
 }
 
 void td_formula_counts(const struct td_gen_model *m, const uint64_t *v,
@@ -188,6 +194,10 @@ void td_formula_counts(const struct td_gen_model *m, const uint64_t *v,
 		break;
 	case TD_F_ATOM_V2:
 		td_formula_atom_v2(m->width, v, c);
+		break;
+	case TD_F_ARM:
+	case TD_F_ARM_CYCLES:
+		td_arm_counts(m, v, c); /* raw: applied to deltas */
 		break;
 	}
 }

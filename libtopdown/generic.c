@@ -31,7 +31,8 @@ int td_generic_open(struct td *td, bool include_kernel, bool want_rdpmc)
 	if (!g)
 		return -ENOMEM;
 	td->gen = g;
-	err = td_cpu_model(td->pmu.name, &g->m);
+	err = td->pmu.arm ? td_arm_model(&td->pmu, &g->m)
+			  : td_cpu_model(td->pmu.name, &g->m);
 	if (err < 0)
 		return err;
 	td->page_size = (size_t)sysconf(_SC_PAGESIZE);
@@ -63,9 +64,21 @@ void td_generic_close(struct td *td)
 	td->leader_fd = -1;
 }
 
+unsigned td_generic_delta(const struct td *td, const struct td_counts *a,
+			  const struct td_counts *b, struct td_delta *d)
+{
+	if (td->gen && (td->gen->m.formula == TD_F_ARM ||
+			td->gen->m.formula == TD_F_ARM_CYCLES))
+		return td_arm_delta(&td->gen->m, a, b, d);
+	d->slots = (int64_t)(b->slots - a->slots);
+	for (unsigned i = 0; i < TD_NR_METRICS; i++)
+		d->cat[i] = (int64_t)(b->cat[i] - a->cat[i]);
+	return 0;
+}
+
 /*
- * One event by RDPMC under its page's seqlock; false when its index is 0
- * (not counting on this CPU now) or RDPMC is not offered.
+ * One event by RDPMC (MRS on arm64) under its page's seqlock; false when
+ * its index is 0 (not counting on this CPU now) or RDPMC is not offered.
  */
 static inline bool read_one(const struct perf_event_mmap_page *pc,
 			    uint64_t *v, uint64_t *times)

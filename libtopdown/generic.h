@@ -17,7 +17,9 @@ enum td_formula {
 	TD_F_ZEN,     /* AMD Zen 4/5 PipelineL1 */
 	TD_F_V45,     /* Intel Sandy Bridge .. Cascade Lake, per thread */
 	TD_F_ATOM_V2, /* Intel Tremont, Gracemont, Crestmont, Skymont */
-	TD_F_V1       /* Intel Silvermont, Airmont, Knights Landing/Mill */
+	TD_F_V1,      /* Intel Silvermont, Airmont, Knights Landing/Mill */
+	TD_F_ARM,     /* Arm Neoverse / SBSA slot-based level 1 (armformulas.c) */
+	TD_F_ARM_CYCLES /* Neoverse N1: cycle stall fractions, not slots */
 };
 
 /* Event order of each formula: v[] of td_formula_counts. */
@@ -34,6 +36,33 @@ enum { TD_ZEN2_FE_CMASK, TD_ZEN2_MISP, TD_ZEN2_RESTART, TD_ZEN2_NC,
 /* AnyThread (config bit 21): count for both SMT threads of the core. */
 #define TD_EV_ANY (UINT64_C(1) << 21)
 
+/*
+ * Arm: the raw events a formula reads, each kept cumulative in
+ * td_counts.cat[] at its own position (the formulas are not linear in
+ * them, so they are applied to a region's deltas: td_arm_delta).  X is
+ * BR_MIS_PRED (N2, V1, V2) or STALL_FRONTEND_FLUSH (N3, V3).  On N1, FE
+ * and BE are the cycle events STALL_FRONTEND and STALL_BACKEND.
+ */
+enum { TD_ARM_CYC, TD_ARM_FE, TD_ARM_BE, TD_ARM_RET, TD_ARM_SPEC, TD_ARM_X,
+       TD_ARM_STALL, TD_ARM_NR };
+
+/*
+ * Per-core constants of Arm's level-1 formulas (arm-amd-topdown.md 2.4):
+ * X events take kf slots-per-cycle from frontend, kb from backend and
+ * give kbs to bad speculation; erratum: N2 before r0p3 over-counts
+ * STALL_SLOT and STALL_SLOT_FRONTEND by one per cycle.
+ */
+struct td_arm_params {
+	unsigned slots;         /* pipeline width: 5 (N2, N3), 8 (V1, V2), 10 (V3) */
+	unsigned kf, kb, kbs;
+	bool erratum;
+	bool derived_stall;     /* td_arm_fractions: STALL_SLOT = FE + BE
+				   (an open group with STALL_SLOT not
+				   counted has it derived into v[] instead:
+				   td_formula_derive) */
+	int8_t at[TD_ARM_NR];   /* event's position in config[], -1 absent */
+};
+
 /* What a CPU needs: formula, pipeline width, events. */
 struct td_gen_model {
 	enum td_formula formula;
@@ -46,6 +75,7 @@ struct td_gen_model {
 	bool any;               /* V4.5 SMT form: _ANY clocks, halved */
 	unsigned nr2;           /* Zen: level-2 events (a second group) */
 	uint64_t config2[TD_GEN_MAX];
+	struct td_arm_params arm;
 };
 
 /*
@@ -86,6 +116,21 @@ TD_HIDDEN void td_formula_derive(const struct td_gen_model *m,
 TD_HIDDEN void td_formula_counts(const struct td_gen_model *m,
 				 const uint64_t *v, struct td_counts *c);
 
+/* armformulas.c: Arm's level 1 on deltas; pure. */
+TD_HIDDEN void td_arm_counts(const struct td_gen_model *m, const uint64_t *v,
+			     struct td_counts *c);
+TD_HIDDEN void td_arm_fractions(const struct td_arm_params *p,
+				const double *dv, double *f);
+TD_HIDDEN unsigned td_arm_delta(const struct td_gen_model *m,
+				const struct td_counts *a,
+				const struct td_counts *b, struct td_delta *d);
+
+/* armcpu.c: Arm core identification (MIDR_EL1) and its model. */
+TD_HIDDEN int td_arm_lookup(uint32_t midr, unsigned caps_slots,
+			    struct td_gen_model *m);
+TD_HIDDEN int td_arm_midr_parse(const char *cpuinfo, uint32_t *midr);
+TD_HIDDEN int td_arm_model(const struct td_pmu *pmu, struct td_gen_model *m);
+
 /* cpumodel.c: the model of this CPU from sysfs and /proc/cpuinfo. */
 TD_HIDDEN int td_cpu_model(const char *pmu, struct td_gen_model *m);
 /* The E-cores of a hybrid part, PMU pmu (cpu_atom). */
@@ -95,6 +140,8 @@ TD_HIDDEN int td_hybrid_atom_lookup(unsigned family, unsigned model,
 /* Pure: vendor, family, model -> table entry; -ENOSYS when unknown. */
 TD_HIDDEN int td_cpu_lookup(const char *vendor, unsigned family,
 			    unsigned model, struct td_gen_model *m);
+/* The value of "key : value" on the first line starting with key. */
+TD_HIDDEN const char *td_cpuinfo_field(const char *text, const char *key);
 TD_HIDDEN int td_cpuinfo_parse(const char *text, char *vendor, size_t len,
 			       unsigned *family, unsigned *model);
 

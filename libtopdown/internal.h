@@ -85,6 +85,10 @@ struct td_pmu {
 	unsigned nr_metrics;  /* 4 (L1) or 8 (L1+L2) */
 	int rdpmc_knob;       /* sysfs rdpmc: 0, 1, 2; -1 if absent */
 	uint64_t metrics_clear_config1; /* format/metrics_clear bit, or 0 */
+	/* Arm (armpmu.c): rdpmc_knob is /proc/sys/kernel/perf_user_access. */
+	bool arm;
+	unsigned arm_cpu;     /* the CPU td_open ran on */
+	unsigned arm_slots;   /* caps/slots, 0 if absent */
 };
 
 /* One reading of the counters, converted to monotonic counts. */
@@ -283,6 +287,11 @@ TD_HIDDEN void td_sys_close(int fd);
 TD_HIDDEN int td_sys_read_file(const char *path, char *buf, size_t len);
 struct td_rseq;
 TD_HIDDEN struct td_rseq *td_sys_rseq_area(void);
+TD_HIDDEN int td_sys_list_dir(const char *path,
+			      int (*fn)(void *ctx, const char *name),
+			      void *ctx);
+TD_HIDDEN int td_sys_current_cpu(void);
+TD_HIDDEN int td_sys_affinity(uint64_t *map, uint32_t nr_bits);
 
 /* cpulist.c and hybrid.c: the E-core guard of hybrid parts. */
 #define TD_MAX_CPUS 65536u
@@ -313,6 +322,8 @@ TD_HIDDEN int td_options_copy(struct td_options *dst,
 TD_HIDDEN int td_pmu_discover(struct td_pmu *pmu);
 TD_HIDDEN int td_pmu_parse_event(const char *pmu, const char *spec,
 				 uint64_t *config);
+/* armpmu.c: the Arm core PMU of the current CPU; -ENODEV if none. */
+TD_HIDDEN int td_arm_pmu_find(struct td_pmu *pmu);
 
 /* group.c: the perf_event group. */
 TD_HIDDEN void td_fill_attr(struct perf_event_attr *a, uint32_t type,
@@ -334,6 +345,29 @@ TD_HIDDEN int td_generic_open(struct td *td, bool include_kernel,
 			      bool want_rdpmc);
 TD_HIDDEN void td_generic_close(struct td *td);
 TD_HIDDEN int td_generic_sample(struct td *td, struct td_sample *s);
+/* generic.c: td_source_delta of the ordinary-counter source. */
+TD_HIDDEN unsigned td_generic_delta(const struct td *td,
+				    const struct td_counts *a,
+				    const struct td_counts *b,
+				    struct td_delta *d);
+
+/*
+ * A region's delta b - a in category slots x 255; returns the result
+ * flags the source adds (TD_RESULT_CYCLES).  Counts of PERF_METRICS and
+ * of linear formulas subtract; Arm's formulas are applied here.
+ */
+static inline unsigned td_source_delta(const struct td *td,
+				       const struct td_counts *a,
+				       const struct td_counts *b,
+				       struct td_delta *d)
+{
+	if (TD_UNLIKELY(td->gen))
+		return td_generic_delta(td, a, b, d);
+	d->slots = (int64_t)(b->slots - a->slots);
+	for (unsigned i = 0; i < TD_NR_METRICS; i++)
+		d->cat[i] = (int64_t)(b->cat[i] - a->cat[i]);
+	return 0;
+}
 
 /* errors.c: the CPU named by td_strerror(-ENOSYS) on this thread. */
 TD_HIDDEN void td_set_unknown_cpu(const char *desc);

@@ -20,7 +20,7 @@ struct td_named_priv {
 	int64_t cat[TD_NR_METRICS];
 	int64_t min_num[TD_NR_L1], min_den[TD_NR_L1];
 	int64_t max_num[TD_NR_L1], max_den[TD_NR_L1];
-	unsigned flags;  /* TD_RESULT_L2 when level 2 was measured */
+	unsigned flags;  /* TD_RESULT_L2 when level 2 was measured, _CYCLES */
 	bool l1_call;    /* a reliable call without level 2 (hybrid E-cores) */
 	bool open;
 };
@@ -134,7 +134,7 @@ void td_named_add(struct td_named *n, const struct td_record *rec)
 	p->qerr += rec->qerr;
 	for (int i = 0; i < TD_NR_METRICS; i++)
 		p->cat[i] += rec->cat[i];
-	p->flags |= rec->flags & TD_RESULT_L2;
+	p->flags |= rec->flags & (TD_RESULT_L2 | TD_RESULT_CYCLES);
 	p->l1_call |= !(rec->flags & TD_RESULT_L2);
 	add_extremes(p, rec->cat, rec->flags & TD_RESULT_L2);
 }
@@ -162,6 +162,7 @@ int td_named_totals(const struct td_named *n, struct td_totals *t)
 		for (int i = TD_NR_L1; i < TD_NR_METRICS; i++)
 			d.cat[i] = 0;
 	td_decode(&d, (p->flags & TD_RESULT_L2) && !p->l1_call, &t->total);
+	t->total.flags |= p->flags & TD_RESULT_CYCLES;
 	for (int i = 0; i < TD_NR_L1 && p->counted; i++) {
 		t->min[i] = (double)p->min_num[i] / (double)p->min_den[i];
 		t->max[i] = (double)p->max_num[i] / (double)p->max_den[i];

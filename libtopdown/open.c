@@ -99,6 +99,8 @@ int td_query(const struct td *td, struct td_info *info)
 	i.resets = td->resets;
 	i.foreign_resets = td->foreign_resets;
 	i.flags = td->clear_mode ? TD_INFO_METRICS_CLEAR : 0;
+	if (td->pmu.arm && td->pmu.rdpmc_knob == 0)
+		i.flags |= TD_INFO_USER_ACCESS_OFF;
 	if (td->gen && td->gen->derived)
 		i.flags |= TD_INFO_DERIVED;
 	if (td->ecore)

@@ -127,6 +127,11 @@ int td_pmu_discover(struct td_pmu *pmu)
 
 	memset(pmu, 0, sizeof(*pmu));
 	err = find_core_pmu(pmu);
+	if (err == -ENODEV) {
+		/* Arm: no PERF_METRICS, ordinary counters (generic.c). */
+		err = td_arm_pmu_find(pmu);
+		return err < 0 ? err : -EOPNOTSUPP;
+	}
 	if (err < 0)
 		return err;
 	pmu->rdpmc_knob = -1;

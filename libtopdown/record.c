@@ -77,8 +77,7 @@ int td_record_decode(const struct td_record *rec, struct td_result *res)
 	d.qerr = rec->qerr;
 	td_decode(&d, rec->flags & TD_RESULT_L2, res);
 	res->resets = rec->resets;
-	if (rec->flags & TD_RESULT_READ_PATH)
-		res->flags |= TD_RESULT_READ_PATH;
+	res->flags |= rec->flags & (TD_RESULT_READ_PATH | TD_RESULT_CYCLES);
 	if (rec->flags & TD_RESULT_UNRELIABLE)
 		td_record_mark_unreliable(res);
 	return 0;

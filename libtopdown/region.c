@@ -242,16 +242,18 @@ static uint32_t region_resets(const struct td *td,
 	return (td->snap.resets - p->snap.resets) & TD_SNAP_RESETS_MASK;
 }
 
-static void region_delta(const struct td_region_priv *p,
-			 const struct td_sample *s, struct td_delta *d)
+/* Returns the result flags the source adds (td_source_delta). */
+static unsigned region_delta(const struct td *td,
+			     const struct td_region_priv *p,
+			     const struct td_sample *s, struct td_delta *d)
 {
 	struct td_counts begin = p->snap.base;
+	unsigned flags;
 
 	td_counts_add(&begin, p->slots, p->metrics);
-	d->slots = (int64_t)(s->c.slots - begin.slots);
-	for (unsigned i = 0; i < TD_NR_METRICS; i++)
-		d->cat[i] = (int64_t)(s->c.cat[i] - begin.cat[i]);
+	flags = td_source_delta(td, &begin, &s->c, d);
 	d->qerr = s->qerr_base + s->raw_slots - p->snap.qerr_base + p->slots;
+	return flags;
 }
 
 /*
@@ -269,10 +271,11 @@ static void fill_result(const struct td *td, const struct td_region_priv *p,
 			const struct td_sample *s, struct td_result *res)
 {
 	struct td_delta d;
+	unsigned flags = region_delta(td, p, s, &d);
 
-	region_delta(p, s, &d);
 	td_handle_delta(td, &d);
 	td_decode(&d, td_handle_l2(td), res);
+	res->flags |= flags;
 	res->resets = region_resets(td, p);
 	if (td->path == TD_PATH_READ)
 		res->flags |= TD_RESULT_READ_PATH;
@@ -286,13 +289,14 @@ static void emit_record(struct td *td, const struct td_region_priv *p,
 {
 	struct td_record rec;
 	struct td_delta d;
+	unsigned flags = region_delta(td, p, s, &d);
 
-	region_delta(p, s, &d);
 	td_handle_delta(td, &d);
 	rec.slots = d.slots > 0 ? (uint64_t)d.slots : 0;
 	memcpy(rec.cat, d.cat, sizeof(rec.cat));
 	rec.qerr = d.qerr;
 	rec.flags = td_handle_l2(td) ? TD_RESULT_L2 : 0;
+	rec.flags |= flags;
 	if (td->path == TD_PATH_READ)
 		rec.flags |= TD_RESULT_READ_PATH;
 	if (!region_reliable(td, p, s) ||

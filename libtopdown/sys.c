@@ -7,8 +7,11 @@
  * suite's emulated kernel interposes on exactly these wrappers.  Errors
  * come back as negative errno values, converted here and only here.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <sched.h>
+#include <string.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
@@ -86,6 +89,46 @@ int td_sys_read_file(const char *path, char *buf, size_t len)
 		n--;
 	buf[n] = '\0';
 	return n;
+}
+
+/* fn(ctx, name) for every entry of a directory but . and ..; stops on
+ * fn's first non-zero return, which it returns. */
+int td_sys_list_dir(const char *path, int (*fn)(void *ctx, const char *name),
+		    void *ctx)
+{
+	DIR *d = opendir(path);
+	struct dirent *e;
+	int r = 0;
+
+	if (!d)
+		return neg_errno();
+	while (r == 0 && (e = readdir(d)) != NULL)
+		if (strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, ".."))
+			r = fn(ctx, e->d_name);
+	closedir(d);
+	return r;
+}
+
+/* The CPU this thread runs on now, or a negative errno. */
+int td_sys_current_cpu(void)
+{
+	int cpu = sched_getcpu();
+
+	return cpu < 0 ? neg_errno() : cpu;
+}
+
+/* This thread's allowed CPUs as a bitmap of nr_bits (zeroed by caller). */
+int td_sys_affinity(uint64_t *map, uint32_t nr_bits)
+{
+	cpu_set_t set;
+
+	CPU_ZERO(&set);
+	if (sched_getaffinity(0, sizeof(set), &set) < 0)
+		return neg_errno();
+	for (uint32_t c = 0; c < nr_bits && c < CPU_SETSIZE; c++)
+		if (CPU_ISSET(c, &set))
+			map[c / 64] |= UINT64_C(1) << (c % 64);
+	return 0;
 }
 
 #if TD_HAVE_RSEQ_GUARD && __has_include(<sys/rseq.h>)

@@ -51,7 +51,31 @@ enum emu_profile {
 	EMU_GRT,         /* Intel Alder Lake-N Gracemont (6/0xbe), width 5 */
 	EMU_SLM,         /* Intel Silvermont (6/0x4d), V1, width 2: 2 GP
 			    counters, clocks on a fixed counter */
+	/*
+	 * Arm PMUv3 (emu_arm.c), ordinary counters with the arm_pmuv3
+	 * driver's semantics: 6 event counters + the cycle counter (index
+	 * 32), 32-bit event counters without FEAT_PMUv3p5 (config1 bit 0
+	 * refused: EOPNOTSUPP), index 0 while perf_user_access is 0, a
+	 * group that does not fit refused with EINVAL.  The true work is
+	 * turned into each core's events so that Arm's formula for it
+	 * gives the true fractions back.
+	 */
+	EMU_ARM_N1,      /* Neoverse N1 r3p1: no slot events, 32-bit */
+	EMU_ARM_N2_R0P0, /* Neoverse N2 r0p0: STALL_SLOT erratum */
+	EMU_ARM_N2_R0P3, /* N2 r0p3: fixed; MIDR from /proc/cpuinfo only */
+	EMU_ARM_V1,      /* Neoverse V1: width 8, 32-bit event counters */
+	EMU_ARM_V2,      /* Neoverse V2: width 8, 64-bit (PMUv3p5) */
+	EMU_ARM_N3,      /* Neoverse N3: width 5, STALL_FRONTEND_FLUSH */
+	EMU_ARM_V3,      /* Neoverse V3: width 10, STALL_FRONTEND_FLUSH */
+	EMU_ARM_SBSA,    /* Cortex-X3 (no table entry): caps/slots 6 */
+	EMU_ARM_NO_USER, /* V2 with /proc/sys/kernel/perf_user_access 0 */
+	EMU_ARM_VM5,     /* V2 in a VM exposing 5 event counters */
+	EMU_ARM_VM4,     /* V2 in a VM exposing 4 event counters */
+	EMU_ARM_HETERO,  /* Cortex-A510 CPUs 0-3 + Cortex-X3 CPUs 4-7; on 4 */
 };
+
+/* Arm: the thread's allowed CPUs (sched_getaffinity), "lo-hi". */
+void emu_arm_pin(int lo, int hi);
 
 /*
  * On generic profiles a mix's f[0..3] are retiring, bad speculation,

@@ -20,9 +20,12 @@
 #include "emu_internal.h"
 
 #define MASK48 ((UINT64_C(1) << 48) - 1)
+#define ARM_CYCLE_COUNTER 31 /* PMCCNTR_EL0: user index 32 */
 
-enum sig { SIG_NONE, SIG_CYCLES, SIG_FE, SIG_BE, SIG_SMT, SIG_DISP, SIG_RET,
-	   SIG_BAD, SIG_ISSUED, SIG_RECOVERY, SIG_FE_CYC, SIG_BAD_CYC };
+static uint64_t mask_of(const struct emu_event *e)
+{
+	return e->width >= 64 ? UINT64_MAX : (UINT64_C(1) << e->width) - 1;
+}
 
 struct map {
 	uint64_t config;
@@ -69,6 +72,8 @@ void emu_gp_set_period(uint64_t left)
 
 const char *emu_cpuinfo(void)
 {
+	if (emu.arm)
+		return emu_arm_cpuinfo();
 	switch (emu.profile) {
 	case EMU_ZEN4:
 		return "processor\t: 0\nvendor_id\t: AuthenticAMD\ncpu family\t: 25\nmodel\t\t: 17\nmodel name\t: AMD EPYC 9654\n";
@@ -100,6 +105,8 @@ int emu_gen_signal(uint64_t config)
 			      : emu.profile == EMU_ADL ? adl_atom_map
 			      : emu.profile == EMU_SLM ? slm_map : zen_map;
 
+	if (emu.arm)
+		return emu_arm_signal(config);
 	for (; m->sig; m++)
 		if (m->config == config)
 			return m->sig;
@@ -111,11 +118,17 @@ static bool gp(const struct emu_event *e)
 	return e->kind == EMU_EV_GP;
 }
 
-/* x86_perf_event_set_period for a counting event. */
+/*
+ * x86_perf_event_set_period / armpmu_event_set_period for a counting
+ * event: at most half the counter's range (Arm's max_period >> 1).
+ */
 static void set_period(struct emu_event *e)
 {
-	e->prev = (uint64_t)0 - emu.gp_left;
-	e->hw = e->prev & MASK48;
+	uint64_t left = emu.gp_left < mask_of(e) >> 1 ? emu.gp_left
+						      : mask_of(e) >> 1;
+
+	e->prev = (uint64_t)0 - left;
+	e->hw = e->prev & mask_of(e);
 	e->overflowed = false;
 }
 
@@ -141,21 +154,42 @@ static bool on_fixed(const struct emu_event *e)
 	return emu.profile == EMU_SLM && e->sig == SIG_CYCLES;
 }
 
+/* Arm: the first cycles event of a group always goes to PMCCNTR_EL0. */
+static bool takes_cycle_counter(const struct emu_group *g, int i,
+				const struct emu_event *e)
+{
+	if (!emu.arm || e->sig != SIG_CYCLES)
+		return false;
+	for (int j = 0; j < i; j++)
+		if (g->members[j]->sig == SIG_CYCLES)
+			return false;
+	return true;
+}
+
+/* Does e, member i of g (i == g->nr: joining), need an event counter? */
+static bool needs_gp(const struct emu_group *g, int i,
+		     const struct emu_event *e)
+{
+	return e->kind == EMU_EV_GP && !on_fixed(e) &&
+	       !takes_cycle_counter(g, i, e);
+}
+
 static unsigned gp_members(const struct emu_group *g)
 {
 	unsigned n = 0;
 
 	for (int i = 0; i < g->nr; i++)
-		n += g->members[i]->kind == EMU_EV_GP &&
-		     !on_fixed(g->members[i]);
+		n += needs_gp(g, i, g->members[i]);
 	return n;
 }
 
-/* validate_group (x86 core.c): a group must fit the PMU's counters,
- * whoever else holds them; checked when a member joins. */
+/* validate_group (x86 core.c, arm_pmuv3's alike): a group must fit the
+ * PMU's counters, whoever else holds them; checked when a member joins. */
 int emu_gen_validate(const struct emu_group *g, const struct emu_event *e)
 {
-	return gp_members(g) + !on_fixed(e) > emu.gp_counters ? -EINVAL : 0;
+	return gp_members(g) + needs_gp(g, g->nr, e) > emu.gp_counters
+		       ? -EINVAL
+		       : 0;
 }
 
 /*
@@ -165,7 +199,7 @@ int emu_gen_validate(const struct emu_group *g, const struct emu_event *e)
  */
 bool emu_gen_start(struct emu_group *g)
 {
-	unsigned k = emu.gp_rotate++;
+	unsigned k = emu.gp_rotate++, n = 0;
 
 	if (gp_members(g) > emu.gp_counters - emu.gp_reserved) {
 		g->scheduled = false;
@@ -176,7 +210,10 @@ bool emu_gen_start(struct emu_group *g)
 
 		if (!gp(e))
 			continue;
-		e->counter = (int)((i + k) % emu.gp_counters);
+		if (takes_cycle_counter(g, i, e))
+			e->counter = ARM_CYCLE_COUNTER;
+		else
+			e->counter = (int)((n++ + k) % emu.gp_counters);
 		set_period(e);
 	}
 	return true;
@@ -187,7 +224,7 @@ static void update(struct emu_event *e)
 {
 	if (e->counter < 0)
 		return;
-	e->count += (e->hw - e->prev) & MASK48;
+	e->count += (e->hw - e->prev) & mask_of(e);
 	e->prev = e->hw;
 }
 
@@ -216,6 +253,10 @@ void emu_gen_page(const struct emu_event *e, struct perf_event_mmap_page *pc)
 	bool on = e->rdpmc_flag && g->enabled && g->scheduled &&
 		  e->counter >= 0;
 
+	/* armv8pmu_user_event_idx: 0 while perf_user_access is 0 */
+	if (emu.arm && !emu.arm->user_access)
+		on = false;
+	pc->pmc_width = (uint16_t)e->width;
 	pc->index = on ? (uint32_t)e->counter + 1 : 0;
 	pc->offset = (int64_t)(on ? e->count - e->prev : e->count);
 }
@@ -234,11 +275,8 @@ static void deliver_pmis(struct emu_group *g)
 	}
 }
 
-struct parts {
-	uint64_t cycles, fe, be, smt, ret, bad, recovery_cycles, issued;
-};
-
-static void split(uint64_t slots, const struct emu_mix *m, struct parts *p)
+static void split(uint64_t slots, const struct emu_mix *m,
+		  struct emu_parts *p)
 {
 	struct emu_cpu *c = &emu_cpu;
 	bool amd = emu.profile == EMU_ZEN4 || emu.profile == EMU_ZEN5;
@@ -261,6 +299,12 @@ static void split(uint64_t slots, const struct emu_mix *m, struct parts *p)
 	p->recovery_cycles = p->bad / 2 / w;
 	rb = p->recovery_cycles * w;
 	p->issued = p->ret + p->bad - rb;
+	/* cycle-counted stalls (V1, Arm N1): whole cycles of their slots */
+	p->fe_cyc = p->fe / w;
+	p->be_cyc = p->be / w;
+	p->bad_cyc = p->bad / w;
+	if (emu.arm)
+		emu_arm_parts(p);
 	c->truth.slots += slots;
 	c->truth.cat[0] += p->ret;
 	c->truth.cat[1] += p->bad;
@@ -269,7 +313,7 @@ static void split(uint64_t slots, const struct emu_mix *m, struct parts *p)
 	c->truth.cat[4] += p->smt;
 }
 
-static uint64_t increment(int sig, const struct parts *p)
+static uint64_t increment(int sig, const struct emu_parts *p)
 {
 	switch (sig) {
 	case SIG_CYCLES: return p->cycles;
@@ -281,8 +325,14 @@ static uint64_t increment(int sig, const struct parts *p)
 	case SIG_BAD: return p->bad;
 	case SIG_ISSUED: return p->issued;
 	case SIG_RECOVERY: return p->recovery_cycles;
-	case SIG_FE_CYC: return p->fe / emu.gen_width;
-	case SIG_BAD_CYC: return p->bad / emu.gen_width;
+	case SIG_FE_SLOT: return p->fe_slot;
+	case SIG_BE_SLOT: return p->be_slot;
+	case SIG_STALL_SLOT: return p->stall_slot;
+	case SIG_OP_SPEC: return p->op_spec;
+	case SIG_X: return p->x;
+	case SIG_FE_CYC: return p->fe_cyc;
+	case SIG_BE_CYC: return p->be_cyc;
+	case SIG_BAD_CYC: return p->bad_cyc;
 	default: return 0;
 	}
 }
@@ -290,7 +340,7 @@ static uint64_t increment(int sig, const struct parts *p)
 void emu_gen_run(uint64_t slots, const struct emu_mix *m)
 {
 	struct emu_group *g = emu_cpu.gen_group;
-	struct parts p;
+	struct emu_parts p;
 
 	if (g && g->enabled && g->scheduled)
 		deliver_pmis(g);
@@ -303,15 +353,15 @@ void emu_gen_run(uint64_t slots, const struct emu_mix *m)
 	g->time_running += slots / 4;
 	for (int i = 0; i < g->nr; i++) {
 		struct emu_event *e = g->members[i];
-		uint64_t next;
+		uint64_t inc;
 
 		if (!gp(e) || e->counter < 0)
 			continue;
 		/* AnyThread: the sibling ran the same (clocks, recovery) */
-		next = e->hw + increment(e->sig, &p) * (e->any ? 2 : 1);
-		if (next > MASK48)
+		inc = increment(e->sig, &p) * (e->any ? 2 : 1);
+		if (inc > mask_of(e) - e->hw)
 			e->overflowed = true;
-		e->hw = next & MASK48;
+		e->hw = (e->hw + inc) & mask_of(e);
 	}
 }
 
@@ -323,5 +373,6 @@ uint64_t emu_gen_rdpmc(uint32_t ecx)
 		for (int i = 0; i < g->nr; i++)
 			if (g->members[i]->counter == (int)ecx)
 				return g->members[i]->hw;
-	return 0x5a5a5a5a5aull & MASK48; /* another context's value */
+	/* Another context's value (Arm zeroes unused counters instead). */
+	return emu.arm ? 0 : 0x5a5a5a5a5aull & MASK48;
 }

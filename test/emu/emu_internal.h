@@ -43,7 +43,8 @@ struct emu_event {
 	int sig;                /* what it counts, from its config */
 	bool any;               /* AnyThread: the sibling's share too */
 	int counter;            /* general-purpose counter, -1 if none */
-	uint64_t hw;            /* the counter register, 48 bits */
+	uint64_t hw;            /* the counter register, width bits */
+	unsigned width;         /* 48 (x86), 32 or 64 (Arm) */
 	uint64_t prev;          /* hw.prev_count */
 	bool overflowed;        /* wrapped: PMI pending */
 	struct perf_event_mmap_page *page;
@@ -89,6 +90,37 @@ struct emu_rseq_cs {
 struct emu_rseq *emu_rseq_self(void) __attribute__((weak));
 void emu_rseq_init(void) __attribute__((weak));
 
+/* An Arm profile (emu_arm.c). */
+struct emu_arm {
+	enum emu_profile profile;
+	const char *pmu;        /* sysfs PMU directory */
+	uint32_t midr;
+	unsigned slots;         /* pipeline width the work is made of */
+	unsigned kf, kb, kbs;   /* per-X slot corrections of its formula */
+	uint64_t x_event;       /* BR_MIS_PRED, STALL_FRONTEND_FLUSH or 0 */
+	bool n1;                /* cycle events only */
+	bool erratum;           /* N2 < r0p3: STALL_SLOT(_FRONTEND) + cycles */
+	bool pmuv3p5;           /* 64-bit event counters */
+	bool sysfs_midr;        /* regs/identification/midr_el1 present */
+	unsigned counters;      /* event counters (PMCR_EL0.N) */
+	int user_access;        /* /proc/sys/kernel/perf_user_access */
+	unsigned caps_slots;    /* caps/slots, 0: absent */
+};
+
+/* What an ordinary counter counts (emu_gen_signal, emu_arm_signal). */
+enum emu_sig { SIG_NONE, SIG_CYCLES, SIG_FE, SIG_BE, SIG_SMT, SIG_DISP,
+	       SIG_RET, SIG_BAD, SIG_ISSUED, SIG_RECOVERY,
+	       SIG_FE_SLOT, SIG_BE_SLOT, SIG_STALL_SLOT, SIG_OP_SPEC, SIG_X,
+	       SIG_FE_CYC, SIG_BE_CYC, SIG_BAD_CYC };
+
+/* What one emu_run makes of its slots: truth and every event's share. */
+struct emu_parts {
+	uint64_t cycles, fe, be, smt, ret, bad, recovery_cycles, issued;
+	uint64_t fe_cyc, be_cyc, bad_cyc; /* V1, Arm N1: stall cycles */
+	/* Arm */
+	uint64_t fe_slot, be_slot, stall_slot, op_spec, x;
+};
+
 struct emu_state {
 	enum emu_profile profile;
 	bool has_pmu, has_topdown, l2, paranoid;
@@ -104,6 +136,8 @@ struct emu_state {
 	unsigned gp_reserved;   /* of which pinned by others (NMI watchdog) */
 	uint64_t gp_left;       /* period: counters start at -left */
 	unsigned gp_rotate;     /* shifts counter assignment per schedule-in */
+	const struct emu_arm *arm; /* Arm profiles, else NULL */
+	uint64_t allowed_cpus;  /* Arm: sched_getaffinity (CPUs 0-63) */
 	char sysfs_root[256];
 	struct emu_event *fds[EMU_MAX_FD];
 	struct emu_stats stats;
@@ -143,6 +177,16 @@ void emu_gen_run(uint64_t slots, const struct emu_mix *m);
 uint64_t emu_gen_rdpmc(uint32_t ecx);
 void emu_gen_page(const struct emu_event *e, struct perf_event_mmap_page *pc);
 const char *emu_cpuinfo(void);
+
+/* emu_arm.c */
+const struct emu_arm *emu_arm_profile(enum emu_profile p);
+void emu_arm_sysfs(void (*put)(const char *rel, const char *text));
+const char *emu_arm_cpuinfo(void);
+int emu_arm_signal(uint64_t config);
+void emu_arm_parts(struct emu_parts *p);
+int emu_arm_check_open(const struct perf_event_attr *a,
+		       const struct emu_event *leader);
+unsigned emu_arm_width(const struct perf_event_attr *a);
 
 /* emu_sysfs.c */
 void emu_sysfs_create(void);

@@ -179,6 +179,11 @@ long emu_sys_perf_event_open(struct perf_event_attr *attr, pid_t pid, int cpu,
 	if (leader && (leader->attr.type == EMU_ATOM_TYPE) !=
 			      (attr->type == EMU_ATOM_TYPE))
 		return -EINVAL; /* "Reject events from different hybrid PMUs" */
+	if (emu.arm) {
+		err = emu_arm_check_open(attr, leader);
+		if (err)
+			return err;
+	}
 	if (emu.has_topdown && attr->type == emu.core_type &&
 	    is_topdown_config(attr->config)) {
 		err = check_topdown_attr(attr, leader);
@@ -196,6 +201,10 @@ long emu_sys_perf_event_open(struct perf_event_attr *attr, pid_t pid, int cpu,
 		e->sig = emu_gen_signal(attr->config & ~EMU_ANY);
 		e->any = attr->config & EMU_ANY;
 		e->counter = -1;
+		e->width = emu.arm ? emu_arm_width(attr) : 48;
+		/* Arm: user access is asked for (config1 bit 1) per event */
+		if (emu.arm)
+			e->rdpmc_flag = attr->config1 & 2;
 	}
 	err = join_group(e, leader);
 	if (err) {

@@ -6,8 +6,10 @@
  * under the PMU sysfs directory are served by the emulator; everything
  * else goes to the real libc function (dlsym RTLD_NEXT).
  */
+#include <dirent.h>
 #include <dlfcn.h>
 #include <errno.h>
+#include <sched.h>
 #include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -37,6 +39,9 @@ DEFINE_REAL(void *, mmap, void *, size_t, int, int, int, off_t)
 DEFINE_REAL(int, munmap, void *, size_t)
 DEFINE_REAL(int, close, int)
 DEFINE_REAL(int, open, const char *, int, int)
+DEFINE_REAL(DIR *, opendir, const char *)
+DEFINE_REAL(int, sched_getcpu, void)
+DEFINE_REAL(int, sched_getaffinity, pid_t, size_t, cpu_set_t *)
 
 /*
  * Before emu_setup (and inside sanitizer runtimes starting up, which call
@@ -232,6 +237,41 @@ int __open_2(const char *path, int flags)
 	return open(path, flags);
 }
 
+/* Directory listings of the PMU tree (Arm PMU discovery) are faked too. */
+DIR *opendir(const char *path)
+{
+	char buf[512];
+	const char *p;
+
+	count_call();
+	p = emu_sysfs_redirect(path, buf, sizeof(buf));
+	resolve_opendir();
+	return REAL(opendir)(p ? p : path);
+}
+
+/* The emulated CPU this thread runs on (emu_migrate). */
+int sched_getcpu(void)
+{
+	if (emu_active())
+		return emu_cpu.cpu;
+	resolve_sched_getcpu();
+	return REAL(sched_getcpu)();
+}
+
+/* Arm profiles: the affinity emu_arm_pin set (pid 0 only). */
+int sched_getaffinity(pid_t pid, size_t size, cpu_set_t *set)
+{
+	if (emu_active() && emu.arm && pid == 0) {
+		CPU_ZERO_S(size, set);
+		for (int c = 0; c < 64; c++)
+			if (emu.allowed_cpus >> c & 1)
+				CPU_SET_S(c, size, set);
+		return 0;
+	}
+	resolve_sched_getaffinity();
+	return REAL(sched_getaffinity)(pid, size, set);
+}
+
 /* ---- setup ------------------------------------------------------------- */
 
 void emu_setup(enum emu_profile profile)
@@ -239,32 +279,41 @@ void emu_setup(enum emu_profile profile)
 	memset(&emu.stats, 0, sizeof(emu.stats));
 	memset(&emu_cpu, 0, sizeof(emu_cpu));
 	emu.profile = profile;
+	emu.arm = emu_arm_profile(profile);
 	emu.has_pmu = profile != EMU_NO_PMU;
 	emu.gen_width = profile == EMU_ZEN4 ? 6 : profile == EMU_ZEN5 ? 8
 			: profile == EMU_SKL ? 4 : profile == EMU_GRT ? 5
-			: profile == EMU_SLM ? 2 : 0;
+			: profile == EMU_SLM ? 2
+			: emu.arm ? emu.arm->slots : 0;
 	/* AMD: 6; ADL: the E-core's 6 (cpu_atom groups run there) */
 	emu.gp_counters = profile == EMU_ZEN4 || profile == EMU_ZEN5 ||
-			  profile == EMU_ADL ? 6 : profile == EMU_SLM ? 2 : 8;
+			  profile == EMU_ADL ? 6 : profile == EMU_SLM ? 2
+			  : emu.arm ? emu.arm->counters : 8;
 	emu.anythread_ok = false;
 	emu.gp_reserved = 0;
 	emu.atom_width = profile == EMU_ADL ? 5 : 0;
-	emu.gp_left = (UINT64_C(1) << 47) - 1; /* x86 max_period, full width */
+	/* x86 max_period, full width; Arm: half of each counter's range */
+	emu.gp_left = emu.arm ? UINT64_MAX >> 1 : (UINT64_C(1) << 47) - 1;
+	emu.allowed_cpus = 0xff;
 	emu.gp_rotate = 0;
 	emu.has_topdown = emu.has_pmu && profile != EMU_NO_TOPDOWN &&
 			  !emu.gen_width;
 	emu.l2 = profile != EMU_ICL;
 	emu.paranoid = profile == EMU_PARANOID;
 	emu.rdpmc_knob = profile == EMU_SPR_NO_RDPMC ? 0 : 1;
+	if (emu.arm) /* PMUSERENR_EL0 is set only with perf_user_access */
+		emu.rdpmc_knob = emu.arm->user_access;
 	emu.has_metrics_clear = profile == EMU_LNL;
 	emu.clear_trigger = EMU_CLEAR_ON_METRICS;
-	emu.core_type = 4;
+	emu.core_type = emu.arm ? 8 : 4;
 	emu.rdpmc_maps = 0;
 	if (emu_rseq_init) {
 		emu_rseq_init();
 		emu_rseq_set_cpu_raw(0);
 	}
 	emu_sysfs_create();
+	if (profile == EMU_ARM_HETERO)
+		emu_cpu.cpu = 4; /* on a big core */
 	emu_trap_install();
 }
 

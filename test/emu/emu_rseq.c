@@ -22,7 +22,13 @@ static const char *thread_pointer(void)
 {
 	const char *tp;
 
+#if defined(__x86_64__)
 	__asm__("movq %%fs:0, %0" : "=r"(tp));
+#elif defined(__aarch64__)
+	__asm__("mrs %0, tpidr_el0" : "=r"(tp));
+#else
+	tp = NULL; /* no rseq emulation here */
+#endif
 	return tp;
 }
 

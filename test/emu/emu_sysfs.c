@@ -16,6 +16,7 @@
 #include "emu_internal.h"
 
 #define PMUS "/sys/bus/event_source/devices/"
+#define CPUS "/sys/devices/system/cpu/"
 
 static const char *const td_events[8] = {
 	"topdown-retiring", "topdown-bad-spec", "topdown-fe-bound",
@@ -109,6 +110,10 @@ void emu_sysfs_create(void)
 	put("cpuinfo", emu_cpuinfo());
 	if (!emu.has_pmu)
 		return;
+	if (emu.arm) {
+		emu_arm_sysfs(put);
+		return;
+	}
 	if (emu.gen_width) {
 		generic_pmu();
 		return;
@@ -179,6 +184,24 @@ const char *emu_sysfs_redirect(const char *path, char *buf, size_t len)
 	if (emu.sysfs_root[0] &&
 	    strcmp(path, "/sys/devices/system/cpu/smt/active") == 0) {
 		snprintf(buf, len, "%s/smt_active", emu.sysfs_root);
+		return buf;
+	}
+	if (emu.sysfs_root[0] && emu.arm &&
+	    strcmp(path, "/proc/sys/kernel/perf_user_access") == 0) {
+		snprintf(buf, len, "%s/perf_user_access", emu.sysfs_root);
+		return buf;
+	}
+	/* Arm MIDR_EL1: /sys/devices/system/cpu/cpu<N>/regs/... only */
+	if (emu.sysfs_root[0] && emu.arm &&
+	    strncmp(path, CPUS "cpu", strlen(CPUS) + 3) == 0 &&
+	    path[strlen(CPUS) + 3] >= '0' && path[strlen(CPUS) + 3] <= '9') {
+		snprintf(buf, len, "%s/sys_cpu/%s", emu.sysfs_root,
+			 path + strlen(CPUS));
+		return buf;
+	}
+	if (emu.sysfs_root[0] && strlen(path) == strlen(PMUS) - 1 &&
+	    strncmp(path, PMUS, strlen(path)) == 0) {
+		snprintf(buf, len, "%s", emu.sysfs_root); /* the listing */
 		return buf;
 	}
 	if (!emu.sysfs_root[0] || strncmp(path, PMUS, strlen(PMUS)) != 0)

@@ -93,7 +93,7 @@ static uint64_t emulate_rdpmc(uint32_t ecx)
 	if (emu.gen_width) { /* ordinary counters only */
 		if (!rdpmc_allowed())
 			die("CR4.PCE clear (no RDPMC-capable event mapped)");
-		if (ecx >= emu.gp_counters)
+		if (ecx >= emu.gp_counters && !(emu.arm && ecx == 31))
 			die("no such general-purpose counter");
 		__atomic_fetch_add(&emu.stats.rdpmcs, 1, __ATOMIC_RELAXED);
 		emu_preload_advance();
@@ -182,6 +182,64 @@ static void on_fault(int sig, siginfo_t *si, void *ctx)
 	r[REG_RAX] = (greg_t)(uint32_t)v;
 	r[REG_RDX] = (greg_t)(v >> 32);
 	r[REG_RIP] += 2;
+}
+
+void emu_trap_install(void)
+{
+	struct sigaction sa;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_sigaction = on_fault;
+	sa.sa_flags = SA_SIGINFO | SA_NODEFER;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGSEGV, &sa, NULL);
+	sigaction(SIGILL, &sa, NULL);
+	trap_installed = true;
+}
+#elif defined(__aarch64__)
+/*
+ * arm64: an EL0 MRS of a PMU register traps while PMUSERENR_EL0 denies
+ * it; under qemu-user it always raises SIGILL.  Decode the MRS at PC
+ * (o0 op1 CRn CRm op2 Rt, op0 = 3): PMCCNTR_EL0 is op1 3, CRn 9, CRm 13,
+ * op2 0 (counter 31); PMEVCNTR<n>_EL0 is op1 3, CRn 14, CRm 0b10:n[4:3],
+ * op2 n[2:0].  Answer from the emulated PMU into Rt, step over it.
+ */
+static int pmu_counter_of(uint32_t insn)
+{
+	unsigned op1 = (insn >> 16) & 7, crn = (insn >> 12) & 15;
+	unsigned crm = (insn >> 8) & 15, op2 = (insn >> 5) & 7;
+
+	if ((insn & 0xfff80000u) != 0xd5380000u || op1 != 3)
+		return -1;
+	if (crn == 9 && crm == 13 && op2 == 0)
+		return 31;
+	if (crn == 14 && (crm >> 2) == 2) {
+		unsigned n = (crm & 3) << 3 | op2;
+		return n < 31 ? (int)n : -1;
+	}
+	return -1;
+}
+
+static void on_fault(int sig, siginfo_t *si, void *ctx)
+{
+	ucontext_t *uc = ctx;
+	uint32_t insn;
+	unsigned rt;
+	int n;
+
+	(void)si;
+	memcpy(&insn, (const void *)(uintptr_t)uc->uc_mcontext.pc, 4);
+	n = pmu_counter_of(insn);
+	if (n < 0) {
+		not_ours(sig);
+		return;
+	}
+	rt = insn & 31;
+	if (rt != 31) /* xzr: the value is discarded */
+		uc->uc_mcontext.regs[rt] = emulate_rdpmc((uint32_t)n);
+	else
+		emulate_rdpmc((uint32_t)n);
+	uc->uc_mcontext.pc += 4;
 }
 
 void emu_trap_install(void)

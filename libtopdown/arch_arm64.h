@@ -1,0 +1,63 @@
+/* SPDX-License-Identifier: MIT */
+/* arm64 counter access: MRS of the PMU counter registers at EL0, inline. */
+#ifndef TD_ARCH_ARM64_H
+#define TD_ARCH_ARM64_H
+
+#include <stdint.h>
+
+#define TD_MRS_CASE(n)                                                   \
+	case n:                                                          \
+		__asm__ __volatile__("mrs %0, pmevcntr" #n "_el0" : "=r"(v)); \
+		break
+
+/*
+ * The counter the kernel publishes as the user page's index - 1
+ * (drivers/perf/arm_pmuv3.c armv8pmu_user_event_idx; arm-amd-topdown.md
+ * section 1.3): n in 0..30 is PMEVCNTR<n>_EL0, 31 is PMCCNTR_EL0.  The
+ * register is encoded in the instruction, so a switch over the 32
+ * encodings, each case its own register (libperf's table swaps 12 and 13:
+ * not here).  Legal at EL0 only while the kernel has set PMUSERENR_EL0 for
+ * this task (perf_user_access=1 and a mapped user-read event); otherwise
+ * it raises SIGILL, which the seqlock's cap_user_rdpmc and index checks
+ * keep it from reaching.
+ */
+static inline uint64_t td_rdpmc(uint32_t counter)
+{
+	uint64_t v = 0;
+
+	switch (counter) {
+	TD_MRS_CASE(0); TD_MRS_CASE(1); TD_MRS_CASE(2); TD_MRS_CASE(3);
+	TD_MRS_CASE(4); TD_MRS_CASE(5); TD_MRS_CASE(6); TD_MRS_CASE(7);
+	TD_MRS_CASE(8); TD_MRS_CASE(9); TD_MRS_CASE(10); TD_MRS_CASE(11);
+	TD_MRS_CASE(12); TD_MRS_CASE(13); TD_MRS_CASE(14); TD_MRS_CASE(15);
+	TD_MRS_CASE(16); TD_MRS_CASE(17); TD_MRS_CASE(18); TD_MRS_CASE(19);
+	TD_MRS_CASE(20); TD_MRS_CASE(21); TD_MRS_CASE(22); TD_MRS_CASE(23);
+	TD_MRS_CASE(24); TD_MRS_CASE(25); TD_MRS_CASE(26); TD_MRS_CASE(27);
+	TD_MRS_CASE(28); TD_MRS_CASE(29); TD_MRS_CASE(30);
+	case 31:
+		__asm__ __volatile__("mrs %0, pmccntr_el0" : "=r"(v));
+		break;
+	default: /* no such counter: x86 selectors never reach here */
+		break;
+	}
+	return v;
+}
+
+#undef TD_MRS_CASE
+
+/*
+ * The x86 fast path's helper (region.c; td_rdpmc_pair from arch.h), so
+ * that it compiles here: it never runs on arm64 (td_fast_path_setup
+ * wants the x86 "cpu" PMU's PERF_METRICS and its fixed RDPMC selectors,
+ * which are no counter here).  As on x86: the halves apart.
+ */
+static inline void td_rdpmc_halves(uint32_t counter, uint64_t *lo,
+				   uint64_t *hi)
+{
+	uint64_t v = td_rdpmc(counter);
+
+	*lo = (uint32_t)v;
+	*hi = v >> 32;
+}
+
+#endif /* TD_ARCH_ARM64_H */

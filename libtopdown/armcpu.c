@@ -1,0 +1,215 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Which Arm core this is, from MIDR_EL1 as the kernel publishes it
+ * (sysfs regs/identification/midr_el1 of the current CPU, else the "CPU
+ * implementer/variant/part/revision" lines of /proc/cpuinfo, as Arm's
+ * topdown_tool does: arm-amd-topdown.md section 3), and the formula and
+ * events that fit it.  Revision matters: Neoverse N2 before r0p3 needs
+ * the STALL_SLOT erratum correction.  Cores outside the table that list
+ * the slot events get the generic SBSA formula with caps/slots (the
+ * note's inference: perf has no per-core metrics for them, Arm no
+ * data); others get -ENOSYS, never a guessed formula.  The table's width
+ * wins over caps/slots (the note's recommendation: caps/slots needs
+ * PMUv3p4 and is absent on N1).
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "generic.h"
+
+/* PMUv3 common event numbers (arm-amd-topdown.md section 2.1). */
+#define EV_BR_MIS_PRED          0x0010
+#define EV_CPU_CYCLES           0x0011
+#define EV_STALL_FRONTEND       0x0023
+#define EV_STALL_BACKEND        0x0024
+#define EV_OP_RETIRED           0x003a
+#define EV_OP_SPEC              0x003b
+#define EV_STALL_SLOT_BACKEND   0x003d
+#define EV_STALL_SLOT_FRONTEND  0x003e
+#define EV_STALL_SLOT           0x003f
+#define EV_STALL_FRONTEND_FLUSH 0x8162
+
+#define MIDR_IMPL(m)  (((m) >> 24) & 0xff)
+#define MIDR_VAR(m)   (((m) >> 20) & 0xf)
+#define MIDR_PART(m)  (((m) >> 4) & 0xfff)
+#define MIDR_REV(m)   ((m) & 0xf)
+
+static void add(struct td_gen_model *m, int role, uint64_t event)
+{
+	m->arm.at[role] = (int8_t)m->nr;
+	m->config[m->nr++] = event;
+}
+
+/*
+ * Slot-based level 1: cycles, both stall-slot events, retired and
+ * speculated ops, the core's X event if any, and STALL_SLOT last, so
+ * that it can be dropped (derived) when counters are short.
+ */
+static void slot_model(struct td_gen_model *m, const char *name,
+		       unsigned slots, unsigned kf, unsigned kb, unsigned kbs,
+		       uint64_t x_event)
+{
+	m->formula = TD_F_ARM;
+	m->name = name;
+	m->width = slots;
+	m->arm.slots = slots;
+	m->arm.kf = kf;
+	m->arm.kb = kb;
+	m->arm.kbs = kbs;
+	add(m, TD_ARM_CYC, EV_CPU_CYCLES);
+	add(m, TD_ARM_FE, EV_STALL_SLOT_FRONTEND);
+	add(m, TD_ARM_BE, EV_STALL_SLOT_BACKEND);
+	add(m, TD_ARM_RET, EV_OP_RETIRED);
+	add(m, TD_ARM_SPEC, EV_OP_SPEC);
+	if (x_event)
+		add(m, TD_ARM_X, x_event);
+	add(m, TD_ARM_STALL, EV_STALL_SLOT);
+	/* counter budget (genopen.c): FE + BE (td_formula_derive) */
+	m->derivable = (unsigned)m->arm.at[TD_ARM_STALL];
+}
+
+/* Neoverse N1: no slot events (its list skips 0x3a-0x3f). */
+static void n1_model(struct td_gen_model *m)
+{
+	m->formula = TD_F_ARM_CYCLES;
+	m->name = "neoverse-n1";
+	m->width = 1; /* slots count cycles here */
+	m->arm.slots = 1;
+	add(m, TD_ARM_CYC, EV_CPU_CYCLES);
+	add(m, TD_ARM_FE, EV_STALL_FRONTEND);
+	add(m, TD_ARM_BE, EV_STALL_BACKEND);
+}
+
+/* Part numbers and widths: arm-amd-topdown.md sections 2.2 and 3. */
+int td_arm_lookup(uint32_t midr, unsigned caps_slots, struct td_gen_model *m)
+{
+	unsigned part = MIDR_PART(midr);
+
+	memset(m, 0, sizeof(*m));
+	memset(m->arm.at, -1, sizeof(m->arm.at));
+	if (MIDR_IMPL(midr) == 0x41) {
+		switch (part) {
+		case 0xd0c:
+			n1_model(m);
+			return 0;
+		case 0xd49:
+			slot_model(m, "neoverse-n2", 5, 1, 3, 4, EV_BR_MIS_PRED);
+			/* r0p0..r0p2: Arm's N2 erratum notice, D117 */
+			m->arm.erratum = MIDR_VAR(midr) == 0 &&
+					 MIDR_REV(midr) < 3;
+			return 0;
+		case 0xd40:
+			slot_model(m, "neoverse-v1", 8, 4, 0, 4, EV_BR_MIS_PRED);
+			return 0;
+		case 0xd4f:
+			slot_model(m, "neoverse-v2", 8, 1, 3, 4, EV_BR_MIS_PRED);
+			return 0;
+		case 0xd8e:
+			slot_model(m, "neoverse-n3", 5, 1, 0, 1,
+				   EV_STALL_FRONTEND_FLUSH);
+			return 0;
+		case 0xd83: /* V3AE */
+		case 0xd84:
+			slot_model(m, "neoverse-v3", 10, 1, 0, 1,
+				   EV_STALL_FRONTEND_FLUSH);
+			return 0;
+		default:
+			break;
+		}
+	}
+	if (!caps_slots)
+		return -ENOSYS;
+	/* sbsa.json: the generic level 1, #slots from caps/slots. */
+	slot_model(m, "sbsa", caps_slots, 0, 0, 0, 0);
+	return 0;
+}
+
+/* MIDR from /proc/cpuinfo's fields, architecture 0xf as the kernel has. */
+int td_arm_midr_parse(const char *cpuinfo, uint32_t *midr)
+{
+	static const char *const key[] = { "CPU implementer", "CPU variant",
+					   "CPU part", "CPU revision" };
+	unsigned long v[4];
+
+	for (int i = 0; i < 4; i++) {
+		const char *s = td_cpuinfo_field(cpuinfo, key[i]);
+		char *end;
+
+		if (!s)
+			return -ENOSYS;
+		v[i] = strtoul(s, &end, 0);
+		if (end == s)
+			return -ENOSYS;
+	}
+	*midr = (uint32_t)((v[0] & 0xff) << 24 | (v[1] & 0xf) << 20 |
+			   0xfu << 16 | (v[2] & 0xfff) << 4 | (v[3] & 0xf));
+	return 0;
+}
+
+/* The current CPU's block of /proc/cpuinfo, or the whole text. */
+static const char *cpu_block(const char *text, unsigned cpu)
+{
+	char head[32];
+	const char *p;
+
+	snprintf(head, sizeof(head), "processor\t: %u\n", cpu);
+	p = strstr(text, head);
+	return p ? p : text;
+}
+
+static int read_midr(unsigned cpu, uint32_t *midr)
+{
+	char path[96], text[4096];
+	int n;
+
+	snprintf(path, sizeof(path),
+		 "/sys/devices/system/cpu/cpu%u/regs/identification/midr_el1",
+		 cpu);
+	if (td_sys_read_file(path, text, sizeof(text)) > 0) {
+		char *end;
+		unsigned long long v = strtoull(text, &end, 0);
+
+		if (end != text) {
+			*midr = (uint32_t)v;
+			return 0;
+		}
+	}
+	n = td_sys_read_file("/proc/cpuinfo", text, sizeof(text));
+	if (n < 0)
+		return n;
+	return td_arm_midr_parse(cpu_block(text, cpu), midr);
+}
+
+/* Generic cores: only where the PMU lists the slot events (PMCEID). */
+static bool lists_slot_events(const char *pmu)
+{
+	char path[128], spec[64];
+
+	snprintf(path, sizeof(path),
+		 "/sys/bus/event_source/devices/%s/events/stall_slot", pmu);
+	return td_sys_read_file(path, spec, sizeof(spec)) > 0;
+}
+
+int td_arm_model(const struct td_pmu *pmu, struct td_gen_model *m)
+{
+	uint32_t midr = 0;
+	char desc[96];
+	int err = read_midr(pmu->arm_cpu, &midr);
+
+	if (err == 0)
+		err = td_arm_lookup(midr, pmu->arm_slots, m);
+	if (err == 0 && !strcmp(m->name, "sbsa") &&
+	    !lists_slot_events(pmu->name))
+		err = -ENOSYS;
+	if (err < 0) {
+		snprintf(desc, sizeof(desc),
+			 "Arm MIDR %#010x: implementer %#x part %#x r%up%u",
+			 (unsigned)midr, MIDR_IMPL(midr), MIDR_PART(midr),
+			 MIDR_VAR(midr), MIDR_REV(midr));
+		td_set_unknown_cpu(desc);
+		return err == -ENOSYS || err == -ENOENT ? -ENOSYS : err;
+	}
+	return 0;
+}

@@ -1,0 +1,111 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Arm's TopDown level 1 (arm-amd-topdown.md section 2.4; Arm's Topdown
+ * Methodology for Neoverse; telemetry-solution data/pmu/cpu/neoverse/).
+ *
+ * Retiring and bad speculation split the non-stalled slots by the ratio
+ * OP_RETIRED / OP_SPEC, so unlike formulas.c these are not linear in the
+ * counters: readings keep the raw cumulative events (td_arm_counts) and
+ * the formula is applied to a region's deltas (td_arm_delta), giving
+ * category slots x 255 as every other source does.  td_decode then
+ * normalises by the sum, which is the whole of slots: per-mispredict
+ * corrections move slots between categories (kf + kb = kbs), they do not
+ * create any (the note's inference from the formulas; the algebra holds
+ * exactly when STALL_SLOT = STALL_SLOT_FRONTEND + STALL_SLOT_BACKEND).
+ */
+#include <string.h>
+
+#include "generic.h"
+
+void td_arm_counts(const struct td_gen_model *m, const uint64_t *v,
+		   struct td_counts *c)
+{
+	const struct td_arm_params *p = &m->arm;
+
+	memset(c, 0, sizeof(*c));
+	for (int k = 0; k < TD_ARM_NR; k++)
+		c->cat[k] = p->at[k] >= 0 ? v[p->at[k]] : 0;
+	c->slots = p->slots * c->cat[TD_ARM_CYC];
+}
+
+/*
+ * dv: the region's event deltas; f: fractions of S x CPU_CYCLES in
+ * TD_M_* order.  With T = S x CYC, X the per-core mispredict/flush event:
+ *   FE  = STALL_SLOT_FRONTEND / T - kf x X / CYC
+ *   BE  = STALL_SLOT_BACKEND / T - kb x X / CYC
+ *   BS  = (1 - OP_RETIRED / OP_SPEC) x (1 - STALL_SLOT / T) + kbs x X / CYC
+ *   RET = OP_RETIRED / OP_SPEC x (1 - STALL_SLOT / T)
+ * (N2 r0p3, V2: kf 1, kb 3, kbs 4; V1: 4, 0, 4; N3, V3 with
+ * STALL_FRONTEND_FLUSH: 1, 0, 1; SBSA generic: 0, 0, 0.)
+ * N2 r0p0..r0p2, erratum: STALL_SLOT and STALL_SLOT_FRONTEND minus
+ * CPU_CYCLES first (Arm's neoverse-n2.json r0p2; perf's
+ * neoverse-n2-v2 metrics via strcmp_cpuid_str 0x410fd493).
+ * STALL_SLOT derived as FE + BE: its event definition ("the sum of
+ * STALL_SLOT_FRONTEND and STALL_SLOT_BACKEND"), before the erratum
+ * correction, which then applies to it as to the event.
+ */
+void td_arm_fractions(const struct td_arm_params *p, const double *dv,
+		      double *f)
+{
+	double cyc = dv[TD_ARM_CYC], t = p->slots * cyc;
+	double fe = dv[TD_ARM_FE], be = dv[TD_ARM_BE];
+	double stall = p->derived_stall ? fe + be : dv[TD_ARM_STALL];
+	double ratio, busy, x;
+
+	memset(f, 0, 4 * sizeof(*f));
+	if (cyc <= 0)
+		return;
+	if (p->erratum) {
+		fe -= cyc;
+		stall -= cyc;
+	}
+	ratio = dv[TD_ARM_SPEC] > 0 ? dv[TD_ARM_RET] / dv[TD_ARM_SPEC] : 0;
+	busy = 1 - stall / t;
+	x = dv[TD_ARM_X] / cyc;
+	f[TD_M_FE_BOUND] = fe / t - p->kf * x;
+	f[TD_M_BE_BOUND] = be / t - p->kb * x;
+	f[TD_M_BAD_SPEC] = (1 - ratio) * busy + p->kbs * x;
+	f[TD_M_RETIRING] = ratio * busy;
+}
+
+/*
+ * Neoverse N1 has no slot events: Arm's Cycle_Accounting stage instead
+ * (neoverse-n1.json): frontend = STALL_FRONTEND / CPU_CYCLES, backend =
+ * STALL_BACKEND / CPU_CYCLES.  Reported in l1[TD_FE_BOUND] and
+ * l1[TD_BE_BOUND], the cycles with neither in l1[TD_RETIRING], slots
+ * counting cycles, under TD_RESULT_CYCLES: never slot-based TopDown
+ * (reporting them so, labelled, is the note's inference).
+ */
+static void cycles_delta(const double *dv, struct td_delta *d)
+{
+	d->cat[TD_M_FE_BOUND] = (int64_t)(255 * dv[TD_ARM_FE]);
+	d->cat[TD_M_BE_BOUND] = (int64_t)(255 * dv[TD_ARM_BE]);
+	d->cat[TD_M_RETIRING] = (int64_t)(255 * (dv[TD_ARM_CYC] -
+						 dv[TD_ARM_FE] -
+						 dv[TD_ARM_BE]));
+}
+
+/* Nearest integer, without libm: static consumers link no -lm. */
+static int64_t nearest(double x)
+{
+	return (int64_t)(x < 0 ? x - 0.5 : x + 0.5);
+}
+
+unsigned td_arm_delta(const struct td_gen_model *m, const struct td_counts *a,
+		      const struct td_counts *b, struct td_delta *d)
+{
+	double dv[TD_ARM_NR], f[4];
+
+	for (int k = 0; k < TD_ARM_NR; k++)
+		dv[k] = (double)(b->cat[k] - a->cat[k]);
+	memset(d->cat, 0, sizeof(d->cat));
+	d->slots = (int64_t)(b->slots - a->slots);
+	if (m->formula == TD_F_ARM_CYCLES) {
+		cycles_delta(dv, d);
+		return TD_RESULT_CYCLES;
+	}
+	td_arm_fractions(&m->arm, dv, f);
+	for (int i = 0; i < 4; i++)
+		d->cat[i] = nearest(f[i] * 255.0 * (double)d->slots);
+	return 0;
+}

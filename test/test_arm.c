@@ -1,0 +1,610 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Arm: Arm's level-1 formulas with hand-checked values, MIDR
+ * identification, and end to end on the emulated Neoverse cores (EL0
+ * counter reads trapped and answered by the emulator: RDPMC natively,
+ * MRS under qemu-aarch64), with the arm_pmuv3 driver's semantics: the
+ * cycle counter at index 32, 32-bit counters that wrap, index 0 while
+ * descheduled or perf_user_access is 0, groups refused when they do not
+ * fit the counters.
+ */
+#include <errno.h>
+#include <string.h>
+
+#include "helpers.h"
+#include "generic.h"
+
+/* ---- pure formulas ------------------------------------------------------- */
+
+/* The model of midr, its counts at v0 and v1, decoded. */
+static unsigned decode_arm(uint32_t midr, unsigned caps, const uint64_t *v0,
+			   const uint64_t *v1, struct td_result *r)
+{
+	struct td_gen_model m;
+	struct td_counts a, b;
+	struct td_delta d;
+	unsigned flags;
+
+	assert_int_equal(td_arm_lookup(midr, caps, &m), 0);
+	td_arm_counts(&m, v0, &a);
+	td_arm_counts(&m, v1, &b);
+	flags = td_arm_delta(&m, &a, &b, &d);
+	d.qerr = 0;
+	td_decode(&d, false, r);
+	r->flags |= flags;
+	return flags;
+}
+
+static void assert_l1(const struct td_result *r, double ret, double bad,
+		      double fe, double be)
+{
+	assert_float_equal(r->l1[TD_RETIRING], ret, 1e-9);
+	assert_float_equal(r->l1[TD_BAD_SPEC], bad, 1e-9);
+	assert_float_equal(r->l1[TD_FE_BOUND], fe, 1e-9);
+	assert_float_equal(r->l1[TD_BE_BOUND], be, 1e-9);
+}
+
+/*
+ * N2 r0p3, S = 5, 1000 cycles = 5000 slots; events in the model's order
+ * cycles, STALL_SLOT_FRONTEND, _BACKEND, OP_RETIRED, OP_SPEC, BR_MIS_PRED,
+ * STALL_SLOT: 1000, 1200, 1800, 1400, 2000, 50, 3000.
+ * FE = 1200/5000 - 50/1000 = .19; BE = 1800/5000 - 3 x 50/1000 = .21;
+ * busy = 1 - 3000/5000 = .4, ratio 1400/2000 = .7: RET = .28,
+ * BS = .3 x .4 + 4 x 50/1000 = .32.
+ */
+static void test_formula_n2(void **state)
+{
+	uint64_t v0[7] = { 0 };
+	uint64_t v1[7] = { 1000, 1200, 1800, 1400, 2000, 50, 3000 };
+	/* r0p0: STALL_SLOT_FRONTEND and STALL_SLOT count 1000 more */
+	uint64_t e1[7] = { 1000, 2200, 1800, 1400, 2000, 50, 4000 };
+	struct td_result r;
+
+	(void)state;
+	assert_int_equal(decode_arm(0x410fd493, 0, v0, v1, &r), 0);
+	assert_l1(&r, 0.28, 0.32, 0.19, 0.21);
+	assert_int_equal(r.slots, 5000);
+	assert_float_equal(r.err, 0, 1e-9);
+	decode_arm(0x410fd490, 0, v0, e1, &r);
+	assert_l1(&r, 0.28, 0.32, 0.19, 0.21);
+	decode_arm(0x410fd492, 0, v0, e1, &r);
+	assert_l1(&r, 0.28, 0.32, 0.19, 0.21);
+	/*
+	 * The same counts on r0p3 are taken as they are: FE 2200/5000 - .05
+	 * = .39, busy 1 - 4000/5000 = .2: RET .14, BS .06 + .2 = .26.
+	 */
+	decode_arm(0x410fd493, 0, v0, e1, &r);
+	assert_l1(&r, 0.14, 0.26, 0.39, 0.21);
+}
+
+/*
+ * V1, S = 8, 1000 cycles: FE 2000, BE 2400, RET 1800, SPEC 3600, BR 50,
+ * STALL 4400.  FE = .25 - 4 x .05 = .05; BE = .3; busy .45, ratio .5:
+ * RET = .225, BS = .225 + 4 x .05 = .425.
+ */
+static void test_formula_v1(void **state)
+{
+	uint64_t v0[7] = { 10, 20, 30, 40, 50, 60, 70 };
+	uint64_t v1[7] = { 1010, 2020, 2430, 1840, 3650, 110, 4470 };
+	struct td_result r;
+
+	(void)state;
+	decode_arm(0x411fd401, 0, v0, v1, &r);
+	assert_l1(&r, 0.225, 0.425, 0.05, 0.30);
+}
+
+/*
+ * V3, S = 10, 1000 cycles: FE 3000, BE 2000, RET 3000, SPEC 4000,
+ * STALL_FRONTEND_FLUSH 100, STALL 5000.  FE = .3 - .1 = .2; BE = .2;
+ * busy .5, ratio .75: RET .375, BS .125 + .1 = .225.  N3 alike at S = 5.
+ */
+static void test_formula_v3_n3(void **state)
+{
+	uint64_t v0[7] = { 0 };
+	uint64_t v1[7] = { 1000, 3000, 2000, 3000, 4000, 100, 5000 };
+	uint64_t n1[7] = { 1000, 1500, 1000, 1500, 2000, 100, 2500 };
+	struct td_result r;
+
+	(void)state;
+	decode_arm(0x410fd841, 0, v0, v1, &r);
+	assert_l1(&r, 0.375, 0.225, 0.2, 0.2);
+	assert_int_equal(r.slots, 10000);
+	decode_arm(0x410fd8e0, 0, v0, n1, &r);
+	assert_l1(&r, 0.375, 0.225, 0.2, 0.2);
+}
+
+/*
+ * Generic SBSA with caps/slots 6 (no X event): cycles 1000, FE 600,
+ * BE 1800, RET 2700, SPEC 3600, STALL 2400: FE .1, BE .3, busy .6,
+ * ratio .75: RET .45, BS .15.
+ */
+static void test_formula_sbsa(void **state)
+{
+	uint64_t v0[6] = { 0 };
+	uint64_t v1[6] = { 1000, 600, 1800, 2700, 3600, 2400 };
+	struct td_result r;
+
+	(void)state;
+	decode_arm(0x411fd4e0, 6, v0, v1, &r);
+	assert_l1(&r, 0.45, 0.15, 0.1, 0.3);
+}
+
+/* STALL_SLOT derived as FE + BE gives what the event gives. */
+static void test_formula_derived_stall(void **state)
+{
+	struct td_arm_params p = { 5, 1, 3, 4, false, true,
+				   { 0, 1, 2, 3, 4, 5, -1 } };
+	double dv[TD_ARM_NR] = { 1000, 1200, 1800, 1400, 2000, 50, 12345 };
+	double f[4];
+
+	(void)state;
+	td_arm_fractions(&p, dv, f);
+	assert_float_equal(f[TD_M_RETIRING], 0.28, 1e-12);
+	assert_float_equal(f[TD_M_BAD_SPEC], 0.32, 1e-12);
+	p.erratum = true; /* derived from the inflated FE: corrected alike */
+	dv[TD_ARM_FE] += 1000;
+	td_arm_fractions(&p, dv, f);
+	assert_float_equal(f[TD_M_FE_BOUND], 0.19, 1e-12);
+	assert_float_equal(f[TD_M_RETIRING], 0.28, 1e-12);
+}
+
+/* The counter budget's derivation (td_formula_derive) gives FE + BE. */
+static void test_derive_stall_slot(void **state)
+{
+	uint64_t v[7] = { 1000, 1200, 1800, 1400, 2000, 50, 0 };
+	uint64_t z[7] = { 0 };
+	struct td_gen_model m;
+	struct td_result r;
+
+	(void)state;
+	assert_int_equal(td_arm_lookup(0x410fd493, 0, &m), 0);
+	td_formula_derive(&m, m.derivable, v);
+	assert_int_equal(v[6], 3000);
+	decode_arm(0x410fd493, 0, z, v, &r);
+	assert_l1(&r, 0.28, 0.32, 0.19, 0.21);
+	assert_int_equal(td_arm_lookup(0x413fd0c1, 0, &m), 0);
+	assert_int_equal(m.derivable, 0); /* N1: nothing to derive */
+}
+
+/* N1: cycles 1000, STALL_FRONTEND 200, STALL_BACKEND 350. */
+static void test_formula_n1_cycles(void **state)
+{
+	uint64_t v0[3] = { 0 };
+	uint64_t v1[3] = { 1000, 200, 350 };
+	struct td_result r;
+
+	(void)state;
+	assert_int_equal(decode_arm(0x413fd0c1, 0, v0, v1, &r),
+			 TD_RESULT_CYCLES);
+	assert_l1(&r, 0.45, 0, 0.2, 0.35);
+	assert_int_equal(r.slots, 1000); /* cycles */
+}
+
+/* ---- identification ------------------------------------------------------ */
+
+static void test_midr_lookup(void **state)
+{
+	static const char cpuinfo[] =
+		"processor\t: 0\nBogoMIPS\t: 50.00\nFeatures\t: fp asimd\n"
+		"CPU implementer\t: 0x41\nCPU architecture: 8\n"
+		"CPU variant\t: 0x0\nCPU part\t: 0xd49\nCPU revision\t: 3\n";
+	struct td_gen_model m;
+	uint32_t midr;
+
+	(void)state;
+	assert_int_equal(td_arm_midr_parse(cpuinfo, &midr), 0);
+	assert_int_equal(midr, 0x410fd493);
+	assert_int_equal(td_arm_midr_parse("processor\t: 0\n", &midr),
+			 -ENOSYS);
+	assert_int_equal(td_arm_lookup(0x410fd490, 0, &m), 0);
+	assert_string_equal(m.name, "neoverse-n2");
+	assert_int_equal(m.arm.slots, 5);
+	assert_true(m.arm.erratum);
+	assert_int_equal(m.nr, 7);
+	assert_int_equal(m.config[m.arm.at[TD_ARM_STALL]], 0x3f);
+	assert_int_equal(m.arm.at[TD_ARM_STALL], 6); /* last: droppable */
+	assert_int_equal(m.derivable, 6); /* the counter budget's term */
+	assert_int_equal(td_arm_lookup(0x410fd493, 0, &m), 0);
+	assert_false(m.arm.erratum);
+	assert_int_equal(td_arm_lookup(0x411fd490, 0, &m), 0); /* r1p0 */
+	assert_false(m.arm.erratum);
+	assert_int_equal(td_arm_lookup(0x410fd4f0, 8, &m), 0);
+	assert_string_equal(m.name, "neoverse-v2");
+	assert_false(m.arm.erratum);
+	assert_int_equal(td_arm_lookup(0x410fd840, 0, &m), 0);
+	assert_int_equal(m.arm.slots, 10);
+	assert_int_equal(m.config[m.arm.at[TD_ARM_X]], 0x8162);
+	assert_int_equal(td_arm_lookup(0x410fd40f, 0, &m), 0);
+	assert_int_equal(m.arm.slots, 8);
+	assert_int_equal(td_arm_lookup(0x410fd8e0, 0, &m), 0);
+	assert_int_equal(m.arm.slots, 5);
+	assert_int_equal(td_arm_lookup(0x413fd0c1, 0, &m), 0);
+	assert_int_equal(m.formula, TD_F_ARM_CYCLES);
+	assert_int_equal(td_arm_lookup(0x411fd4e0, 0, &m), -ENOSYS);
+	assert_int_equal(td_arm_lookup(0x411fd4e0, 6, &m), 0);
+	assert_string_equal(m.name, "sbsa");
+	assert_int_equal(m.arm.at[TD_ARM_X], -1);
+	assert_int_equal(td_arm_lookup(0x610f0220, 0, &m), -ENOSYS);
+}
+
+/* ---- end to end on the emulator ----------------------------------------- */
+
+static int teardown_emu(void **state)
+{
+	(void)state;
+	emu_teardown();
+	return 0;
+}
+
+/* Integer rounding of the emulator's events: a few parts per million. */
+#define TOL 1e-5
+
+/* read(2)s td_open made: its counter-budget check reads the group once. */
+static unsigned long open_reads;
+
+static struct td *open_arm(enum emu_profile p, enum td_path path)
+{
+	struct td_info info = { .size = sizeof(info) };
+	struct emu_stats s;
+	struct td *td;
+
+	emu_setup(p);
+	assert_int_equal(td_open(&td, NULL), 0);
+	emu_stats(&s);
+	open_reads = s.reads;
+	assert_int_equal(open_reads, 1);
+	assert_int_equal(td_query(td, &info), 0);
+	assert_int_equal(info.path, path);
+	assert_int_equal(info.levels, 1);
+	assert_int_equal(info.pmu_type, 8);
+	assert_memory_equal(info.pmu_name, "arm", 3);
+	return td;
+}
+
+static void region(struct td *td, uint64_t slots, const struct emu_mix *mix,
+		   struct td_result *r, struct truth_frac *t)
+{
+	struct td_region reg = { { 0 } };
+	struct emu_truth t0, t1;
+
+	emu_truth(&t0);
+	assert_int_equal(td_region_begin(td, &reg), 0);
+	emu_run(slots, mix);
+	assert_int_equal(td_region_end(td, &reg, r), 0);
+	emu_truth(&t1);
+	*t = truth_between(&t0, &t1);
+}
+
+static void check_slots(struct td *td, uint64_t slots,
+			const struct emu_mix *mix)
+{
+	struct truth_frac t;
+	struct td_result r;
+
+	region(td, slots, mix, &r, &t);
+	/* width x whole cycles; slots here are multiples of every width */
+	assert_int_equal(r.slots, slots);
+	assert_false(r.flags & (TD_RESULT_CYCLES | TD_RESULT_L2));
+	assert_within(&r, &t, TOL);
+}
+
+static void e2e(enum emu_profile p)
+{
+	struct emu_mix m1 = emu_mix_l1(0.30, 0.05, 0.10, 0.55);
+	struct emu_mix m2 = emu_mix_l1(0.55, 0.25, 0.12, 0.08);
+	struct td *td = open_arm(p, TD_PATH_RDPMC);
+	struct emu_stats s;
+
+	emu_run(480000, &m2); /* before: not in the region */
+	check_slots(td, 2400000, &m1);
+	check_slots(td, 600000, &m2);
+	emu_stats(&s);
+	assert_int_equal(s.reads, open_reads); /* EL0 reads all the way */
+	assert_true(s.rdpmcs > 0);
+	td_close(td);
+	emu_stats(&s);
+	assert_int_equal(s.open_fds, 0);
+	assert_int_equal(s.maps, 0);
+}
+
+static void test_e2e_n2_r0p0(void **state)
+{
+	(void)state;
+	e2e(EMU_ARM_N2_R0P0);
+}
+
+/* r0p3: no erratum, and MIDR from /proc/cpuinfo (no sysfs file). */
+static void test_e2e_n2_r0p3(void **state)
+{
+	(void)state;
+	e2e(EMU_ARM_N2_R0P3);
+}
+
+static void test_e2e_v1(void **state)
+{
+	(void)state;
+	e2e(EMU_ARM_V1);
+}
+
+static void test_e2e_v2(void **state)
+{
+	(void)state;
+	e2e(EMU_ARM_V2);
+}
+
+static void test_e2e_n3(void **state)
+{
+	(void)state;
+	e2e(EMU_ARM_N3);
+}
+
+static void test_e2e_v3(void **state)
+{
+	(void)state;
+	e2e(EMU_ARM_V3);
+}
+
+/* A core outside the table with the slot events: SBSA, caps/slots 6. */
+static void test_e2e_sbsa(void **state)
+{
+	(void)state;
+	e2e(EMU_ARM_SBSA);
+}
+
+/* N1: cycle stall fractions, flagged, never slot-based. */
+static void test_e2e_n1_cycles(void **state)
+{
+	static struct td_named nr = TD_NAMED_INIT("n1");
+	struct emu_mix m = emu_mix_l1(0.30, 0.10, 0.15, 0.45);
+	struct td *td = open_arm(EMU_ARM_N1, TD_PATH_RDPMC);
+	struct td_record rec[2];
+	struct td_result r, d;
+	struct td_totals tot;
+	struct truth_frac t;
+	size_t n;
+
+	(void)state;
+	assert_int_equal(td_records_attach(td, rec, 2), 0);
+	region(td, 5000000, &m, &r, &t);
+	assert_true(r.flags & TD_RESULT_CYCLES);
+	assert_int_equal(r.slots, 5000000 / 5); /* cycles of the 5-wide N1 */
+	assert_float_equal(r.l1[TD_FE_BOUND], t.l1[TD_FE_BOUND], TOL);
+	assert_float_equal(r.l1[TD_BE_BOUND], t.l1[TD_BE_BOUND], TOL);
+	assert_float_equal(r.l1[TD_RETIRING],
+			   t.l1[TD_RETIRING] + t.l1[TD_BAD_SPEC], TOL);
+	assert_float_equal(r.l1[TD_BAD_SPEC], 0, 0);
+	assert_int_equal(td_records_detach(td, &n, NULL), 0);
+	assert_int_equal(n, 1);
+	assert_int_equal(td_record_decode(&rec[0], &d), 0);
+	assert_true(d.flags & TD_RESULT_CYCLES);
+	assert_float_equal(d.l1[TD_FE_BOUND], r.l1[TD_FE_BOUND], 1e-12);
+	/* named regions' totals keep the flag too */
+	memset(&nr.opaque, 0, sizeof(nr.opaque));
+	assert_int_equal(td_named_begin(td, &nr), 0);
+	emu_run(1000000, &m);
+	assert_int_equal(td_named_end(td, &nr, &r), 0);
+	assert_int_equal(td_named_totals(&nr, &tot), 0);
+	assert_true(tot.total.flags & TD_RESULT_CYCLES);
+	assert_float_equal(tot.total.l1[TD_FE_BOUND], r.l1[TD_FE_BOUND],
+			   1e-12);
+	td_close(td);
+}
+
+/*
+ * 32-bit event counters (V1, no PMUv3p5: config1 3 refused, 2 taken):
+ * with a short period they wrap inside the region, and a reading
+ * between the wrap and its overflow interrupt needs pmc_width 32 sign
+ * extension with the old offset; then more than 2^32 events at the
+ * kernel's own period (2^31 - 1).
+ */
+static void test_wrap_32bit(void **state)
+{
+	struct emu_mix m = emu_mix_l1(0.35, 0.15, 0.20, 0.30);
+	struct td_region outer = { { 0 } }, inner = { { 0 } };
+	struct emu_truth t0, t1, t2;
+	struct truth_frac t;
+	struct td_result r;
+	struct td *td;
+
+	(void)state;
+	emu_setup(EMU_ARM_V1);
+	emu_gp_set_period(100000);
+	assert_int_equal(td_open(&td, NULL), 0);
+	emu_truth(&t0);
+	assert_int_equal(td_region_begin(td, &outer), 0);
+	emu_run(900000, &m); /* wrapped, interrupt pending */
+	emu_truth(&t1);
+	assert_int_equal(td_region_begin(td, &inner), 0);
+	emu_run(1200000, &m);
+	assert_int_equal(td_region_end(td, &inner, &r), 0);
+	emu_truth(&t2);
+	t = truth_between(&t1, &t2);
+	assert_within(&r, &t, TOL);
+	assert_int_equal(td_region_end(td, &outer, &r), 0);
+	t = truth_between(&t0, &t2);
+	assert_within(&r, &t, TOL);
+	td_close(td);
+	emu_teardown();
+
+	emu_setup(EMU_ARM_V1);
+	assert_int_equal(td_open(&td, NULL), 0);
+	emu_truth(&t0);
+	assert_int_equal(td_region_begin(td, &outer), 0);
+	/* FE slots 2^33 and more, each stretch wrapping at most once */
+	for (int i = 0; i < 40; i++)
+		emu_run(UINT64_C(1000000000), &m);
+	assert_int_equal(td_region_end(td, &outer, &r), 0);
+	emu_truth(&t1);
+	t = truth_between(&t0, &t1);
+	assert_within(&r, &t, TOL);
+	td_close(td);
+}
+
+/* Descheduled: index 0, read(2) of the group (exact, not resetting). */
+static void test_index0_read_fallback(void **state)
+{
+	struct td *td = open_arm(EMU_ARM_V2, TD_PATH_RDPMC);
+	struct emu_mix m = emu_mix_l1(0.4, 0.1, 0.2, 0.3);
+	struct td_region reg = { { 0 } };
+	struct td_result r;
+	struct emu_stats s;
+
+	(void)state;
+	emu_deschedule();
+	assert_int_equal(td_region_begin(td, &reg), 0);
+	assert_int_equal(td_region_end(td, &reg, &r), 0);
+	emu_stats(&s);
+	assert_int_equal(s.reads - open_reads, 2);
+	assert_int_equal(s.rdpmcs, 0);
+	/* scheduled at begin, out at end: flagged */
+	emu_reschedule();
+	assert_int_equal(td_region_begin(td, &reg), 0);
+	emu_run(600000, &m);
+	emu_deschedule();
+	emu_run(6000, &m); /* not counted: time_running stops */
+	assert_int_equal(td_region_end(td, &reg, &r), 0);
+	assert_true(r.flags & TD_RESULT_UNRELIABLE);
+	emu_reschedule();
+	check_slots(td, 1200000, &m);
+	emu_context_switch(99999); /* counters move: new index, offset */
+	check_slots(td, 1200000, &m);
+	td_close(td);
+}
+
+/* perf_user_access = 0: opens, read(2) path, says why; never an MRS. */
+static void test_user_access_off(void **state)
+{
+	struct td_info info = { .size = sizeof(info) };
+	struct emu_mix m = emu_mix_l1(0.4, 0.1, 0.2, 0.3);
+	struct td *td = open_arm(EMU_ARM_NO_USER, TD_PATH_READ);
+	struct emu_stats s;
+
+	(void)state;
+	assert_int_equal(td_query(td, &info), 0);
+	assert_true(info.flags & TD_INFO_USER_ACCESS_OFF);
+	check_slots(td, 1200000, &m);
+	emu_stats(&s);
+	assert_int_equal(s.rdpmcs, 0);
+	assert_int_equal(s.reads - open_reads, 2);
+	td_close(td);
+}
+
+/* The handle of an ordinary V2 reports no such flag. */
+static void test_user_access_on_flag(void **state)
+{
+	struct td_info info = { .size = sizeof(info) };
+	struct td *td = open_arm(EMU_ARM_V2, TD_PATH_RDPMC);
+
+	(void)state;
+	assert_int_equal(td_query(td, &info), 0);
+	assert_false(info.flags & TD_INFO_USER_ACCESS_OFF);
+	td_close(td);
+}
+
+/*
+ * A VM with 5 counters: STALL_SLOT derived (the counter budget's one
+ * term, TD_INFO_DERIVED), results unchanged.
+ */
+static void test_vm_five_counters(void **state)
+{
+	struct emu_mix m = emu_mix_l1(0.3, 0.2, 0.2, 0.3);
+	struct td_info info = { .size = sizeof(info) };
+	struct td *td = open_arm(EMU_ARM_VM5, TD_PATH_RDPMC);
+	struct emu_stats s;
+
+	(void)state;
+	emu_stats(&s);
+	assert_int_equal(s.open_fds, 6); /* cycles + 5 */
+	assert_int_equal(td_query(td, &info), 0);
+	assert_true(info.flags & TD_INFO_DERIVED);
+	assert_string_equal(info.uarch, "neoverse-v2");
+	check_slots(td, 1200000, &m);
+	td_close(td);
+}
+
+/* Four counters: not even the derived set fits. */
+static void test_vm_too_few_counters(void **state)
+{
+	struct emu_stats s;
+	struct td *td;
+
+	(void)state;
+	emu_setup(EMU_ARM_VM4);
+	assert_int_equal(td_open(&td, NULL), -ENOSPC);
+	assert_null(td);
+	assert_non_null(strstr(td_strerror(-ENOSPC), "larger instance"));
+	emu_stats(&s);
+	assert_int_equal(s.open_fds, 0);
+}
+
+/* No PMU at all (a VM without one): -ENODEV. */
+static void test_no_pmu(void **state)
+{
+	struct td *td;
+
+	(void)state;
+	emu_setup(EMU_NO_PMU);
+	assert_int_equal(td_open(&td, NULL), -ENODEV);
+}
+
+/*
+ * Cortex-A510 CPUs 0-3 and Cortex-X3 4-7: unpinned, -ENXIO naming
+ * taskset; pinned to the big cores, the X3's PMU (generic SBSA formula);
+ * pinned to the little ones, whose PMU lists no slot events: -ENOSYS.
+ */
+static void test_heterogeneous(void **state)
+{
+	struct emu_mix m = emu_mix_l1(0.3, 0.2, 0.2, 0.3);
+	struct td_info info = { .size = sizeof(info) };
+	struct td *td;
+
+	(void)state;
+	emu_setup(EMU_ARM_HETERO);
+	assert_int_equal(td_open(&td, NULL), -ENXIO);
+	assert_non_null(strstr(td_strerror(-ENXIO), "taskset"));
+	emu_arm_pin(4, 7);
+	assert_int_equal(td_open(&td, NULL), 0);
+	assert_int_equal(td_query(td, &info), 0);
+	assert_string_equal(info.pmu_name, "armv8_cortex_x3");
+	check_slots(td, 1200000, &m);
+	td_close(td);
+	emu_migrate(1);
+	emu_arm_pin(0, 3);
+	assert_int_equal(td_open(&td, NULL), -ENOSYS);
+	assert_non_null(strstr(td_strerror(-ENOSYS), "part 0xd46"));
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_formula_n2),
+		cmocka_unit_test(test_formula_v1),
+		cmocka_unit_test(test_formula_v3_n3),
+		cmocka_unit_test(test_formula_sbsa),
+		cmocka_unit_test(test_formula_derived_stall),
+		cmocka_unit_test(test_derive_stall_slot),
+		cmocka_unit_test(test_formula_n1_cycles),
+		cmocka_unit_test(test_midr_lookup),
+		cmocka_unit_test_teardown(test_e2e_n2_r0p0, teardown_emu),
+		cmocka_unit_test_teardown(test_e2e_n2_r0p3, teardown_emu),
+		cmocka_unit_test_teardown(test_e2e_v1, teardown_emu),
+		cmocka_unit_test_teardown(test_e2e_v2, teardown_emu),
+		cmocka_unit_test_teardown(test_e2e_n3, teardown_emu),
+		cmocka_unit_test_teardown(test_e2e_v3, teardown_emu),
+		cmocka_unit_test_teardown(test_e2e_sbsa, teardown_emu),
+		cmocka_unit_test_teardown(test_e2e_n1_cycles, teardown_emu),
+		cmocka_unit_test_teardown(test_wrap_32bit, teardown_emu),
+		cmocka_unit_test_teardown(test_index0_read_fallback,
+					  teardown_emu),
+		cmocka_unit_test_teardown(test_user_access_off, teardown_emu),
+		cmocka_unit_test_teardown(test_user_access_on_flag,
+					  teardown_emu),
+		cmocka_unit_test_teardown(test_vm_five_counters, teardown_emu),
+		cmocka_unit_test_teardown(test_vm_too_few_counters,
+					  teardown_emu),
+		cmocka_unit_test_teardown(test_no_pmu, teardown_emu),
+		cmocka_unit_test_teardown(test_heterogeneous, teardown_emu),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
