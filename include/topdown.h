@@ -466,7 +466,10 @@ TD_API int td_decode_readings(uint64_t slots0, uint64_t metrics0,
  *               record's own value)
  *   smt_contention
  *               td_result.smt_contention (AMD Zen 4/5; else 0)
- * Fractions are in [0, 1].  All but kind and name are numbers.
+ *   basis       "slots", or "cycles" for results flagged TD_RESULT_CYCLES
+ *               (Arm Neoverse N1: cycle stall fractions, not TopDown;
+ *               the table marks them too)
+ * Fractions are in [0, 1].  All but kind, name and basis are numbers.
  *
  * Zero-code-change reports: with TOPDOWN_REPORT=stderr or a file path
  * (appended to) in the environment of td_open, td_close writes

@@ -129,6 +129,7 @@ static void put_row(struct out *o, const struct row *w)
 	for (int i = 0; i < TD_L1_COUNT; i++)
 		put_frac(o, "max_", td_l1_name(i), w->max[i]);
 	put_frac(o, "", "smt_contention", r->smt_contention);
+	put_str(o, "basis", r->flags & TD_RESULT_CYCLES ? "cycles" : "slots");
 	fputs(o->fmt == TD_FORMAT_JSONL ? "}\n" : "\n", o->f);
 }
 
@@ -158,10 +159,11 @@ static void table_named(FILE *f, const struct row *w)
 {
 	const struct td_result *r = w->r;
 
-	fprintf(f, "%-24s %8llu %10llu %16llu %7.2fpp\n", w->name,
+	fprintf(f, "%-24s %8llu %10llu %16llu %7.2fpp%s\n", w->name,
 		(unsigned long long)w->calls,
 		(unsigned long long)w->unreliable,
-		(unsigned long long)r->slots, 100 * r->err);
+		(unsigned long long)r->slots, 100 * r->err,
+		r->flags & TD_RESULT_CYCLES ? "  cycles, not TopDown" : "");
 	for (int i = 0; i < TD_L1_COUNT; i++) {
 		fprintf(f, "  %-22s %7.1f%% %7.1f%% %7.1f%%\n", td_l1_name(i),
 			100 * r->l1[i], 100 * w->min[i], 100 * w->max[i]);
@@ -197,10 +199,11 @@ static void table_record(FILE *f, size_t idx, const struct row *w)
 		(unsigned long long)r->slots);
 	for (int i = 0; i < TD_L1_COUNT; i++)
 		fprintf(f, " %8.1f%%", 100 * r->l1[i]);
-	fprintf(f, " %8.1f%% %7.2fpp  %s%s\n", 100 * r->smt_contention,
+	fprintf(f, " %8.1f%% %7.2fpp  %s%s%s\n", 100 * r->smt_contention,
 		100 * r->err,
 		r->flags & TD_RESULT_UNRELIABLE ? "UNRELIABLE " : "",
-		r->flags & TD_RESULT_SHORT ? "SHORT" : "");
+		r->flags & TD_RESULT_SHORT ? "SHORT " : "",
+		r->flags & TD_RESULT_CYCLES ? "CYCLES" : "");
 }
 
 /* ---- the two entry points ----------------------------------------------- */

@@ -9,6 +9,7 @@
  * fit the counters.
  */
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "helpers.h"
@@ -387,6 +388,23 @@ static void test_e2e_n1_cycles(void **state)
 	assert_true(tot.total.flags & TD_RESULT_CYCLES);
 	assert_float_equal(tot.total.l1[TD_FE_BOUND], r.l1[TD_FE_BOUND],
 			   1e-12);
+	/* and the reports say so: basis column, table marker */
+	for (int fmt = TD_FORMAT_TABLE; fmt <= TD_FORMAT_JSONL; fmt++) {
+		char *text = NULL;
+		size_t len = 0;
+		FILE *f = open_memstream(&text, &len);
+
+		assert_non_null(f);
+		assert_int_equal(td_report_named(f, td, (enum td_format)fmt),
+				 0);
+		fclose(f);
+		assert_non_null(strstr(text, fmt == TD_FORMAT_TABLE ?
+						     "cycles, not TopDown" :
+					     fmt == TD_FORMAT_CSV ?
+						     ",cycles\n" :
+						     "\"basis\":\"cycles\"}"));
+		free(text);
+	}
 	td_close(td);
 }
 

@@ -386,6 +386,7 @@ static int expected_keys(char keys[][32])
 	for (int i = 0; i < TD_L1_COUNT; i++)
 		snprintf(keys[n++], 32, "max_%s", td_l1_name(i));
 	snprintf(keys[n++], 32, "smt_contention");
+	snprintf(keys[n++], 32, "basis");
 	return n;
 }
 
@@ -460,6 +461,7 @@ static void test_report_csv(void **state)
 		assert_string_equal(f[1], rows ? "beta, the \"second\"" : "alpha");
 		assert_string_equal(f[2], rows ? "1" : "2");
 		assert_string_equal(f[6], "2");
+		assert_string_equal(f[nkeys - 1], "slots");
 		rows++;
 	}
 	assert_int_equal(rows, 2);
