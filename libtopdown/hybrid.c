@@ -195,9 +195,8 @@ static int ecore_values(struct td *td, const struct td_sample *s,
  * two groups are read a few microseconds apart; a reading taken on an
  * E-core then sees cpu_core's enabled time move by that gap, which can
  * flag the region: conservative.)  region.c's undo of a reset that raced
- * a switch-out restores base from before its second reading and so drops
- * what the E-cores counted between the two readings: at most those few
- * microseconds, and only in that race.
+ * a switch-out (typically: the thread was on an E-core at the ioctl)
+ * keeps what this fold added at its second reading.
  */
 void td_hybrid_fold(struct td *td, struct td_sample *s)
 {

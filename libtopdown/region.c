@@ -130,18 +130,26 @@ static void maybe_reset(struct td *td, const struct td_region_priv *p,
 
 	if (td_fold_and_reset(td, s) < 0)
 		return;
+	struct td_counts folded_base = td->snap.base;
+
 	td_take_sample(td, s);
 	/*
 	 * _perf_event_reset zeroes the hardware only through pmu->read of an
 	 * active event: if the group was switched out between our reading
 	 * and the ioctl, nothing was zeroed and the schedule-in restored the
 	 * old values.  SLOTS not below the fold reading says so: undo the
-	 * fold, or those slots would be counted twice.
+	 * fold, or those slots would be counted twice.  What the second
+	 * reading itself added to the base stays: on hybrid parts, the
+	 * E-cores' counts of the stint that kept the group switched out.
 	 */
 	if (s->valid && s->raw_slots >= fold_slots) {
 		struct td_snap folded = td->snap;
 
 		td->snap.base = saved.base;
+		td->snap.base.slots += folded.base.slots - folded_base.slots;
+		for (unsigned i = 0; i < TD_NR_METRICS; i++)
+			td->snap.base.cat[i] +=
+				folded.base.cat[i] - folded_base.cat[i];
 		td->snap.qerr_base = saved.qerr_base;
 		td->last_raw_slots = fold_slots;
 		td->last_raw_metrics = fold_metrics;

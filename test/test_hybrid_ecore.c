@@ -231,6 +231,41 @@ static void test_named_totals_mixed(void **state)
 	td_close(td);
 }
 
+/*
+ * The library's reset at an inner begin finds cpu_core's group inactive
+ * because the thread is away on an E-core (nothing zeroed; the reset is
+ * undone).  The E-cores' slots of that stint belong to the enclosing
+ * region and must stay in it.
+ */
+static void test_reset_undo_keeps_ecore_stint(void **state)
+{
+	struct td_options o = TD_OPTIONS_INIT;
+	struct td_region outer = { { 0 } }, inner = { { 0 } };
+	struct td_result ro, ri;
+	struct emu_truth a, b;
+	struct truth_frac t;
+	struct td *td;
+
+	(void)state;
+	emu_setup(EMU_ADL);
+	o.reset_policy = TD_RESET_ALWAYS;
+	assert_int_equal(td_open(&td, &o), 0);
+	emu_run(1000000, &MIX_STREAM);
+	emu_truth(&a);
+	assert_int_equal(td_region_begin(td, &outer), 0);
+	emu_run(30000000, &MIX_CHAIN);
+	emu_ecore_stint_at_next_reset(30000000, &MIX_STREAM);
+	assert_int_equal(td_region_begin(td, &inner), 0);
+	emu_run(20000000, &MIX_DRAM);
+	assert_int_equal(td_region_end(td, &inner, &ri), 0);
+	assert_int_equal(td_region_end(td, &outer, &ro), 0);
+	emu_truth(&b);
+	t = truth_between(&a, &b);
+	assert_int_equal(ro.slots, 80000000);
+	assert_within(&ro, &t, BOUND);
+	td_close(td);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -243,6 +278,8 @@ int main(void)
 		cmocka_unit_test_teardown(test_ecore_only_between_pcore_readings,
 					  teardown),
 		cmocka_unit_test_teardown(test_named_totals_mixed, teardown),
+		cmocka_unit_test_teardown(test_reset_undo_keeps_ecore_stint,
+					  teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

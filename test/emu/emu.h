@@ -171,6 +171,10 @@ void emu_rseq_set_cpu_raw(uint32_t v); /* e.g. -2: registration failed */
 /* The next PERF_EVENT_IOC_RESET runs while the group is switched out
  * (so the kernel cannot zero the hardware), then it is switched back in. */
 void emu_switch_out_at_next_reset(void);
+/* Hybrid: the next IOC_RESET comes while the thread is away on an E-core
+ * (cpu 8) running `slots` slots of mix, so cpu_core's group is inactive
+ * there (nothing zeroed); then it migrates back. */
+void emu_ecore_stint_at_next_reset(uint64_t slots, const struct emu_mix *mix);
 
 void emu_stats(struct emu_stats *s);
 /* Set the sysfs rdpmc knob at runtime (existing events keep their flag). */

@@ -127,6 +127,9 @@ struct emu_state {
 	int rdpmc_knob;
 	bool has_metrics_clear;
 	bool switch_out_at_reset; /* next IOC_RESET finds the group inactive */
+	/* next IOC_RESET runs while the thread is on an E-core (hybrid) */
+	uint64_t ecore_stint_slots;
+	struct emu_mix ecore_stint_mix;
 	enum emu_clear_trigger clear_trigger;
 	uint32_t core_type;
 	unsigned gen_width;     /* generic profiles: pipeline width, else 0 */

@@ -240,6 +240,18 @@ int emu_sys_ioctl(struct emu_event *e, unsigned long req, unsigned long arg)
 		return 0;
 	case PERF_EVENT_IOC_RESET:
 		emu.stats.resets++;
+		if (emu.ecore_stint_slots) { /* hybrid: reset from an E-core */
+			uint64_t n = emu.ecore_stint_slots;
+			int cpu = emu_cpu.cpu;
+
+			emu.ecore_stint_slots = 0;
+			emu_migrate(8);
+			emu_run(n, &emu.ecore_stint_mix);
+			for (int i = 0; i < g->nr; i++)
+				reset_event(g->members[i]);
+			emu_migrate(cpu);
+			return 0;
+		}
 		if (emu.switch_out_at_reset) { /* the race: inactive at reset */
 			emu.switch_out_at_reset = false;
 			emu_deschedule();

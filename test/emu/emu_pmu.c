@@ -453,6 +453,12 @@ void emu_switch_out_at_next_reset(void)
 	emu.switch_out_at_reset = true;
 }
 
+void emu_ecore_stint_at_next_reset(uint64_t slots, const struct emu_mix *mix)
+{
+	emu.ecore_stint_slots = slots;
+	emu.ecore_stint_mix = *mix;
+}
+
 void emu_set_rdpmc_knob(int value)
 {
 	emu.rdpmc_knob = value;
