@@ -148,7 +148,12 @@ int td_arm_midr_parse(const char *cpuinfo, uint32_t *midr)
 	return 0;
 }
 
-/* The current CPU's block of /proc/cpuinfo, or the whole text. */
+/*
+ * The current CPU's block of /proc/cpuinfo, or NULL: never another CPU's
+ * (on a heterogeneous part that would pick the wrong core's formula).
+ * A single-block text (some kernels print one block without "processor")
+ * is taken as is.
+ */
 static const char *cpu_block(const char *text, unsigned cpu)
 {
 	char head[32];
@@ -156,12 +161,17 @@ static const char *cpu_block(const char *text, unsigned cpu)
 
 	snprintf(head, sizeof(head), "processor\t: %u\n", cpu);
 	p = strstr(text, head);
-	return p ? p : text;
+	if (p)
+		return p;
+	return strstr(text, "processor\t:") ? NULL : text;
 }
+
+#define TD_CPUINFO_MAX (512 * 1024)
 
 static int read_midr(unsigned cpu, uint32_t *midr)
 {
-	char path[96], text[4096];
+	char path[96], text[64], *info;
+	const char *block;
 	int n;
 
 	snprintf(path, sizeof(path),
@@ -176,10 +186,15 @@ static int read_midr(unsigned cpu, uint32_t *midr)
 			return 0;
 		}
 	}
-	n = td_sys_read_file("/proc/cpuinfo", text, sizeof(text));
-	if (n < 0)
-		return n;
-	return td_arm_midr_parse(cpu_block(text, cpu), midr);
+	/* a block of ~1 KiB per CPU: room for a few hundred CPUs */
+	info = malloc(TD_CPUINFO_MAX);
+	if (!info)
+		return -ENOMEM;
+	n = td_sys_read_file("/proc/cpuinfo", info, TD_CPUINFO_MAX);
+	block = n < 0 ? NULL : cpu_block(info, cpu);
+	n = n < 0 ? n : block ? td_arm_midr_parse(block, midr) : -ENOSYS;
+	free(info);
+	return n;
 }
 
 /* Generic cores: only where the PMU lists the slot events (PMCEID). */

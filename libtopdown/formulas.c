@@ -51,7 +51,10 @@ void td_formula_zen(unsigned width, const uint64_t *v, struct td_counts *c)
 void td_formula_zen_l2(unsigned width, const uint64_t *v, const uint64_t *w,
 		       struct td_counts *c)
 {
-	unsigned __int128 bad = v[TD_ZEN_DISP] - v[TD_ZEN_RET];
+	/* dispatched - retired, clamped: in-flight skew can make it < 0 */
+	unsigned __int128 bad = v[TD_ZEN_DISP] > v[TD_ZEN_RET]
+					? v[TD_ZEN_DISP] - v[TD_ZEN_RET]
+					: 0;
 	uint64_t redirects = w[TD_ZEN2_MISP] + w[TD_ZEN2_RESTART];
 
 	c->cat[TD_M_HEAVY_OPS] = 255 * w[TD_ZEN2_UCODE];
