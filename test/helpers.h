@@ -25,4 +25,24 @@
 				 (res)->flags, e_, (res)->err, (double)(bound)); \
 	} while (0)
 
+/*
+ * One region of `slots` slots of `mix`, begun and ended on td (res may be
+ * NULL); returns the workload's true fractions over it.
+ */
+static inline struct truth_frac measure_region(struct td *td,
+					       struct td_region *r,
+					       uint64_t slots,
+					       const struct emu_mix *mix,
+					       struct td_result *res)
+{
+	struct emu_truth a, b;
+
+	assert_int_equal(td_region_begin(td, r), 0);
+	emu_truth(&a);
+	emu_run(slots, mix);
+	emu_truth(&b);
+	assert_int_equal(td_region_end(td, r, res), 0);
+	return truth_between(&a, &b);
+}
+
 #endif

@@ -24,20 +24,6 @@ static int teardown(void **state)
 	return 0;
 }
 
-static struct truth_frac measure(struct td *td, struct td_region *r,
-				 uint64_t slots, const struct emu_mix *mix,
-				 struct td_result *res)
-{
-	struct emu_truth a, b;
-
-	assert_int_equal(td_region_begin(td, r), 0);
-	emu_truth(&a);
-	emu_run(slots, mix);
-	emu_truth(&b);
-	assert_int_equal(td_region_end(td, r, res), 0);
-	return truth_between(&a, &b);
-}
-
 /*
  * Once a region object has been used, a pair without a result reads
  * SLOTS and PERF_METRICS at begin and SLOTS alone at end: three RDPMCs,
@@ -90,7 +76,7 @@ static void test_two_handles_one_region(void **state)
 	for (int i = 0; i < 40; i++) {
 		struct td *td = i % 3 ? a : b;
 		struct td_result res;
-		struct truth_frac t = measure(td, &r, 2000000 + 100000 * i,
+		struct truth_frac t = measure_region(td, &r, 2000000 + 100000 * i,
 					      mixes[i % 4], &res);
 
 		assert_within(&res, &t, 0.02);
@@ -119,8 +105,8 @@ static void test_copy_refreshed_after_fold(void **state)
 		struct td_result rl, rs;
 		struct truth_frac tl, ts;
 
-		tl = measure(td, &lng, 50000000, &MIX_DRAM, &rl);
-		ts = measure(td, &shrt, 300000, i % 2 ? &MIX_CHAIN
+		tl = measure_region(td, &lng, 50000000, &MIX_DRAM, &rl);
+		ts = measure_region(td, &shrt, 300000, i % 2 ? &MIX_CHAIN
 						      : &MIX_BRANCHY, &rs);
 		assert_within(&rl, &tl, 0.01);
 		assert_int_equal(rl.slots, 50000000);
@@ -151,12 +137,12 @@ static void test_threshold_follows_shorter_region(void **state)
 	for (int i = 0; i < 4; i++) { /* learnt by an end with a result */
 		struct td_result res;
 
-		measure(td, &r, 100000000, &MIX_CHAIN, &res);
+		measure_region(td, &r, 100000000, &MIX_CHAIN, &res);
 	}
 	for (int i = 0; i < 60; i++) { /* learnt by fast ends, no result */
 		struct td_result res;
 		bool check = i % 10 == 9;
-		struct truth_frac t = measure(td, &r, 1000000,
+		struct truth_frac t = measure_region(td, &r, 1000000,
 					      i % 2 ? &MIX_DRAM : &MIX_BRANCHY,
 					      check ? &res : NULL);
 

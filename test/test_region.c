@@ -49,21 +49,6 @@ static int setup_spr_never(void **state)
 	return 0;
 }
 
-/* Measure one region of `slots` slots of `mix`; returns the truth. */
-static struct truth_frac one_region(struct td *td, struct td_region *r,
-				    uint64_t slots, const struct emu_mix *mix,
-				    struct td_result *res)
-{
-	struct emu_truth a, b;
-
-	assert_int_equal(td_region_begin(td, r), 0);
-	emu_truth(&a);
-	emu_run(slots, mix);
-	emu_truth(&b);
-	assert_int_equal(td_region_end(td, r, res), 0);
-	return truth_between(&a, &b);
-}
-
 /* Plain regions of contrasting mixes, level 1 + 2, no syscall on the path. */
 static void test_plain_regions_spr(void **state)
 {
@@ -78,7 +63,7 @@ static void test_plain_regions_spr(void **state)
 	for (int i = 0; i < 4; i++) {
 		struct truth_frac t;
 		emu_stats(&s0);
-		t = one_region(td, &r, 50000000, mixes[i], &res);
+		t = measure_region(td, &r, 50000000, mixes[i], &res);
 		emu_stats(&s1);
 		assert_true(res.flags & TD_RESULT_L2);
 		assert_within(&res, &t, 0.01);
@@ -103,7 +88,7 @@ static void test_plain_regions_icl(void **state)
 	struct truth_frac t;
 
 	emu_run(1000000, &MIX_CHAIN);
-	t = one_region(td, &r, 20000000, &MIX_BRANCHY, &res);
+	t = measure_region(td, &r, 20000000, &MIX_BRANCHY, &res);
 	assert_false(res.flags & TD_RESULT_L2);
 	assert_within(&res, &t, 0.005);
 	for (int i = 0; i < TD_L2_COUNT; i++)
@@ -215,7 +200,7 @@ static void test_reset_while_switched_out(void **state)
 	emu_truth(&a);
 	emu_run(30000000, &MIX_CHAIN);
 	emu_switch_out_at_next_reset();
-	t = one_region(td, &r, 20000000, &MIX_DRAM, &res);
+	t = measure_region(td, &r, 20000000, &MIX_DRAM, &res);
 	emu_truth(&b);
 	assert_int_equal(td_region_end(td, &outer, &ro), 0);
 	assert_int_equal(res.slots, 20000000);
@@ -287,7 +272,7 @@ static void kernel_reset_case(struct td *td, void (*reset)(void))
 		assert_true(res.l1[i] == 0);
 	assert_int_equal(td_query(td, &info), 0);
 	assert_int_equal(info.foreign_resets, 1);
-	t = one_region(td, &r, 30000000, &MIX_BRANCHY, &res);
+	t = measure_region(td, &r, 30000000, &MIX_BRANCHY, &res);
 	assert_within(&res, &t, 0.02);
 }
 
@@ -358,7 +343,7 @@ static void test_not_scheduled_mid_region(void **state)
 	emu_run(5000000, &MIX_CHAIN);
 	assert_int_equal(td_region_end(td, &r, &res), 0);
 	assert_true(res.flags & TD_RESULT_UNRELIABLE);
-	t = one_region(td, &r, 30000000, &MIX_BRANCHY, &res);
+	t = measure_region(td, &r, 30000000, &MIX_BRANCHY, &res);
 	assert_within(&res, &t, 0.02);
 }
 
@@ -396,7 +381,7 @@ static void test_not_scheduled_at_end(void **state)
 	for (int i = 0; i < TD_L1_COUNT; i++)
 		assert_true(res.l1[i] == 0);
 	emu_reschedule();
-	t = one_region(td, &r, 30000000, &MIX_BRANCHY, &res);
+	t = measure_region(td, &r, 30000000, &MIX_BRANCHY, &res);
 	assert_within(&res, &t, 0.02);
 }
 
@@ -457,7 +442,7 @@ static void test_long_run_auto_reset(void **state)
 	emu_run(4000000000ull, &MIX_STREAM); /* a second of earlier work */
 	for (int i = 0; i < n; i++) {
 		struct truth_frac t;
-		t = one_region(td, &r, 10000000, mixes[i % 4], &res);
+		t = measure_region(td, &r, 10000000, mixes[i % 4], &res);
 		assert_within(&res, &t, 0.05);
 		worst = fmax(worst, max_error(&res, &t));
 		emu_run(1000000, mixes[(i + 1) % 4]); /* between regions */
@@ -482,7 +467,7 @@ static void test_never_reports_growing_err(void **state)
 	double first_err = 0;
 
 	for (int i = 0; i < 200; i++) {
-		t = one_region(td, &r, 1000000, i & 1 ? &MIX_CHAIN : &MIX_DRAM,
+		t = measure_region(td, &r, 1000000, i & 1 ? &MIX_CHAIN : &MIX_DRAM,
 			       &res);
 		assert_within(&res, &t, 1.0);
 		if (i == 0)
@@ -509,7 +494,7 @@ static void test_always_policy_env(void **state)
 	emu_run(50000000, &MIX_STREAM);
 	for (int i = 0; i < 10; i++) {
 		emu_stats(&s0);
-		t = one_region(td, &r, 100000, &MIX_BRANCHY, &res);
+		t = measure_region(td, &r, 100000, &MIX_BRANCHY, &res);
 		emu_stats(&s1);
 		assert_int_equal(s1.resets - s0.resets, 1);
 		assert_int_equal(res.resets, 0); /* before the region, not in */
@@ -537,7 +522,7 @@ static void test_rdpmc_disabled_read_path(void **state)
 	assert_int_equal(td_region_begin(td, &outer), 0);
 	emu_truth(&a);
 	for (int i = 0; i < 3; i++) {
-		t = one_region(td, &r, 20000000, i ? &MIX_DRAM : &MIX_CHAIN,
+		t = measure_region(td, &r, 20000000, i ? &MIX_DRAM : &MIX_CHAIN,
 			       &res);
 		assert_true(res.flags & TD_RESULT_READ_PATH);
 		assert_within(&res, &t, 0.01);
@@ -580,7 +565,7 @@ static void metrics_clear_case(enum emu_clear_trigger trigger)
 	emu_truth(&a);
 	for (int i = 0; i < 400; i++) {
 		uint64_t len = 10000ull << (i % 10); /* 1e4 .. 5e6 slots */
-		t = one_region(td, &r, len, mixes[i % 4], &res);
+		t = measure_region(td, &r, len, mixes[i % 4], &res);
 		assert_within(&res, &t, 2.0 / 255 + 1e-9);
 		emu_run(len / 3, mixes[(i + 1) % 4]);
 	}
@@ -623,9 +608,9 @@ static void test_metrics_clear_first_region_unknown(void **state)
 	emu_setup(EMU_LNL);
 	emu_set_metrics_clear_trigger(EMU_CLEAR_ON_SLOTS);
 	assert_int_equal(td_open(&td, NULL), 0);
-	t = one_region(td, &r, 1000000, &MIX_DRAM, &res);
+	t = measure_region(td, &r, 1000000, &MIX_DRAM, &res);
 	assert_true(res.flags & TD_RESULT_UNRELIABLE);
-	t = one_region(td, &r, 1000000, &MIX_CHAIN, &res);
+	t = measure_region(td, &r, 1000000, &MIX_CHAIN, &res);
 	assert_within(&res, &t, 2.0 / 255 + 1e-9);
 	td_close(td);
 	emu_teardown();
@@ -648,7 +633,7 @@ static void test_metrics_clear_opt_out(void **state)
 	assert_int_equal(td_query(td, &info), 0);
 	assert_false(info.flags & TD_INFO_METRICS_CLEAR);
 	emu_run(5000000, &MIX_STREAM);
-	t = one_region(td, &r, 20000000, &MIX_DRAM, &res);
+	t = measure_region(td, &r, 20000000, &MIX_DRAM, &res);
 	assert_within(&res, &t, 0.01);
 	td_close(td);
 	emu_teardown();
