@@ -13,7 +13,7 @@
 #   make test-arm64      cross-built arm64 suite under qemu-aarch64 (build/arm64)
 
 VERSION_MAJOR := 0
-VERSION_MINOR := 2
+VERSION_MINOR := 3
 VERSION_PATCH := 0
 VERSION := $(VERSION_MAJOR).$(VERSION_MINOR).$(VERSION_PATCH)
 
@@ -42,7 +42,13 @@ override CPPFLAGS += -Iinclude -D_GNU_SOURCE
 override CFLAGS += -std=c11 $(WARNINGS) -MMD -MP
 
 B ?= build
+# Before 1.0 every minor release may change the ABI (0.3 grew struct
+# td_region), so the soname carries the minor: libtopdown.so.0.3.
+ifeq ($(VERSION_MAJOR),0)
+SONAME := libtopdown.so.$(VERSION_MAJOR).$(VERSION_MINOR)
+else
 SONAME := libtopdown.so.$(VERSION_MAJOR)
+endif
 LIB_SRCS := $(wildcard libtopdown/*.c)
 LIB_STATIC_OBJS := $(LIB_SRCS:libtopdown/%.c=$(B)/static/%.o)
 LIB_SHARED_OBJS := $(LIB_SRCS:libtopdown/%.c=$(B)/shared/%.o)

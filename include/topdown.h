@@ -47,7 +47,7 @@ extern "C" {
 #endif
 
 #define TD_VERSION_MAJOR 0
-#define TD_VERSION_MINOR 2
+#define TD_VERSION_MINOR 3
 
 /* Level-1 categories, indices into td_result.l1. */
 enum td_l1 {
@@ -158,10 +158,11 @@ struct td_options {
 /*
  * A region: caller-owned, no allocation, valid when zero-initialised.  May
  * be nested in or interleaved with other regions of the same handle.  Its
- * contents are private; its size is ABI.
+ * contents are private; its size is ABI (256 bytes since 0.3: room for
+ * the begin counts of level-2 events read from ordinary counters).
  */
 struct td_region {
-	uint64_t opaque[16];
+	uint64_t opaque[32];
 };
 
 /* How a handle reads the counters (td_info.path). */

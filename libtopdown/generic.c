@@ -71,7 +71,7 @@ unsigned td_generic_delta(const struct td *td, const struct td_counts *a,
 			td->gen->m.formula == TD_F_ARM_CYCLES))
 		return td_arm_delta(&td->gen->m, a, b, d);
 	d->slots = (int64_t)(b->slots - a->slots);
-	for (unsigned i = 0; i < TD_NR_METRICS; i++)
+	for (unsigned i = 0; i < TD_NR_COUNTS; i++)
 		d->cat[i] = (int64_t)(b->cat[i] - a->cat[i]);
 	return 0;
 }

@@ -119,7 +119,7 @@ static void counts_add_delta(struct td_counts *c, const struct td_counts *now,
 			     const struct td_counts *last)
 {
 	c->slots += now->slots - last->slots;
-	for (unsigned i = 0; i < TD_NR_METRICS; i++)
+	for (unsigned i = 0; i < TD_NR_COUNTS; i++)
 		c->cat[i] += now->cat[i] - last->cat[i];
 }
 

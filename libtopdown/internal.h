@@ -18,6 +18,12 @@
 /* PERF_METRICS holds one byte per metric; byte i is topdown config 0x8000+(i<<8). */
 #define TD_NR_METRICS   8
 #define TD_NR_L1        4
+/*
+ * Counts a snapshot holds: PERF_METRICS' 8 categories, or on ordinary
+ * counters up to 16 raw events where a formula is applied to a region's
+ * deltas (Arm level 1 and 2, AMD level 2).
+ */
+#define TD_NR_COUNTS    16
 #define TD_SLOTS_MASK   ((UINT64_C(1) << 48) - 1) /* fixed counter 3 width */
 
 /*
@@ -45,7 +51,7 @@ enum td_metric_byte {
  */
 struct td_counts {
 	uint64_t slots;
-	uint64_t cat[TD_NR_METRICS];
+	uint64_t cat[TD_NR_COUNTS];
 };
 
 /*
@@ -56,7 +62,7 @@ struct td_counts {
  */
 struct td_delta {
 	int64_t slots;
-	int64_t cat[TD_NR_METRICS];
+	int64_t cat[TD_NR_COUNTS];
 	uint64_t qerr;
 };
 

@@ -41,7 +41,7 @@
 /* In a region's copy of snap.resets: the begin could not read. */
 #define TD_BEGIN_UNREAD  0x80000000u
 
-/* The private layout of struct td_region (128 bytes, ABI). */
+/* The private layout of struct td_region (256 bytes, ABI). */
 struct td_region_priv {
 	const struct td *owner;   /* non-NULL while begun */
 	uint64_t key;             /* td->epoch_hi | lock at the copy; 0: none */
@@ -147,7 +147,7 @@ static void maybe_reset(struct td *td, const struct td_region_priv *p,
 
 		td->snap.base = saved.base;
 		td->snap.base.slots += folded.base.slots - folded_base.slots;
-		for (unsigned i = 0; i < TD_NR_METRICS; i++)
+		for (unsigned i = 0; i < TD_NR_COUNTS; i++)
 			td->snap.base.cat[i] +=
 				folded.base.cat[i] - folded_base.cat[i];
 		td->snap.qerr_base = saved.qerr_base;
