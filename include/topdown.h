@@ -94,6 +94,14 @@ enum td_l2 {
  * the cycles with neither stalled, l1[TD_BAD_SPEC] 0; slots counts cycles.
  */
 #define TD_RESULT_CYCLES     (1u << 4)
+/*
+ * Estimated from time-multiplexed groups (TD_OPT_L2_MULTIPLEX): slots
+ * scaled by the level-1 group's time_enabled / time_running, level 1
+ * from the part of the region its group counted, level 2 from the parts
+ * the level-2 groups counted (none: no TD_RESULT_L2).  err bounds only
+ * the counting, not this sampling.
+ */
+#define TD_RESULT_MULTIPLEXED (1u << 5)
 
 /*
  * Regions shorter than this many slots are flagged TD_RESULT_SHORT: about
@@ -300,7 +308,8 @@ TD_API int td_version_minor(void);
 /*
  * Category slot counts in PERF_METRICS byte order, indices into
  * td_record.cat: the four level-1 categories (same order as enum td_l1),
- * then the four measured level-2 ones.
+ * then the four measured level-2 ones (0 in a record without
+ * TD_RESULT_L2), then SMT contention.
  */
 enum td_cat {
 	TD_CAT_RETIRING,
@@ -311,13 +320,9 @@ enum td_cat {
 	TD_CAT_BR_MISPREDICT,
 	TD_CAT_FETCH_LAT,
 	TD_CAT_MEM_BOUND,
-	TD_CAT_COUNT,
-	/*
-	 * A level-1 record (flags without TD_RESULT_L2) has no level-2
-	 * counts; on CPUs that measure SMT contention (AMD Zen 4/5) this
-	 * index then holds its slots x 255, else 0.
-	 */
-	TD_CAT_SMT_CONTENTION = TD_CAT_HEAVY_OPS
+	/* SMT contention slots x 255 (AMD Zen 4/5), else 0 (since 0.3) */
+	TD_CAT_SMT_CONTENTION,
+	TD_CAT_COUNT
 };
 
 /*
@@ -338,7 +343,7 @@ enum td_cat {
  */
 struct td_named {
 	const char *name;
-	uint64_t opaque[64];        /* private */
+	uint64_t opaque[96];        /* private (768 bytes since 0.3) */
 };
 #define TD_NAMED_INIT(n) { (n), { 0 } } /* C and C++, -Wextra clean */
 

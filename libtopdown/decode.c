@@ -75,8 +75,8 @@ bool td_delta_consistent(const struct td_delta *d, bool l2)
 void td_decode(const struct td_delta *d, bool l2, struct td_result *res)
 {
 	/* unsigned: absurd deltas (fuzzing) wrap instead of overflowing */
-	/* Level 1 only: index 4 is SMT contention (0 but on AMD), in the sum. */
-	int64_t smt = l2 ? 0 : d->cat[TD_M_SMT];
+	/* SMT contention (0 but on AMD) is in the sum. */
+	int64_t smt = d->cat[TD_M_SMT];
 	int64_t sum = (int64_t)((uint64_t)d->cat[TD_M_RETIRING] +
 				(uint64_t)d->cat[TD_M_BAD_SPEC] +
 				(uint64_t)d->cat[TD_M_FE_BOUND] +

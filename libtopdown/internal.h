@@ -36,12 +36,12 @@ enum td_metric_byte {
 };
 
 /*
- * Without level 2, counts index 4 carries SMT contention slots (AMD,
- * TD_CAT_SMT_CONTENTION).  PERF_METRICS parts with level 1 only leave
- * bytes 4-7 of the register zero (reserved bits; inference from the SDM's
- * layout), so there it reads 0.
+ * SMT contention slots (AMD Zen 4/5, TD_CAT_SMT_CONTENTION) follow the
+ * eight PERF_METRICS categories, so that level 2 and SMT contention can
+ * be reported together; 0 on every other source.
  */
-#define TD_M_SMT TD_M_HEAVY_OPS
+#define TD_M_SMT  TD_NR_METRICS
+#define TD_NR_CATS (TD_NR_METRICS + 1) /* categories a delta reports */
 
 /*
  * Monotonic counters kept in user space.  cat[i] is metric i's slots
@@ -369,6 +369,7 @@ static inline unsigned td_source_delta(const struct td *td,
 {
 	if (TD_UNLIKELY(td->gen))
 		return td_generic_delta(td, a, b, d);
+	d->cat[TD_M_SMT] = 0;
 	d->slots = (int64_t)(b->slots - a->slots);
 	for (unsigned i = 0; i < TD_NR_METRICS; i++)
 		d->cat[i] = (int64_t)(b->cat[i] - a->cat[i]);

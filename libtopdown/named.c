@@ -17,10 +17,12 @@ struct td_named_priv {
 	const struct td *owner;
 	uint64_t calls, unreliable, counted;
 	uint64_t slots, qerr;
-	int64_t cat[TD_NR_METRICS];
+	int64_t cat[TD_NR_CATS];
+	int64_t l2_parent[TD_NR_L1]; /* level-1 sums of the level-2 calls */
 	int64_t min_num[TD_NR_L1], min_den[TD_NR_L1];
 	int64_t max_num[TD_NR_L1], max_den[TD_NR_L1];
-	unsigned flags;  /* TD_RESULT_L2 when level 2 was measured, _CYCLES */
+	unsigned flags;  /* TD_RESULT_L2 when level 2 was measured, _CYCLES,
+			    _MULTIPLEXED */
 	bool l1_call;    /* a reliable call without level 2 (hybrid E-cores) */
 	bool open;
 };
@@ -98,11 +100,10 @@ static bool less(int64_t a, int64_t b, int64_t c, int64_t d)
 	return (double)a * (double)d < (double)c * (double)b;
 }
 
-/* Fractions as td_decode makes them: with level 1 only, SMT in the sum. */
-static void add_extremes(struct td_named_priv *p, const int64_t *cat, bool l2)
+/* Fractions as td_decode makes them: SMT contention in the sum. */
+static void add_extremes(struct td_named_priv *p, const int64_t *cat)
 {
-	int64_t den = cat[0] + cat[1] + cat[2] + cat[3] +
-		      (l2 ? 0 : cat[TD_M_SMT]);
+	int64_t den = cat[0] + cat[1] + cat[2] + cat[3] + cat[TD_M_SMT];
 
 	if (den <= 0)
 		return;
@@ -132,17 +133,45 @@ void td_named_add(struct td_named *n, const struct td_record *rec)
 	}
 	p->slots += rec->slots;
 	p->qerr += rec->qerr;
-	for (int i = 0; i < TD_NR_METRICS; i++)
+	for (int i = 0; i < TD_NR_CATS; i++)
 		p->cat[i] += rec->cat[i];
-	p->flags |= rec->flags & (TD_RESULT_L2 | TD_RESULT_CYCLES);
+	if (rec->flags & TD_RESULT_L2)
+		for (int i = 0; i < TD_NR_L1; i++)
+			p->l2_parent[i] += rec->cat[i];
+	p->flags |= rec->flags & (TD_RESULT_L2 | TD_RESULT_CYCLES |
+				  TD_RESULT_MULTIPLEXED);
 	p->l1_call |= !(rec->flags & TD_RESULT_L2);
-	add_extremes(p, rec->cat, rec->flags & TD_RESULT_L2);
+	add_extremes(p, rec->cat);
+}
+
+/*
+ * Multiplexed level 2 (TD_OPT_L2_MULTIPLEX): only the calls that saw the
+ * level-2 groups counting have level 2.  Each child's share of its
+ * parent over those calls, applied to the parent over all calls: the
+ * ratio estimate perf stat makes with scaled counts (an estimate, flagged
+ * TD_RESULT_MULTIPLEXED, assuming the mix did not change with the
+ * rotation).  Level-2 index i + 4 is the child of level-1 index i.
+ */
+static void scale_l2_children(const struct td_named_priv *p,
+			      struct td_delta *d)
+{
+	for (int i = 0; i < TD_NR_L1; i++) {
+		int64_t part = p->l2_parent[i], all = p->cat[i];
+		int64_t *child = &d->cat[TD_NR_L1 + i];
+
+		if (part <= 0)
+			*child = 0;
+		else
+			*child = (int64_t)((double)*child * (double)all /
+					   (double)part);
+	}
 }
 
 int td_named_totals(const struct td_named *n, struct td_totals *t)
 {
 	const struct td_named_priv *p;
 	struct td_delta d;
+	bool l2;
 
 	if (!n || !t)
 		return -EINVAL;
@@ -150,19 +179,21 @@ int td_named_totals(const struct td_named *n, struct td_totals *t)
 	memset(t, 0, sizeof(*t));
 	t->calls = p->calls;
 	t->unreliable = p->unreliable;
+	memset(&d, 0, sizeof(d));
 	d.slots = (int64_t)p->slots;
-	memcpy(d.cat, p->cat, sizeof(d.cat));
+	memcpy(d.cat, p->cat, sizeof(p->cat));
 	d.qerr = p->qerr;
 	/*
 	 * Level 2 only if every call measured it (a hybrid handle's calls
-	 * after E-core slots have none); a level-1 total of level-2 calls
-	 * drops their level-2 sums, which index 4 would read as SMT.
+	 * after E-core slots have none), or as an estimate when the handle
+	 * multiplexes its level-2 groups.
 	 */
-	if (p->l1_call && (p->flags & TD_RESULT_L2))
-		for (int i = TD_NR_L1; i < TD_NR_METRICS; i++)
-			d.cat[i] = 0;
-	td_decode(&d, (p->flags & TD_RESULT_L2) && !p->l1_call, &t->total);
-	t->total.flags |= p->flags & TD_RESULT_CYCLES;
+	l2 = (p->flags & TD_RESULT_L2) &&
+	     (!p->l1_call || (p->flags & TD_RESULT_MULTIPLEXED));
+	if (l2 && p->l1_call)
+		scale_l2_children(p, &d);
+	td_decode(&d, l2, &t->total);
+	t->total.flags |= p->flags & (TD_RESULT_CYCLES | TD_RESULT_MULTIPLEXED);
 	for (int i = 0; i < TD_NR_L1 && p->counted; i++) {
 		t->min[i] = (double)p->min_num[i] / (double)p->min_den[i];
 		t->max[i] = (double)p->max_num[i] / (double)p->max_den[i];

@@ -72,8 +72,9 @@ int td_record_decode(const struct td_record *rec, struct td_result *res)
 
 	if (!rec || !res)
 		return -EINVAL;
+	memset(&d, 0, sizeof(d));
 	d.slots = (int64_t)rec->slots;
-	memcpy(d.cat, rec->cat, sizeof(d.cat));
+	memcpy(d.cat, rec->cat, sizeof(rec->cat));
 	d.qerr = rec->qerr;
 	td_decode(&d, rec->flags & TD_RESULT_L2, res);
 	res->resets = rec->resets;
@@ -112,6 +113,7 @@ int td_decode_readings(uint64_t slots0, uint64_t metrics0, uint64_t slots1,
 	d.slots = (int64_t)(slots1 - slots0);
 	for (unsigned i = 0; i < TD_NR_METRICS; i++)
 		d.cat[i] = c1[i] - c0[i];
+	d.cat[TD_M_SMT] = 0;
 	d.qerr = slots0 + slots1;
 	td_decode(&d, levels == 2, res);
 	res->resets = 0;

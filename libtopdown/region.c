@@ -394,6 +394,7 @@ static void same_snap_delta(const struct td_region_priv *p, uint64_t slots,
 			    uint64_t metrics, struct td_delta *d)
 {
 	d->slots = (int64_t)(slots - p->slots);
+	d->cat[TD_M_SMT] = 0;
 #pragma GCC unroll 8
 	for (unsigned i = 0; i < TD_NR_METRICS; i++)
 		d->cat[i] = (int64_t)(((metrics >> (8 * i)) & 0xff) * slots -

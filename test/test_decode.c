@@ -18,6 +18,7 @@ static struct td_delta delta_of(uint64_t slots, const unsigned f[8],
 {
 	struct td_delta d;
 
+	memset(&d, 0, sizeof(d)); /* no SMT contention (index TD_M_SMT) */
 	d.slots = (int64_t)slots;
 	for (int i = 0; i < 8; i++)
 		d.cat[i] = (int64_t)(f[i] * slots);
@@ -79,7 +80,7 @@ static void test_level2_derived(void **state)
 static void test_err_bound(void **state)
 {
 	const unsigned f[8] = { 64, 64, 64, 63, 10, 10, 10, 10 };
-	/* Level 1 only: bytes 4-7 are 0 (index 4 would be SMT contention). */
+	/* Level 1 only: bytes 4-7 are 0. */
 	const unsigned f1[8] = { 64, 64, 64, 63, 0, 0, 0, 0 };
 	struct td_delta d1 = delta_of(1000000, f1, 3000000);
 	struct td_delta d = delta_of(1000000, f, 3000000);

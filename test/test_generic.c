@@ -22,7 +22,7 @@ static void decode_counts(const struct td_counts *a, const struct td_counts *b,
 	struct td_delta d;
 
 	d.slots = (int64_t)(b->slots - a->slots);
-	for (int i = 0; i < TD_NR_METRICS; i++)
+	for (int i = 0; i < TD_NR_CATS; i++)
 		d.cat[i] = (int64_t)(b->cat[i] - a->cat[i]);
 	d.qerr = 0;
 	td_decode(&d, false, res);
@@ -214,7 +214,7 @@ static void test_formula_zen_l2(void **state)
 	td_formula_zen(6, v, &b);
 	td_formula_zen_l2(6, v, w, &b);
 	d.slots = (int64_t)b.slots;
-	for (int i = 0; i < TD_NR_METRICS; i++)
+	for (int i = 0; i < TD_NR_CATS; i++)
 		d.cat[i] = (int64_t)(b.cat[i] - a.cat[i]);
 	d.qerr = 0;
 	td_decode(&d, true, &r);
