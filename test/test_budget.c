@@ -49,7 +49,7 @@ static void check_region(struct td *td, const struct emu_mix *m, bool amd)
 	assert_int_equal(r.slots, t1.slots - t0.slots);
 	if (amd)
 		assert_float_equal(r.smt_contention,
-				   (double)(t1.cat[4] - t0.cat[4]) /
+				   (double)(t1.cat[8] - t0.cat[8]) /
 					   (double)(t1.slots - t0.slots),
 				   EXACT);
 	for (int i = 0; i < TD_L1_COUNT; i++)

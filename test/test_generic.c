@@ -345,9 +345,9 @@ static void check_region(struct td *td, uint64_t slots,
 
 	region(td, slots, mix, &r, &t0, &t1);
 	t = truth_between(&t0, &t1);
-	if (smt) /* truth's cat[4] is SMT contention on AMD profiles */
+	if (smt) /* truth's cat[8] is SMT contention on AMD profiles */
 		assert_float_equal(r.smt_contention,
-				   (double)(t1.cat[4] - t0.cat[4]) /
+				   (double)(t1.cat[8] - t0.cat[8]) /
 					   (double)(t1.slots - t0.slots),
 				   EXACT);
 	else

@@ -79,10 +79,27 @@ void emu_arm_pin(int lo, int hi);
 
 /*
  * On generic profiles a mix's f[0..3] are retiring, bad speculation,
- * frontend and backend as usual; on EMU_ZEN4/5, f[4] is SMT contention
- * (backend is what remains), and emu_truth.cat[4] counts its slots.
+ * frontend and backend as usual; on EMU_ZEN4/5, f[8] is SMT contention
+ * (backend is what remains), and emu_truth.cat[8] counts its slots;
+ * f[4..7] are the level-2 children PipelineL2 measures (heavy = retired
+ * microcode ops, br_mispredict = the mispredict share of bad
+ * speculation, fetch_lat = W x cycles the frontend delivered nothing,
+ * mem_bound = the load share of backend), each a fraction of all slots.
  */
 struct emu_mix emu_mix_amd(double ret, double bad, double fe, double smt);
+struct emu_mix emu_mix_amd_l2(double ret, double bad, double fe, double smt,
+			      double heavy, double br, double fetch_lat,
+			      double mem);
+/*
+ * Multiplexing (generic x86 profiles): a thread may open several groups
+ * of ordinary counters; they share the PMU's counters, scheduled in the
+ * order of the kernel's flexible list, all-or-nothing per group.  Every
+ * `slots` slots of work (the hrtimer's perf_event_mux_interval_ms) the
+ * kernel rotates the list when a group could not be scheduled
+ * (perf_rotate_context): all groups out, the first to the end, then in
+ * again in order while they fit.  0 (the default): never rotates.
+ */
+void emu_set_mux_interval(uint64_t slots);
 /*
  * Counter budget of generic profiles: the PMU has n GP counters (a VM
  * exposing fewer; validate_group then refuses a bigger group at open,
@@ -108,13 +125,13 @@ void emu_gp_set_period(uint64_t left);
  * mem_bound <= be_bound).  Order: PERF_METRICS byte order.
  */
 struct emu_mix {
-	double f[8];
+	double f[9];
 };
 
 /* True per-category slots and total slots this thread has executed. */
 struct emu_truth {
 	uint64_t slots;
-	uint64_t cat[8];
+	uint64_t cat[9]; /* PERF_METRICS order, then SMT contention (AMD) */
 };
 
 struct emu_stats {

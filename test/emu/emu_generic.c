@@ -32,10 +32,16 @@ struct map {
 	int sig;
 };
 
+/* Level 1, then PipelineL2's events (arm-amd-topdown.md section 5.1,
+ * cmask in config bits 24-31: 6 on Zen 4, 8 on Zen 5). */
 static const struct map zen_map[] = {
 	{ 0x76, SIG_CYCLES }, { 0x1000001a0ull, SIG_FE },
 	{ 0x100001ea0ull, SIG_BE }, { 0x1000060a0ull, SIG_SMT },
-	{ 0x7aa, SIG_DISP }, { 0xc1, SIG_RET }, { 0, 0 },
+	{ 0x7aa, SIG_DISP }, { 0xc1, SIG_RET },
+	{ 0x1060001a0ull, SIG_FE_CMASK }, { 0x1080001a0ull, SIG_FE_CMASK },
+	{ 0xc3, SIG_MISP }, { 0x96, SIG_RESTART }, { 0x19f, SIG_RESTART },
+	{ 0x2d6, SIG_NC }, { 0xa2d6, SIG_LOAD_NC },
+	{ 0x1000000c2ull, SIG_UCODE }, { 0, 0 },
 };
 static const struct map skl_map[] = {
 	{ 0x3c, SIG_CYCLES }, { 0x19c, SIG_FE }, { 0x10e, SIG_ISSUED },
@@ -61,7 +67,16 @@ static const struct map adl_atom_map[] = {
 
 struct emu_mix emu_mix_amd(double ret, double bad, double fe, double smt)
 {
-	struct emu_mix m = { { ret, bad, fe, 0, smt, 0, 0, 0 } };
+	struct emu_mix m = { { ret, bad, fe, 0, 0, 0, 0, 0, smt } };
+	return m;
+}
+
+struct emu_mix emu_mix_amd_l2(double ret, double bad, double fe, double smt,
+			      double heavy, double br, double fetch_lat,
+			      double mem)
+{
+	struct emu_mix m = { { ret, bad, fe, 0, heavy, br, fetch_lat, mem,
+			       smt } };
 	return m;
 }
 
@@ -197,26 +212,77 @@ int emu_gen_validate(const struct emu_group *g, const struct emu_event *e)
  * out (group_sched_in's all-or-nothing transaction).  False: not
  * scheduled; its pages then show index 0 and time_running stops.
  */
+/* GP counters held by the thread's other scheduled groups. */
+static uint64_t counters_in_use(const struct emu_group *self)
+{
+	uint64_t used = 0;
+
+	for (int j = 0; j < emu_cpu.gen_nr; j++) {
+		const struct emu_group *o = emu_cpu.gen_list[j];
+
+		if (o == self || o->owner != self->owner || !o->scheduled)
+			continue;
+		for (int i = 0; i < o->nr; i++)
+			if (gp(o->members[i]) && o->members[i]->counter >= 0 &&
+			    o->members[i]->counter != ARM_CYCLE_COUNTER)
+				used |= UINT64_C(1) << o->members[i]->counter;
+	}
+	return used;
+}
+
+static unsigned popcount(uint64_t v)
+{
+	return (unsigned)__builtin_popcountll(v);
+}
+
 bool emu_gen_start(struct emu_group *g)
 {
-	unsigned k = emu.gp_rotate++, n = 0;
+	unsigned k = emu.gp_rotate++;
+	uint64_t used = counters_in_use(g);
 
-	if (gp_members(g) > emu.gp_counters - emu.gp_reserved) {
+	if (gp_members(g) + popcount(used) > emu.gp_counters - emu.gp_reserved) {
 		g->scheduled = false;
 		return false;
 	}
 	for (int i = 0; i < g->nr; i++) {
 		struct emu_event *e = g->members[i];
+		unsigned c = k;
 
 		if (!gp(e))
 			continue;
-		if (takes_cycle_counter(g, i, e))
+		if (takes_cycle_counter(g, i, e)) {
 			e->counter = ARM_CYCLE_COUNTER;
-		else
-			e->counter = (int)((n++ + k) % emu.gp_counters);
+		} else {
+			while (used & (UINT64_C(1) << (c % emu.gp_counters)))
+				c++;
+			e->counter = (int)(c % emu.gp_counters);
+			used |= UINT64_C(1) << e->counter;
+		}
 		set_period(e);
 	}
 	return true;
+}
+
+void emu_gen_add_group(struct emu_group *g)
+{
+	if (emu_cpu.gen_nr < EMU_MAX_GEN_GROUPS)
+		emu_cpu.gen_list[emu_cpu.gen_nr++] = g;
+}
+
+void emu_gen_remove_group(struct emu_group *g)
+{
+	int j = 0;
+
+	for (int i = 0; i < emu_cpu.gen_nr; i++)
+		if (emu_cpu.gen_list[i] != g)
+			emu_cpu.gen_list[j++] = emu_cpu.gen_list[i];
+	emu_cpu.gen_nr = j;
+}
+
+void emu_set_mux_interval(uint64_t slots)
+{
+	emu.mux_interval = slots;
+	emu_cpu.mux_left = slots;
 }
 
 /* x86_perf_event_update: the 48-bit difference, page untouched. */
@@ -275,6 +341,34 @@ static void deliver_pmis(struct emu_group *g)
 	}
 }
 
+/*
+ * PipelineL2's events made of the true level-2 slots, so that its
+ * formula gives them back: fetch latency as whole cycles with nothing
+ * delivered (x W), each mispredict and resync one bad-speculation slot,
+ * not_complete the backend slots with load_not_complete the memory ones,
+ * one microcode op per heavy slot.  Truth counts what the events say.
+ */
+static void zen_l2_parts(uint64_t slots, const struct emu_mix *m, uint64_t w,
+			 struct emu_parts *p)
+{
+	struct emu_truth *t = &emu_cpu.truth;
+	uint64_t heavy = (uint64_t)((double)slots * m->f[4]);
+	uint64_t br = (uint64_t)((double)slots * m->f[5]);
+	uint64_t lat = (uint64_t)((double)slots * m->f[6]);
+	uint64_t mem = (uint64_t)((double)slots * m->f[7]);
+
+	p->ucode = heavy < p->ret ? heavy : p->ret;
+	p->misp = br < p->bad ? br : p->bad;
+	p->restart = p->bad - p->misp;
+	p->fe_cmask = (lat < p->fe ? lat : p->fe) / w;
+	p->nc = p->be;
+	p->load_nc = mem < p->be ? mem : p->be;
+	t->cat[4] += p->ucode;
+	t->cat[5] += p->misp;
+	t->cat[6] += p->fe_cmask * w;
+	t->cat[7] += p->load_nc;
+}
+
 static void split(uint64_t slots, const struct emu_mix *m,
 		  struct emu_parts *p)
 {
@@ -289,7 +383,7 @@ static void split(uint64_t slots, const struct emu_mix *m,
 	p->ret = (uint64_t)((double)slots * m->f[0]);
 	p->bad = (uint64_t)((double)slots * m->f[1]);
 	p->fe = (uint64_t)((double)slots * m->f[2]);
-	p->smt = amd ? (uint64_t)((double)slots * m->f[4]) : 0;
+	p->smt = amd ? (uint64_t)((double)slots * m->f[8]) : 0;
 	if (emu.profile == EMU_SLM) { /* V1 counts cycles: whole ones */
 		p->fe -= p->fe % w;
 		p->bad -= p->bad % w;
@@ -305,12 +399,14 @@ static void split(uint64_t slots, const struct emu_mix *m,
 	p->bad_cyc = p->bad / w;
 	if (emu.arm)
 		emu_arm_parts(p);
+	if (amd)
+		zen_l2_parts(slots, m, w, p);
 	c->truth.slots += slots;
 	c->truth.cat[0] += p->ret;
 	c->truth.cat[1] += p->bad;
 	c->truth.cat[2] += p->fe;
 	c->truth.cat[3] += p->be;
-	c->truth.cat[4] += p->smt;
+	c->truth.cat[8] += p->smt;
 }
 
 static uint64_t increment(int sig, const struct emu_parts *p)
@@ -333,19 +429,20 @@ static uint64_t increment(int sig, const struct emu_parts *p)
 	case SIG_FE_CYC: return p->fe_cyc;
 	case SIG_BE_CYC: return p->be_cyc;
 	case SIG_BAD_CYC: return p->bad_cyc;
+	case SIG_FE_CMASK: return p->fe_cmask;
+	case SIG_MISP: return p->misp;
+	case SIG_RESTART: return p->restart;
+	case SIG_NC: return p->nc;
+	case SIG_LOAD_NC: return p->load_nc;
+	case SIG_UCODE: return p->ucode;
 	default: return 0;
 	}
 }
 
-void emu_gen_run(uint64_t slots, const struct emu_mix *m)
+static void run_group(struct emu_group *g, uint64_t slots,
+		      const struct emu_parts *p)
 {
-	struct emu_group *g = emu_cpu.gen_group;
-	struct emu_parts p;
-
-	if (g && g->enabled && g->scheduled)
-		deliver_pmis(g);
-	split(slots, m, &p);
-	if (!g || !g->enabled)
+	if (!g->enabled)
 		return;
 	g->time_enabled += slots / 4;
 	if (!g->scheduled)
@@ -358,21 +455,55 @@ void emu_gen_run(uint64_t slots, const struct emu_mix *m)
 		if (!gp(e) || e->counter < 0)
 			continue;
 		/* AnyThread: the sibling ran the same (clocks, recovery) */
-		inc = increment(e->sig, &p) * (e->any ? 2 : 1);
+		inc = increment(e->sig, p) * (e->any ? 2 : 1);
 		if (inc > mask_of(e) - e->hw)
 			e->overflowed = true;
 		e->hw = (e->hw + inc) & mask_of(e);
 	}
 }
 
+static void run_chunk(uint64_t slots, const struct emu_mix *m)
+{
+	struct emu_parts p;
+
+	for (int j = 0; j < emu_cpu.gen_nr; j++) {
+		struct emu_group *g = emu_cpu.gen_list[j];
+
+		if (g->enabled && g->scheduled)
+			deliver_pmis(g);
+	}
+	split(slots, m, &p);
+	for (int j = 0; j < emu_cpu.gen_nr; j++)
+		run_group(emu_cpu.gen_list[j], slots, &p);
+}
+
+/* Work in pieces between the multiplexing timer's ticks. */
+void emu_gen_run(uint64_t slots, const struct emu_mix *m)
+{
+	while (emu.mux_interval && slots >= emu_cpu.mux_left) {
+		uint64_t chunk = emu_cpu.mux_left;
+
+		run_chunk(chunk, m);
+		slots -= chunk;
+		emu_cpu.mux_left = emu.mux_interval;
+		emu_gen_rotate();
+	}
+	if (emu.mux_interval)
+		emu_cpu.mux_left -= slots;
+	run_chunk(slots, m);
+}
+
 uint64_t emu_gen_rdpmc(uint32_t ecx)
 {
-	struct emu_group *g = emu_cpu.gen_group;
+	for (int j = 0; j < emu_cpu.gen_nr; j++) {
+		struct emu_group *g = emu_cpu.gen_list[j];
 
-	if (g && g->scheduled)
+		if (!g->scheduled)
+			continue;
 		for (int i = 0; i < g->nr; i++)
 			if (g->members[i]->counter == (int)ecx)
 				return g->members[i]->hw;
+	}
 	/* Another context's value (Arm zeroes unused counters instead). */
 	return emu.arm ? 0 : 0x5a5a5a5a5aull & MASK48;
 }

@@ -17,6 +17,7 @@
 #define EMU_MAX_MEMBERS   16
 #define EMU_ATOM_TYPE     10 /* EMU_ADL: cpu_atom's dynamic PMU type */
 #define EMU_ANY           (1ull << 21) /* ARCH_PERFMON_EVENTSEL_ANY */
+#define EMU_MAX_GEN_GROUPS 4
 
 struct emu_hw {
 	uint64_t slots;    /* fixed counter 3 */
@@ -66,6 +67,11 @@ struct emu_cpu {
 	struct emu_hw hw;
 	struct emu_group *group; /* this thread's TopDown group */
 	struct emu_group *gen_group; /* this thread's ordinary-counter group */
+	/* every ordinary-counter group, in flexible-list order (gen_group
+	 * among them); more than one only when multiplexing */
+	struct emu_group *gen_list[EMU_MAX_GEN_GROUPS];
+	int gen_nr;
+	uint64_t mux_left;       /* slots until the next rotation tick */
 	uint64_t gen_slot_rem;   /* slots not yet a whole cycle */
 	struct emu_truth truth;
 	bool descheduled;
@@ -111,7 +117,10 @@ struct emu_arm {
 enum emu_sig { SIG_NONE, SIG_CYCLES, SIG_FE, SIG_BE, SIG_SMT, SIG_DISP,
 	       SIG_RET, SIG_BAD, SIG_ISSUED, SIG_RECOVERY,
 	       SIG_FE_SLOT, SIG_BE_SLOT, SIG_STALL_SLOT, SIG_OP_SPEC, SIG_X,
-	       SIG_FE_CYC, SIG_BE_CYC, SIG_BAD_CYC };
+	       SIG_FE_CYC, SIG_BE_CYC, SIG_BAD_CYC,
+	       /* Zen PipelineL2 */
+	       SIG_FE_CMASK, SIG_MISP, SIG_RESTART, SIG_NC, SIG_LOAD_NC,
+	       SIG_UCODE };
 
 /* What one emu_run makes of its slots: truth and every event's share. */
 struct emu_parts {
@@ -119,6 +128,8 @@ struct emu_parts {
 	uint64_t fe_cyc, be_cyc, bad_cyc; /* V1, Arm N1: stall cycles */
 	/* Arm */
 	uint64_t fe_slot, be_slot, stall_slot, op_spec, x;
+	/* Zen PipelineL2 */
+	uint64_t fe_cmask, misp, restart, nc, load_nc, ucode;
 };
 
 struct emu_state {
@@ -139,6 +150,7 @@ struct emu_state {
 	unsigned gp_reserved;   /* of which pinned by others (NMI watchdog) */
 	uint64_t gp_left;       /* period: counters start at -left */
 	unsigned gp_rotate;     /* shifts counter assignment per schedule-in */
+	uint64_t mux_interval;  /* slots between rotation ticks, 0: never */
 	const struct emu_arm *arm; /* Arm profiles, else NULL */
 	uint64_t allowed_cpus;  /* Arm: sched_getaffinity (CPUs 0-63) */
 	char sysfs_root[256];
@@ -179,6 +191,10 @@ void emu_gen_fold(struct emu_group *g);
 void emu_gen_run(uint64_t slots, const struct emu_mix *m);
 uint64_t emu_gen_rdpmc(uint32_t ecx);
 void emu_gen_page(const struct emu_event *e, struct perf_event_mmap_page *pc);
+void emu_gen_add_group(struct emu_group *g);
+void emu_gen_remove_group(struct emu_group *g);
+/* emu_pmu.c: perf_rotate_context for the thread's ordinary groups */
+void emu_gen_rotate(void);
 const char *emu_cpuinfo(void);
 
 /* emu_arm.c */

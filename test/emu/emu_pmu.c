@@ -394,6 +394,47 @@ void emu_context_switch(uint64_t other_slots)
 	}
 }
 
+/*
+ * perf_rotate_context, for the thread's ordinary-counter groups: when
+ * one is waiting, all go out, the first moves to the end of the list,
+ * and they go back in order; at the first that does not fit, the rest
+ * wait too (merge_sched_in clears can_add_hw; group_can_go_on).
+ */
+void emu_gen_rotate(void)
+{
+	struct emu_cpu *c = &emu_cpu;
+	struct emu_group *first;
+	bool waiting = false, can_add = true;
+
+	for (int j = 0; j < c->gen_nr; j++) {
+		struct emu_group *g = c->gen_list[j];
+
+		waiting |= g->enabled && !g->scheduled && emu_group_runnable(g);
+	}
+	if (!waiting || c->gen_nr < 2)
+		return;
+	for (int j = 0; j < c->gen_nr; j++)
+		if (c->gen_list[j]->scheduled) {
+			schedule_out(c->gen_list[j]);
+			group_pages_update(c->gen_list[j]);
+		}
+	first = c->gen_list[0];
+	memmove(c->gen_list, c->gen_list + 1,
+		(size_t)(c->gen_nr - 1) * sizeof(c->gen_list[0]));
+	c->gen_list[c->gen_nr - 1] = first;
+	for (int j = 0; j < c->gen_nr; j++) {
+		struct emu_group *g = c->gen_list[j];
+
+		if (!g->enabled || !emu_group_runnable(g))
+			continue;
+		if (can_add)
+			schedule_in(g);
+		else
+			group_pages_update(g);
+		can_add = g->scheduled;
+	}
+}
+
 void emu_deschedule(void)
 {
 	emu_cpu.descheduled = true;
