@@ -59,7 +59,7 @@ EMU_SRCS := $(wildcard test/emu/*.c)
 EMU_OBJS := $(EMU_SRCS:test/emu/%.c=$(B)/emu/%.o)
 TESTS := test_decode test_open test_region test_harness test_misuse \
 	 test_hybrid test_threads test_live test_generic test_fastpath \
-	 test_budget test_hybrid_ecore test_smt_v1 test_arm
+	 test_budget test_hybrid_ecore test_smt_v1 test_arm test_zen_l2
 TEST_BINS := $(foreach t,$(TESTS),$(B)/test/$(t)-static) \
 	     $(foreach t,$(filter-out test_decode test_generic test_arm,$(TESTS)),$(B)/test/$(t)-shared)
 
@@ -137,7 +137,7 @@ test: $(TEST_BINS) test/cxx_header.cc
 ARM64_CROSS ?= aarch64-linux-gnu-
 ARM64_RUN ?= qemu-aarch64 -L /usr/aarch64-linux-gnu
 ARM64_TESTS := test_decode test_open test_generic test_budget test_smt_v1 \
-	       test_arm
+	       test_arm test_zen_l2
 test-arm64:
 	$(MAKE) B=build/arm64 CC=$(ARM64_CROSS)gcc AR=$(ARM64_CROSS)ar \
 		TESTS="$(ARM64_TESTS)" TEST_RUN="$(ARM64_RUN)" test

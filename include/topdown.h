@@ -147,6 +147,17 @@ enum td_reset_policy {
 #define TD_OPT_NO_RDPMC       (1u << 1) /* force the read(2) path */
 #define TD_OPT_NO_METRICS_CLEAR (1u << 2) /* do not use RDPMC metrics-clear
                                              mode even where available */
+/*
+ * Where level 2's events do not fit in the counters beside level 1's
+ * (AMD Zen 4/5: 6 counters, 6 + 8 events; td_info.flags then has
+ * TD_INFO_L2_NEEDS_MULTIPLEX), open them anyway as further groups and let
+ * the kernel time-multiplex the groups, as perf stat does.  Results become
+ * estimates, flagged TD_RESULT_MULTIPLEXED: meaningful for regions (or
+ * named totals) much longer than the kernel's rotation interval
+ * (perf_event_mux_interval_ms, a few ms).  Uses the read(2) path: 3
+ * syscalls per reading.  No effect where there is nothing to multiplex.
+ */
+#define TD_OPT_L2_MULTIPLEX   (1u << 3)
 
 /*
  * Options for td_open().  Starts with its size so that it can grow: set
@@ -217,6 +228,14 @@ struct td_info {
                                            /proc/sys/kernel/perf_user_access
                                            is 0; for EL0 counter reads:
                                            sysctl kernel.perf_user_access=1 */
+#define TD_INFO_L2_NEEDS_MULTIPLEX (1u << 5) /* the CPU defines level 2 but
+                                           its events do not fit beside
+                                           level 1's: levels is 1; open
+                                           with TD_OPT_L2_MULTIPLEX for
+                                           estimates */
+#define TD_INFO_MULTIPLEXED   (1u << 6) /* opened with TD_OPT_L2_MULTIPLEX:
+                                           level-2 groups time-multiplexed,
+                                           results TD_RESULT_MULTIPLEXED */
 
 struct td;
 

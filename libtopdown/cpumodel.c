@@ -34,8 +34,11 @@ static void zen(struct td_gen_model *m, unsigned width, const char *name)
 	m->config[TD_ZEN_DISP] = AMD_EV(0x0aa, 0x07); /* de_src_op_disp.all */
 	m->config[TD_ZEN_RET] = AMD_EV(0x0c1, 0);   /* ex_ret_ops */
 	m->derivable = TD_ZEN_SMT;
-	/* PipelineL2's second group (section 5.1): 6 more counters */
+	/* PipelineL2 (section 5.1): 6 more events, + cycles and ex_ret_ops
+	 * again so that each of its ratios is counted in one group */
 	m->nr2 = TD_ZEN2_NR;
+	m->config2[TD_ZEN2_CYC] = m->config[TD_ZEN_CYC];
+	m->config2[TD_ZEN2_RET] = m->config[TD_ZEN_RET];
 	m->config2[TD_ZEN2_FE_CMASK] = AMD_EV(0x1a0, 0x01) |
 				       (uint64_t)width << 24;
 	m->config2[TD_ZEN2_MISP] = AMD_EV(0x0c3, 0);   /* ex_ret_brn_misp */

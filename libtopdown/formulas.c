@@ -32,41 +32,52 @@ void td_formula_zen(unsigned width, const uint64_t *v, struct td_counts *c)
 	c->cat[TD_M_SMT] = 255 * v[TD_ZEN_SMT];
 }
 
+/* part x num / den, 0 when den is 0, at most part (a child of part). */
+static int64_t share(int64_t part, uint64_t num, uint64_t den)
+{
+	double v;
+
+	if (den == 0 || part <= 0)
+		return 0;
+	v = (double)part * (double)num / (double)den;
+	return v < (double)part ? (int64_t)v : part;
+}
+
 /*
- * AMD Zen 4/5 PipelineL2 over one interval (perf amdzen4/amdzen5
- * pipeline.json; arm-amd-topdown.md section 5.2), given that interval's
- * level-1 deltas v[] (TD_ZEN_*) and second-group deltas w[] (TD_ZEN2_*);
- * fills the measured level-2 categories of c (x255 units), leaves the
- * rest.  Mapping onto struct td_result.l2 (topdown.h):
- *   heavy_ops     = retiring_microcode  = ex_ret_ucode_ops
- *   fetch_lat     = frontend_latency    = W x no_ops_from_frontend[cmask=W]
+ * AMD Zen 4/5 PipelineL2 (perf amdzen4/amdzen5 pipeline.json;
+ * arm-amd-topdown.md section 5.2) over a region: cat[] holds its level-1
+ * deltas (slots x 255, SMT contention at TD_M_SMT), w[] its level-2
+ * event deltas (TD_ZEN2_*); fills the measured level-2 children of cat[]
+ * (the rest are parent minus child in td_decode).  Mapping onto struct
+ * td_result.l2 (topdown.h):
+ *   heavy_ops     = retiring x ex_ret_ucode_ops / ex_ret_ops
+ *                   (retiring_microcode)
  *   br_mispredict = bad_spec x ex_ret_brn_misp / (misp + restarts)
+ *   fetch_lat     = W x no_ops_from_frontend[cmask=W] / (W x cycles) of
+ *                   all slots (frontend_bound_latency)
  *   mem_bound     = backend x ex_no_retire.load_not_complete /
  *                   ex_no_retire.not_complete
- * and light ops, machine clears (pipeline restarts), fetch bandwidth and
- * core bound (backend CPU) as parent minus child, as td_decode does.
- * The last two are ratios: they hold per interval, so cumulative counts
- * must sum them interval by interval (not applied to cumulative values).
+ * light ops = retiring_fastpath, machine clears = pipeline restarts,
+ * fetch bandwidth, core bound = backend_bound_cpu.  Each ratio's terms
+ * are counted in one group (TD_ZEN2_*), so it is exact for the part of
+ * the region that group counted.  perf clamps nothing; a child is kept
+ * within its parent here so that td_decode's remainders stay >= 0.
  */
-void td_formula_zen_l2(unsigned width, const uint64_t *v, const uint64_t *w,
-		       struct td_counts *c)
+void td_formula_zen_l2(const uint64_t *w, int64_t *cat)
 {
-	/* dispatched - retired, clamped: in-flight skew can make it < 0 */
-	unsigned __int128 bad = v[TD_ZEN_DISP] > v[TD_ZEN_RET]
-					? v[TD_ZEN_DISP] - v[TD_ZEN_RET]
-					: 0;
-	uint64_t redirects = w[TD_ZEN2_MISP] + w[TD_ZEN2_RESTART];
+	int64_t all = cat[TD_M_RETIRING] + cat[TD_M_BAD_SPEC] +
+		      cat[TD_M_FE_BOUND] + cat[TD_M_BE_BOUND] + cat[TD_M_SMT];
 
-	c->cat[TD_M_HEAVY_OPS] = 255 * w[TD_ZEN2_UCODE];
-	c->cat[TD_M_FETCH_LAT] = 255 * width * w[TD_ZEN2_FE_CMASK];
-	c->cat[TD_M_BR_MISPREDICT] =
-		redirects ? (uint64_t)(255 * bad * w[TD_ZEN2_MISP] / redirects)
-			  : 0;
-	c->cat[TD_M_MEM_BOUND] =
-		w[TD_ZEN2_NC] ? (uint64_t)((unsigned __int128)255 *
-					   v[TD_ZEN_BE] * w[TD_ZEN2_LOAD_NC] /
-					   w[TD_ZEN2_NC])
-			      : 0;
+	cat[TD_M_HEAVY_OPS] = share(cat[TD_M_RETIRING], w[TD_ZEN2_UCODE],
+				    w[TD_ZEN2_RET]);
+	cat[TD_M_BR_MISPREDICT] = share(cat[TD_M_BAD_SPEC], w[TD_ZEN2_MISP],
+					w[TD_ZEN2_MISP] + w[TD_ZEN2_RESTART]);
+	cat[TD_M_FETCH_LAT] = share(all, w[TD_ZEN2_FE_CMASK], w[TD_ZEN2_CYC]);
+	if (cat[TD_M_FETCH_LAT] > cat[TD_M_FE_BOUND])
+		cat[TD_M_FETCH_LAT] =
+			cat[TD_M_FE_BOUND] > 0 ? cat[TD_M_FE_BOUND] : 0;
+	cat[TD_M_MEM_BOUND] = share(cat[TD_M_BE_BOUND], w[TD_ZEN2_LOAD_NC],
+				    w[TD_ZEN2_NC]);
 }
 
 /*

@@ -23,7 +23,8 @@
 
 #define TD_CAP_USER_RDPMC (UINT64_C(1) << 2)
 
-int td_generic_open(struct td *td, bool include_kernel, bool want_rdpmc)
+int td_generic_open(struct td *td, bool include_kernel, bool want_rdpmc,
+		    bool l2_mux)
 {
 	struct td_gen *g = td_gen_new();
 	int err;
@@ -41,6 +42,10 @@ int td_generic_open(struct td *td, bool include_kernel, bool want_rdpmc)
 	if (err == 1)
 		err = td_gen_group_open(td, g, td->pmu.type, include_kernel,
 					true);
+	if (err == 0 && l2_mux && g->m.nr2) {
+		err = td_gen_open_l2_mux(td, include_kernel);
+		want_rdpmc = false; /* three groups' times: read(2) */
+	}
 	if (err < 0)
 		return err;
 	td->leader_fd = g->fd[0];
@@ -64,12 +69,50 @@ void td_generic_close(struct td *td)
 	td->leader_fd = -1;
 }
 
+/* Where TD_OPT_L2_MULTIPLEX keeps TD_ZEN2_* in struct td_counts. */
+static const uint8_t td_mux_at[TD_ZEN2_NR] = { 4, 5, 6, 7, 9, 10, 11, 12 };
+
+/*
+ * A multiplexed region: level 1 from the part of it the level-1 group
+ * counted, its slots scaled by that group's time enabled / running (the
+ * scaling perf stat does); level 2 from the parts the level-2 groups
+ * counted (td_formula_zen_l2's ratios), only if both counted in it.
+ */
+static unsigned mux_delta(const struct td_counts *a, const struct td_counts *b,
+			  struct td_delta *d)
+{
+	static const uint8_t l1[] = { TD_M_RETIRING, TD_M_BAD_SPEC,
+				      TD_M_FE_BOUND, TD_M_BE_BOUND, TD_M_SMT };
+	uint64_t run = b->cat[TD_MUX_RUN1] - a->cat[TD_MUX_RUN1];
+	uint64_t ena = b->cat[TD_MUX_ENA1] - a->cat[TD_MUX_ENA1];
+	uint64_t w[TD_ZEN2_NR];
+	double scale;
+
+	memset(d, 0, sizeof(*d));
+	for (int e = 0; e < TD_ZEN2_NR; e++)
+		w[e] = d->l2raw[e] = b->cat[td_mux_at[e]] - a->cat[td_mux_at[e]];
+	if (run == 0) /* level 1 did not count at all in the region */
+		return TD_RESULT_MULTIPLEXED | TD_RESULT_UNRELIABLE;
+	scale = (double)ena / (double)run;
+	d->slots = (int64_t)((double)(b->slots - a->slots) * scale);
+	for (unsigned i = 0; i < sizeof(l1); i++)
+		d->cat[l1[i]] = (int64_t)((double)(int64_t)(b->cat[l1[i]] -
+							    a->cat[l1[i]]) *
+					  scale);
+	if (w[TD_ZEN2_CYC] == 0 || b->cat[TD_MUX_RUNB] == a->cat[TD_MUX_RUNB])
+		return TD_RESULT_MULTIPLEXED;
+	td_formula_zen_l2(w, d->cat);
+	return TD_RESULT_MULTIPLEXED | TD_RESULT_L2;
+}
+
 unsigned td_generic_delta(const struct td *td, const struct td_counts *a,
 			  const struct td_counts *b, struct td_delta *d)
 {
 	if (td->gen && (td->gen->m.formula == TD_F_ARM ||
 			td->gen->m.formula == TD_F_ARM_CYCLES))
 		return td_arm_delta(&td->gen->m, a, b, d);
+	if (td->gen && td->gen->mux[0])
+		return mux_delta(a, b, d);
 	d->slots = (int64_t)(b->slots - a->slots);
 	for (unsigned i = 0; i < TD_NR_COUNTS; i++)
 		d->cat[i] = (int64_t)(b->cat[i] - a->cat[i]);
@@ -136,6 +179,26 @@ int td_gen_values(const struct td_gen *g, bool rdpmc, uint64_t *v,
 	return 0;
 }
 
+/* The level-2 groups' counts and the times mux_delta needs. */
+static int mux_sample(const struct td_gen *g, const uint64_t *t1,
+		      struct td_counts *c)
+{
+	for (int k = 0; k < 2; k++) {
+		uint64_t w[TD_GEN_MAX], t[2];
+		int err = td_gen_read_group(g->mux[k], w, t);
+
+		if (err < 0)
+			return err;
+		for (int i = 0; i < TD_ZEN2_GROUP; i++)
+			c->cat[td_mux_at[k * TD_ZEN2_GROUP + i]] = w[i];
+		if (k == 1)
+			c->cat[TD_MUX_RUNB] = t[1];
+	}
+	c->cat[TD_MUX_RUN1] = t1[1];
+	c->cat[TD_MUX_ENA1] = t1[0];
+	return 0;
+}
+
 int td_generic_sample(struct td *td, struct td_sample *s)
 {
 	const struct td_gen *g = td->gen;
@@ -149,6 +212,12 @@ int td_generic_sample(struct td *td, struct td_sample *s)
 	s->raw_slots = 0;    /* nothing to reset: never triggers a reset */
 	s->raw_metrics = 0;
 	s->unsched = t[0] - t[1];
+	if (g->mux[0]) {
+		err = mux_sample(g, t, &s->c);
+		if (err < 0)
+			return err;
+		s->unsched = 0; /* multiplexing is expected: scaled, flagged */
+	}
 	s->valid = true;
 	return 0;
 }

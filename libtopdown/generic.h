@@ -29,9 +29,28 @@ enum { TD_V45_CLK, TD_V45_IDQ_ND, TD_V45_ISSUED, TD_V45_RET_SLOTS,
        TD_V45_RECOVERY, TD_V45_NR };
 enum { TD_V2_CLK, TD_V2_FE, TD_V2_BAD, TD_V2_RET, TD_V2_BE, TD_V2_NR };
 enum { TD_V1_CLK, TD_V1_FE, TD_V1_BAD, TD_V1_RET, TD_V1_NR };
-/* Zen 4/5 PipelineL2's second group (arm-amd-topdown.md section 5.1). */
-enum { TD_ZEN2_FE_CMASK, TD_ZEN2_MISP, TD_ZEN2_RESTART, TD_ZEN2_NC,
-       TD_ZEN2_LOAD_NC, TD_ZEN2_UCODE, TD_ZEN2_NR };
+/*
+ * Zen 4/5 PipelineL2's events (arm-amd-topdown.md sections 5.1, 6), in
+ * two groups of 4 that each fit the counters the NMI watchdog leaves
+ * (5): each of PipelineL2's ratios has its numerator and denominator in
+ * one group (the note: "each L2 ratio needs only its numerator and
+ * denominator co-scheduled"), so multiplexing cannot skew a ratio.
+ */
+enum { TD_ZEN2_CYC, TD_ZEN2_FE_CMASK, TD_ZEN2_RET, TD_ZEN2_UCODE, /* A */
+       TD_ZEN2_MISP, TD_ZEN2_RESTART, TD_ZEN2_NC, TD_ZEN2_LOAD_NC, /* B */
+       TD_ZEN2_NR };
+#define TD_ZEN2_GROUP 4 /* events per level-2 group */
+_Static_assert(TD_ZEN2_NR == TD_NR_L2RAW, "struct td_delta.l2raw");
+
+/*
+ * TD_OPT_L2_MULTIPLEX keeps, in the entries of struct td_counts that
+ * Zen's level 1 leaves free, the level-2 groups' cumulative counts
+ * (TD_ZEN2_* at td_mux_at[]), the level-1 group's time running and
+ * enabled, and group B's time running (generic.c).
+ */
+#define TD_MUX_RUN1 13
+#define TD_MUX_ENA1 14
+#define TD_MUX_RUNB 15
 
 /* AnyThread (config bit 21): count for both SMT threads of the core. */
 #define TD_EV_ANY (UINT64_C(1) << 21)
@@ -73,8 +92,8 @@ struct td_gen_model {
 	unsigned derivable;     /* event the formula can derive from the
 				   others when counters are short; 0 none */
 	bool any;               /* V4.5 SMT form: _ANY clocks, halved */
-	unsigned nr2;           /* Zen: level-2 events (a second group) */
-	uint64_t config2[TD_GEN_MAX];
+	unsigned nr2;           /* Zen: level-2 events (TD_ZEN2_*) */
+	uint64_t config2[TD_ZEN2_NR];
 	struct td_arm_params arm;
 };
 
@@ -91,6 +110,8 @@ struct td_gen {
 	uint32_t cached_lock;
 	uint64_t cv[TD_GEN_MAX], ct[2];
 	bool smt_per_thread;    /* SMT on, AnyThread refused: approximate */
+	/* TD_OPT_L2_MULTIPLEX: level-2 groups A and B (Zen), else NULL */
+	struct td_gen *mux[2];
 	uint8_t ev[TD_GEN_MAX];
 	int fd[TD_GEN_MAX];
 	struct perf_event_mmap_page *pc[TD_GEN_MAX];
@@ -107,8 +128,7 @@ TD_HIDDEN void td_formula_v45_any(unsigned width, const uint64_t *v,
 				  struct td_counts *c);
 TD_HIDDEN void td_formula_v1(unsigned width, const uint64_t *v,
 			     struct td_counts *c);
-TD_HIDDEN void td_formula_zen_l2(unsigned width, const uint64_t *v,
-				 const uint64_t *w, struct td_counts *c);
+TD_HIDDEN void td_formula_zen_l2(const uint64_t *w, int64_t *cat);
 /* cpumodel.c: switch a V4.5 model to its AnyThread (SMT) form. */
 TD_HIDDEN void td_model_anythread(struct td_gen_model *m);
 TD_HIDDEN void td_formula_derive(const struct td_gen_model *m,
@@ -144,6 +164,9 @@ TD_HIDDEN int td_cpu_lookup(const char *vendor, unsigned family,
 TD_HIDDEN const char *td_cpuinfo_field(const char *text, const char *key);
 TD_HIDDEN int td_cpuinfo_parse(const char *text, char *vendor, size_t len,
 			       unsigned *family, unsigned *model);
+
+/* genopen.c: TD_OPT_L2_MULTIPLEX's level-2 groups beside level 1's. */
+TD_HIDDEN int td_gen_open_l2_mux(struct td *td, bool include_kernel);
 
 /* generic.c: one group of a model's events on PMU type (also hybrid.c). */
 TD_HIDDEN int td_gen_group_open(struct td *td, struct td_gen *g, uint32_t type,

@@ -226,6 +226,41 @@ void td_gen_free(struct td *td, struct td_gen *g)
 {
 	if (!g)
 		return;
+	td_gen_free(td, g->mux[0]);
+	td_gen_free(td, g->mux[1]);
 	td_gen_close_group(td, g);
 	free(g);
+}
+
+/*
+ * TD_OPT_L2_MULTIPLEX: PipelineL2's events as two more groups of 4 (each
+ * fits alone even beside the NMI watchdog's counter).  Not checked for
+ * scheduling: with level 1 holding the counters they wait for the
+ * kernel's rotation (perf_rotate_context), which gives each group of the
+ * flexible list its turn; a group the PMU could never hold is refused
+ * here (EINVAL, -ENOSPC).
+ */
+int td_gen_open_l2_mux(struct td *td, bool include_kernel)
+{
+	struct td_gen *g = td->gen;
+
+	for (int k = 0; k < 2; k++) {
+		struct td_gen *h = td_gen_new();
+		int err;
+
+		if (!h)
+			return -ENOMEM;
+		g->mux[k] = h;
+		h->m.formula = g->m.formula;
+		h->m.width = g->m.width;
+		h->m.name = g->m.name;
+		h->m.nr = TD_ZEN2_GROUP;
+		memcpy(h->m.config, g->m.config2 + k * TD_ZEN2_GROUP,
+		       TD_ZEN2_GROUP * sizeof(h->m.config[0]));
+		err = td_gen_group_open(td, h, td->pmu.type, include_kernel,
+					false);
+		if (err < 0)
+			return err;
+	}
+	return 0;
 }

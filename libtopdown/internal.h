@@ -24,6 +24,7 @@
  * deltas (Arm level 1 and 2, AMD level 2).
  */
 #define TD_NR_COUNTS    16
+#define TD_NR_L2RAW     8 /* level-2 events multiplexed (Zen: TD_ZEN2_NR) */
 #define TD_SLOTS_MASK   ((UINT64_C(1) << 48) - 1) /* fixed counter 3 width */
 
 /*
@@ -64,6 +65,9 @@ struct td_delta {
 	int64_t slots;
 	int64_t cat[TD_NR_COUNTS];
 	uint64_t qerr;
+	/* TD_OPT_L2_MULTIPLEX only: the level-2 events' deltas (TD_ZEN2_*),
+	 * whichever groups counted, for named totals (named.c) */
+	uint64_t l2raw[TD_NR_L2RAW];
 };
 
 enum td_clear_trigger {
@@ -348,7 +352,7 @@ TD_HIDDEN void td_snap_publish(struct td *td, const struct td_snap *before);
 
 /* generic.c: TopDown from ordinary counters (no PERF_METRICS). */
 TD_HIDDEN int td_generic_open(struct td *td, bool include_kernel,
-			      bool want_rdpmc);
+			      bool want_rdpmc, bool l2_mux);
 TD_HIDDEN void td_generic_close(struct td *td);
 TD_HIDDEN int td_generic_sample(struct td *td, struct td_sample *s);
 /* generic.c: td_source_delta of the ordinary-counter source. */
@@ -385,11 +389,13 @@ TD_HIDDEN void td_decode(const struct td_delta *d, bool l2,
 TD_HIDDEN bool td_delta_consistent(const struct td_delta *d, bool l2);
 
 /* record.c: a region's record, and where it goes. */
-TD_HIDDEN void td_sink_put(struct td *td, struct td_record *rec);
+TD_HIDDEN void td_sink_put(struct td *td, struct td_record *rec,
+			    const uint64_t *l2raw);
 TD_HIDDEN void td_record_mark_unreliable(struct td_result *res);
 
 /* named.c */
-TD_HIDDEN void td_named_add(struct td_named *n, const struct td_record *rec);
+TD_HIDDEN void td_named_add(struct td_named *n, const struct td_record *rec,
+			     const uint64_t *l2raw);
 TD_HIDDEN void td_named_unlink_all(struct td *td);
 
 /* env_report.c */

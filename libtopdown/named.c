@@ -9,7 +9,7 @@
 #include <errno.h>
 #include <string.h>
 
-#include "internal.h"
+#include "generic.h"
 
 struct td_named_priv {
 	struct td_region region;
@@ -18,7 +18,7 @@ struct td_named_priv {
 	uint64_t calls, unreliable, counted;
 	uint64_t slots, qerr;
 	int64_t cat[TD_NR_CATS];
-	int64_t l2_parent[TD_NR_L1]; /* level-1 sums of the level-2 calls */
+	uint64_t l2raw[TD_NR_L2RAW]; /* multiplexed level-2 events, summed */
 	int64_t min_num[TD_NR_L1], min_den[TD_NR_L1];
 	int64_t max_num[TD_NR_L1], max_den[TD_NR_L1];
 	unsigned flags;  /* TD_RESULT_L2 when level 2 was measured, _CYCLES,
@@ -122,11 +122,15 @@ static void add_extremes(struct td_named_priv *p, const int64_t *cat)
 	p->counted++;
 }
 
-void td_named_add(struct td_named *n, const struct td_record *rec)
+void td_named_add(struct td_named *n, const struct td_record *rec,
+		  const uint64_t *l2raw)
 {
 	struct td_named_priv *p = priv(n);
 
 	p->calls++;
+	/* level-2 ratios hold even where level 1 did not count */
+	for (int i = 0; l2raw && i < TD_NR_L2RAW; i++)
+		p->l2raw[i] += l2raw[i];
 	if (rec->flags & TD_RESULT_UNRELIABLE) {
 		p->unreliable++;
 		return;
@@ -135,9 +139,6 @@ void td_named_add(struct td_named *n, const struct td_record *rec)
 	p->qerr += rec->qerr;
 	for (int i = 0; i < TD_NR_CATS; i++)
 		p->cat[i] += rec->cat[i];
-	if (rec->flags & TD_RESULT_L2)
-		for (int i = 0; i < TD_NR_L1; i++)
-			p->l2_parent[i] += rec->cat[i];
 	p->flags |= rec->flags & (TD_RESULT_L2 | TD_RESULT_CYCLES |
 				  TD_RESULT_MULTIPLEXED);
 	p->l1_call |= !(rec->flags & TD_RESULT_L2);
@@ -145,26 +146,22 @@ void td_named_add(struct td_named *n, const struct td_record *rec)
 }
 
 /*
- * Multiplexed level 2 (TD_OPT_L2_MULTIPLEX): only the calls that saw the
- * level-2 groups counting have level 2.  Each child's share of its
- * parent over those calls, applied to the parent over all calls: the
- * ratio estimate perf stat makes with scaled counts (an estimate, flagged
- * TD_RESULT_MULTIPLEXED, assuming the mix did not change with the
- * rotation).  Level-2 index i + 4 is the child of level-1 index i.
+ * Multiplexed level 2 (TD_OPT_L2_MULTIPLEX): each call sees the level-2
+ * groups for part of its time, if at all.  Their events summed over every
+ * call give PipelineL2's ratios over all the time they counted, applied
+ * to the total level 1: the estimate perf stat makes with multiplexed
+ * counts (flagged TD_RESULT_MULTIPLEXED; it assumes the mix did not
+ * follow the rotation).  False when a group never counted.
  */
-static void scale_l2_children(const struct td_named_priv *p,
-			      struct td_delta *d)
+static bool mux_l2(const struct td_named_priv *p, struct td_delta *d)
 {
-	for (int i = 0; i < TD_NR_L1; i++) {
-		int64_t part = p->l2_parent[i], all = p->cat[i];
-		int64_t *child = &d->cat[TD_NR_L1 + i];
+	const uint64_t *w = p->l2raw;
 
-		if (part <= 0)
-			*child = 0;
-		else
-			*child = (int64_t)((double)*child * (double)all /
-					   (double)part);
-	}
+	if (!(p->flags & TD_RESULT_MULTIPLEXED) || !w[TD_ZEN2_CYC] ||
+	    !(w[TD_ZEN2_MISP] + w[TD_ZEN2_RESTART] + w[TD_ZEN2_NC]))
+		return false;
+	td_formula_zen_l2(w, d->cat);
+	return true;
 }
 
 int td_named_totals(const struct td_named *n, struct td_totals *t)
@@ -188,10 +185,12 @@ int td_named_totals(const struct td_named *n, struct td_totals *t)
 	 * after E-core slots have none), or as an estimate when the handle
 	 * multiplexes its level-2 groups.
 	 */
-	l2 = (p->flags & TD_RESULT_L2) &&
-	     (!p->l1_call || (p->flags & TD_RESULT_MULTIPLEXED));
-	if (l2 && p->l1_call)
-		scale_l2_children(p, &d);
+	if (p->flags & TD_RESULT_MULTIPLEXED) {
+		memset(d.cat + TD_NR_L1, 0, TD_NR_L1 * sizeof(d.cat[0]));
+		l2 = mux_l2(p, &d);
+	} else {
+		l2 = (p->flags & TD_RESULT_L2) && !p->l1_call;
+	}
 	td_decode(&d, l2, &t->total);
 	t->total.flags |= p->flags & (TD_RESULT_CYCLES | TD_RESULT_MULTIPLEXED);
 	for (int i = 0; i < TD_NR_L1 && p->counted; i++) {

@@ -32,7 +32,8 @@ int td_open(struct td **out, const struct td_options *opts)
 			 !(o.flags & (TD_OPT_NO_METRICS_CLEAR | TD_OPT_NO_RDPMC));
 	if (err == -EOPNOTSUPP) /* no PERF_METRICS: ordinary counters */
 		err = td_generic_open(td, o.flags & TD_OPT_INCLUDE_KERNEL,
-				      !(o.flags & TD_OPT_NO_RDPMC));
+				      !(o.flags & TD_OPT_NO_RDPMC),
+				      o.flags & TD_OPT_L2_MULTIPLEX);
 	else if (err == 0)
 		err = td_group_open(td, o.flags & TD_OPT_INCLUDE_KERNEL,
 				    !(o.flags & TD_OPT_NO_RDPMC));
@@ -93,7 +94,7 @@ int td_query(const struct td *td, struct td_info *info)
 	memset(&i, 0, sizeof(i));
 	i.size = info->size < sizeof(i) ? info->size : sizeof(i);
 	i.path = td->path;
-	i.levels = td_handle_l2(td) ? 2 : 1;
+	i.levels = td_handle_l2(td) || (td->gen && td->gen->mux[0]) ? 2 : 1;
 	i.pmu_type = td->pmu.type;
 	memcpy(i.pmu_name, td->pmu.name, sizeof(i.pmu_name));
 	i.resets = td->resets;
@@ -107,6 +108,9 @@ int td_query(const struct td *td, struct td_info *info)
 		i.flags |= TD_INFO_HYBRID_ECORE;
 	if (td->gen && td->gen->smt_per_thread)
 		i.flags |= TD_INFO_SMT_PER_THREAD;
+	if (td->gen && td->gen->m.nr2)
+		i.flags |= td->gen->mux[0] ? TD_INFO_MULTIPLEXED
+					   : TD_INFO_L2_NEEDS_MULTIPLEX;
 	uarch_name(td, i.uarch, sizeof(i.uarch));
 	memcpy(info, &i, i.size);
 	return 0;

@@ -7,7 +7,8 @@
 #include "internal.h"
 
 #define TD_KNOWN_OPTS \
-	(TD_OPT_INCLUDE_KERNEL | TD_OPT_NO_RDPMC | TD_OPT_NO_METRICS_CLEAR)
+	(TD_OPT_INCLUDE_KERNEL | TD_OPT_NO_RDPMC | TD_OPT_NO_METRICS_CLEAR | \
+	 TD_OPT_L2_MULTIPLEX)
 
 /*
  * Copy the caller's options, whatever their size (libbpf's OPTS_VALID

@@ -9,13 +9,13 @@
 
 #include "internal.h"
 
-void td_sink_put(struct td *td, struct td_record *rec)
+void td_sink_put(struct td *td, struct td_record *rec, const uint64_t *l2raw)
 {
 	struct td_sink *k = &td->sink;
 
 	if (k->pending) {
 		rec->name = k->pending->name;
-		td_named_add(k->pending, rec);
+		td_named_add(k->pending, rec, l2raw);
 		k->pending = NULL;
 	}
 	if (!k->buf)
@@ -78,7 +78,8 @@ int td_record_decode(const struct td_record *rec, struct td_result *res)
 	d.qerr = rec->qerr;
 	td_decode(&d, rec->flags & TD_RESULT_L2, res);
 	res->resets = rec->resets;
-	res->flags |= rec->flags & (TD_RESULT_READ_PATH | TD_RESULT_CYCLES);
+	res->flags |= rec->flags & (TD_RESULT_READ_PATH | TD_RESULT_CYCLES |
+				    TD_RESULT_MULTIPLEXED);
 	if (rec->flags & TD_RESULT_UNRELIABLE)
 		td_record_mark_unreliable(res);
 	return 0;

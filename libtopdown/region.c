@@ -282,13 +282,13 @@ static void fill_result(const struct td *td, const struct td_region_priv *p,
 	unsigned flags = region_delta(td, p, s, &d);
 
 	td_handle_delta(td, &d);
-	td_decode(&d, td_handle_l2(td), res);
+	td_decode(&d, td_handle_l2(td) || (flags & TD_RESULT_L2), res);
 	res->flags |= flags;
 	res->resets = region_resets(td, p);
 	if (td->path == TD_PATH_READ)
 		res->flags |= TD_RESULT_READ_PATH;
 	if (!region_reliable(td, p, s) ||
-	    !delta_consistent(td, &d))
+	    !delta_consistent(td, &d) || (flags & TD_RESULT_UNRELIABLE))
 		td_record_mark_unreliable(res);
 }
 
@@ -304,7 +304,7 @@ static void emit_record(struct td *td, const struct td_region_priv *p,
 	memcpy(rec.cat, d.cat, sizeof(rec.cat));
 	rec.qerr = d.qerr;
 	rec.flags = td_handle_l2(td) ? TD_RESULT_L2 : 0;
-	rec.flags |= flags;
+	rec.flags |= flags; /* _L2 where only this region measured it */
 	if (td->path == TD_PATH_READ)
 		rec.flags |= TD_RESULT_READ_PATH;
 	if (!region_reliable(td, p, s) ||
@@ -312,7 +312,7 @@ static void emit_record(struct td *td, const struct td_region_priv *p,
 		rec.flags |= TD_RESULT_UNRELIABLE;
 	rec.resets = region_resets(td, p);
 	rec.name = NULL;
-	td_sink_put(td, &rec);
+	td_sink_put(td, &rec, flags & TD_RESULT_MULTIPLEXED ? d.l2raw : NULL);
 }
 
 /* Everything an end does once it has its reading. */

@@ -108,6 +108,14 @@ static void put_frac(struct out *o, const char *prefix, const char *k,
 		fprintf(o->f, "%.6f", v);
 }
 
+/* What the numbers are: slots, cycles (not TopDown), or estimated slots. */
+static const char *basis(const struct td_result *r)
+{
+	if (r->flags & TD_RESULT_CYCLES)
+		return "cycles";
+	return r->flags & TD_RESULT_MULTIPLEXED ? "estimated" : "slots";
+}
+
 static void put_row(struct out *o, const struct row *w)
 {
 	const struct td_result *r = w->r;
@@ -129,7 +137,7 @@ static void put_row(struct out *o, const struct row *w)
 	for (int i = 0; i < TD_L1_COUNT; i++)
 		put_frac(o, "max_", td_l1_name(i), w->max[i]);
 	put_frac(o, "", "smt_contention", r->smt_contention);
-	put_str(o, "basis", r->flags & TD_RESULT_CYCLES ? "cycles" : "slots");
+	put_str(o, "basis", basis(r));
 	fputs(o->fmt == TD_FORMAT_JSONL ? "}\n" : "\n", o->f);
 }
 
@@ -163,7 +171,9 @@ static void table_named(FILE *f, const struct row *w)
 		(unsigned long long)w->calls,
 		(unsigned long long)w->unreliable,
 		(unsigned long long)r->slots, 100 * r->err,
-		r->flags & TD_RESULT_CYCLES ? "  cycles, not TopDown" : "");
+		r->flags & TD_RESULT_CYCLES ? "  cycles, not TopDown"
+		: r->flags & TD_RESULT_MULTIPLEXED ? "  estimated (multiplexed)"
+						   : "");
 	for (int i = 0; i < TD_L1_COUNT; i++) {
 		fprintf(f, "  %-22s %7.1f%% %7.1f%% %7.1f%%\n", td_l1_name(i),
 			100 * r->l1[i], 100 * w->min[i], 100 * w->max[i]);
@@ -199,10 +209,11 @@ static void table_record(FILE *f, size_t idx, const struct row *w)
 		(unsigned long long)r->slots);
 	for (int i = 0; i < TD_L1_COUNT; i++)
 		fprintf(f, " %8.1f%%", 100 * r->l1[i]);
-	fprintf(f, " %8.1f%% %7.2fpp  %s%s%s\n", 100 * r->smt_contention,
+	fprintf(f, " %8.1f%% %7.2fpp  %s%s%s%s\n", 100 * r->smt_contention,
 		100 * r->err,
 		r->flags & TD_RESULT_UNRELIABLE ? "UNRELIABLE " : "",
 		r->flags & TD_RESULT_SHORT ? "SHORT " : "",
+		r->flags & TD_RESULT_MULTIPLEXED ? "MULTIPLEXED " : "",
 		r->flags & TD_RESULT_CYCLES ? "CYCLES" : "");
 }
 
