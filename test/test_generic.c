@@ -393,6 +393,10 @@ static struct td *open_profile(enum emu_profile p)
 	assert_string_equal(info.uarch, p == EMU_ZEN4   ? "zen4"
 					: p == EMU_ZEN5 ? "zen5"
 					: p == EMU_SKL  ? "skylake"
+					: p == EMU_HSW  ? "haswell"
+					: p == EMU_TNT  ? "tremont"
+					: p == EMU_CMT  ? "crestmont"
+					: p == EMU_SKT  ? "skymont"
 							: "gracemont");
 	return td;
 }
@@ -434,6 +438,35 @@ static void test_e2e_skylake(void **state)
 {
 	(void)state;
 	e2e(EMU_SKL, false);
+}
+
+/* Haswell: V4.5 with the pre-Skylake recovery-cycles encoding. */
+static void test_e2e_haswell(void **state)
+{
+	(void)state;
+	e2e(EMU_HSW, false);
+}
+
+/*
+ * Standalone Atom V2 cores without topdown-* in sysfs: the table's
+ * encodings and widths (Tremont 4, Crestmont 6, Skymont 8).
+ */
+static void test_e2e_tremont(void **state)
+{
+	(void)state;
+	e2e(EMU_TNT, false);
+}
+
+static void test_e2e_crestmont(void **state)
+{
+	(void)state;
+	e2e(EMU_CMT, false);
+}
+
+static void test_e2e_skymont(void **state)
+{
+	(void)state;
+	e2e(EMU_SKT, false);
 }
 
 /* Gracemont: retiring's encoding comes from sysfs (0x72 in the emulator). */
@@ -621,6 +654,10 @@ int main(void)
 		cmocka_unit_test_teardown(test_e2e_zen5, teardown_emu),
 		cmocka_unit_test_teardown(test_e2e_skylake, teardown_emu),
 		cmocka_unit_test_teardown(test_e2e_gracemont, teardown_emu),
+		cmocka_unit_test_teardown(test_e2e_haswell, teardown_emu),
+		cmocka_unit_test_teardown(test_e2e_tremont, teardown_emu),
+		cmocka_unit_test_teardown(test_e2e_crestmont, teardown_emu),
+		cmocka_unit_test_teardown(test_e2e_skymont, teardown_emu),
 		cmocka_unit_test_teardown(test_index0_read_fallback,
 					  teardown_emu),
 		cmocka_unit_test_teardown(test_context_switch_moves_counters,

@@ -59,6 +59,25 @@ static const struct map slm_map[] = {
 	{ 0x10c2, SIG_RET }, { 0, 0 },
 };
 
+/* Haswell: INT_MISC.RECOVERY_CYCLES is umask 3 before Skylake. */
+static const struct map hsw_map[] = {
+	{ 0x3c, SIG_CYCLES }, { 0x19c, SIG_FE }, { 0x10e, SIG_ISSUED },
+	{ 0x2c2, SIG_RET }, { 0x100030dull, SIG_RECOVERY }, { 0, 0 },
+};
+/* Tremont, Crestmont, Skymont: the kernel's strings of each (section 6). */
+static const struct map tnt_map[] = {
+	{ 0x3c, SIG_CYCLES }, { 0x71, SIG_FE }, { 0x673, SIG_BAD },
+	{ 0xc2, SIG_RET }, { 0x74, SIG_BE }, { 0, 0 },
+};
+static const struct map cmt_map[] = {
+	{ 0x3c, SIG_CYCLES }, { 0x71, SIG_FE }, { 0x73, SIG_BAD },
+	{ 0x72, SIG_RET }, { 0x74, SIG_BE }, { 0, 0 },
+};
+static const struct map skt_map[] = {
+	{ 0x3c, SIG_CYCLES }, { 0x19c, SIG_FE }, { 0x73, SIG_BAD },
+	{ 0x2c2, SIG_RET }, { 0x2a4, SIG_BE }, { 0, 0 },
+};
+
 /* Alder Lake's cpu_atom (Gracemont) with the kernel's adl strings. */
 static const struct map adl_atom_map[] = {
 	{ 0x3c, SIG_CYCLES }, { 0x71, SIG_FE }, { 0x73, SIG_BAD },
@@ -100,6 +119,14 @@ const char *emu_cpuinfo(void)
 		return "processor\t: 0\nvendor_id\t: GenuineIntel\ncpu family\t: 6\nmodel\t\t: 190\nmodel name\t: Intel(R) N100\n";
 	case EMU_SLM:
 		return "processor\t: 0\nvendor_id\t: GenuineIntel\ncpu family\t: 6\nmodel\t\t: 77\nmodel name\t: Intel(R) Atom(TM) CPU C2750\n";
+	case EMU_HSW:
+		return "processor\t: 0\nvendor_id\t: GenuineIntel\ncpu family\t: 6\nmodel\t\t: 60\nmodel name\t: Intel(R) Core(TM) i7-4770\n";
+	case EMU_TNT:
+		return "processor\t: 0\nvendor_id\t: GenuineIntel\ncpu family\t: 6\nmodel\t\t: 134\nmodel name\t: Intel Atom(R) P5962B\n";
+	case EMU_CMT:
+		return "processor\t: 0\nvendor_id\t: GenuineIntel\ncpu family\t: 6\nmodel\t\t: 175\nmodel name\t: Intel(R) Xeon(R) 6780E\n";
+	case EMU_SKT:
+		return "processor\t: 0\nvendor_id\t: GenuineIntel\ncpu family\t: 6\nmodel\t\t: 221\nmodel name\t: Intel(R) Xeon(R) 6 (Clearwater Forest)\n";
 	case EMU_NO_TOPDOWN: /* Core 2 (Merom): no TopDown of any kind */
 		return "processor\t: 0\nvendor_id\t: GenuineIntel\ncpu family\t: 6\nmodel\t\t: 15\n";
 	case EMU_ICL:
@@ -116,6 +143,10 @@ const char *emu_cpuinfo(void)
 int emu_gen_signal(uint64_t config)
 {
 	const struct map *m = emu.profile == EMU_SKL ? skl_map
+			      : emu.profile == EMU_HSW ? hsw_map
+			      : emu.profile == EMU_TNT ? tnt_map
+			      : emu.profile == EMU_CMT ? cmt_map
+			      : emu.profile == EMU_SKT ? skt_map
 			      : emu.profile == EMU_GRT ? grt_map
 			      : emu.profile == EMU_ADL ? adl_atom_map
 			      : emu.profile == EMU_SLM ? slm_map : zen_map;

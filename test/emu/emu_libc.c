@@ -283,6 +283,8 @@ void emu_setup(enum emu_profile profile)
 	emu.has_pmu = profile != EMU_NO_PMU;
 	emu.gen_width = profile == EMU_ZEN4 ? 6 : profile == EMU_ZEN5 ? 8
 			: profile == EMU_SKL ? 4 : profile == EMU_GRT ? 5
+			: profile == EMU_HSW ? 4 : profile == EMU_TNT ? 4
+			: profile == EMU_CMT ? 6 : profile == EMU_SKT ? 8
 			: profile == EMU_SLM ? 2
 			: emu.arm ? emu.arm->slots : 0;
 	/* AMD: 6; ADL: the E-core's 6 (cpu_atom groups run there) */
