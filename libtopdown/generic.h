@@ -91,6 +91,7 @@ struct td_gen {
 	uint32_t cached_lock;
 	uint64_t cv[TD_GEN_MAX], ct[2];
 	bool smt_per_thread;    /* SMT on, AnyThread refused: approximate */
+	bool cyc32;             /* Arm: cycles asked 32-bit (genopen.c) */
 	uint8_t ev[TD_GEN_MAX];
 	int fd[TD_GEN_MAX];
 	struct perf_event_mmap_page *pc[TD_GEN_MAX];

@@ -555,6 +555,80 @@ static void test_vm_too_few_counters(void **state)
 	assert_int_equal(s.open_fds, 0);
 }
 
+/*
+ * Without FEAT_PMUv3p5 a 64-bit cycles event lives on PMCCNTR_EL0 or
+ * nowhere.  PMCCNTR held by someone else (the hard-lockup detector):
+ * the group opens but never schedules, so td_open retries with a 32-bit
+ * cycles event on an event counter, which with STALL_SLOT derived fits
+ * V1's six; a PMU without PMCCNTR refuses the 64-bit event at open
+ * (EINVAL), the same retry.  N1 (3 events, nothing to derive) just gets
+ * the 32-bit cycles event.  Results stay exact across 32-bit wraps.
+ */
+static void cycles_32bit(enum emu_profile p, enum emu_pmccntr state,
+			 bool derived)
+{
+	struct emu_mix m = emu_mix_l1(0.35, 0.15, 0.20, 0.30);
+	struct td_info info = { .size = sizeof(info) };
+	const struct perf_event_mmap_page *pc;
+	struct td *td;
+
+	emu_setup(p);
+	emu_arm_set_pmccntr(state);
+	emu_gp_set_period(100000); /* wraps inside the regions */
+	assert_int_equal(td_open(&td, NULL), 0);
+	assert_int_equal(td_query(td, &info), 0);
+	assert_int_equal(info.path, TD_PATH_RDPMC);
+	assert_int_equal(!!(info.flags & TD_INFO_DERIVED), derived);
+	pc = td->gen->pc[0]; /* the leader: CPU_CYCLES */
+	assert_int_equal(td->gen->m.config[td->gen->ev[0]], 0x11);
+	assert_int_equal(pc->pmc_width, 32);
+	assert_true(pc->index >= 1 && pc->index <= 6); /* not PMCCNTR's 32 */
+	if (p == EMU_ARM_N1) {
+		struct truth_frac t;
+		struct td_result r;
+
+		region(td, 3000000, &m, &r, &t);
+		assert_true(r.flags & TD_RESULT_CYCLES);
+		assert_float_equal(r.l1[TD_FE_BOUND], t.l1[TD_FE_BOUND], TOL);
+		assert_float_equal(r.l1[TD_BE_BOUND], t.l1[TD_BE_BOUND], TOL);
+	} else {
+		check_slots(td, 3000000, &m);
+		check_slots(td, 600000, &m);
+	}
+	td_close(td);
+	emu_teardown();
+}
+
+static void test_cycles_32bit_pmccntr_taken(void **state)
+{
+	(void)state;
+	cycles_32bit(EMU_ARM_V1, EMU_PMCCNTR_TAKEN, true);
+	cycles_32bit(EMU_ARM_N1, EMU_PMCCNTR_TAKEN, false);
+}
+
+static void test_cycles_32bit_pmccntr_absent(void **state)
+{
+	(void)state;
+	cycles_32bit(EMU_ARM_V1, EMU_PMCCNTR_ABSENT, true);
+	cycles_32bit(EMU_ARM_N1, EMU_PMCCNTR_ABSENT, false);
+}
+
+/* With 64-bit event counters (V2) the cycles event keeps its 64 bits. */
+static void test_cycles_64bit_pmuv3p5(void **state)
+{
+	struct emu_mix m = emu_mix_l1(0.35, 0.15, 0.20, 0.30);
+	struct td *td;
+
+	(void)state;
+	emu_setup(EMU_ARM_V2);
+	emu_arm_set_pmccntr(EMU_PMCCNTR_TAKEN);
+	assert_int_equal(td_open(&td, NULL), 0);
+	assert_int_equal(td->gen->pc[0]->pmc_width, 64);
+	assert_int_not_equal(td->gen->pc[0]->index, 32);
+	check_slots(td, 1200000, &m);
+	td_close(td);
+}
+
 /* No PMU at all (a VM without one): -ENODEV. */
 static void test_no_pmu(void **state)
 {
@@ -619,6 +693,12 @@ int main(void)
 					  teardown_emu),
 		cmocka_unit_test_teardown(test_vm_five_counters, teardown_emu),
 		cmocka_unit_test_teardown(test_vm_too_few_counters,
+					  teardown_emu),
+		cmocka_unit_test_teardown(test_cycles_32bit_pmccntr_taken,
+					  teardown_emu),
+		cmocka_unit_test_teardown(test_cycles_32bit_pmccntr_absent,
+					  teardown_emu),
+		cmocka_unit_test_teardown(test_cycles_64bit_pmuv3p5,
 					  teardown_emu),
 		cmocka_unit_test_teardown(test_no_pmu, teardown_emu),
 		cmocka_unit_test_teardown(test_heterogeneous, teardown_emu),

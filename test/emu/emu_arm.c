@@ -202,26 +202,28 @@ void emu_arm_parts(struct emu_parts *p)
 	/* fe_cyc, be_cyc: split's whole cycles of fe and be (s = width) */
 }
 
-/* __armv8_pmuv3_map_event and validate_group, as far as modelled. */
+/*
+ * __armv8_pmuv3_map_event, and validate_group of a leader (members are
+ * validated as they join: emu_gen_validate, which also counts them
+ * against the counters).
+ */
 int emu_arm_check_open(const struct perf_event_attr *a,
 		       const struct emu_event *leader)
 {
-	const struct emu_group *g = leader ? leader->group : NULL;
-	bool cycle_counter = a->config == EV_CPU_CYCLES;
-	unsigned need = cycle_counter ? 0 : 1;
+	bool long64 = a->config1 & 1, cycles = a->config == EV_CPU_CYCLES;
 
-	if ((a->config1 & 1) && a->config != EV_CPU_CYCLES &&
-	    !emu.arm->pmuv3p5)
+	if (long64 && !cycles && !emu.arm->pmuv3p5)
 		return -EOPNOTSUPP;
-	/* The first cycles event takes PMCCNTR_EL0, the rest a counter. */
-	for (int i = 0; g && i < g->nr; i++) {
-		if (g->members[i]->attr.config == EV_CPU_CYCLES &&
-		    !cycle_counter)
-			cycle_counter = true;
-		else
-			need++;
-	}
-	return need > emu.arm->counters ? -EINVAL : 0;
+	/* get_event_idx's EAGAIN on the fake PMU: validate_group EINVAL */
+	if (!leader && cycles && long64 && !emu.arm->pmuv3p5 &&
+	    emu.pmccntr == EMU_PMCCNTR_ABSENT)
+		return -EINVAL;
+	return 0;
+}
+
+void emu_arm_set_pmccntr(enum emu_pmccntr state)
+{
+	emu.pmccntr = state;
 }
 
 /* pmc_width: 64 for a long (config1 bit 0) event, else 32. */

@@ -154,9 +154,39 @@ static bool on_fixed(const struct emu_event *e)
 	return emu.profile == EMU_SLM && e->sig == SIG_CYCLES;
 }
 
-/* Arm: the first cycles event of a group always goes to PMCCNTR_EL0. */
-static bool takes_cycle_counter(const struct emu_group *g, int i,
-				const struct emu_event *e)
+/* The thread's other ordinary-counter group (Arm level 2), or NULL. */
+static const struct emu_group *other_group(const struct emu_group *g)
+{
+	const struct emu_cpu *c = g->owner;
+
+	return c->gen_group == g ? c->gen_group2 : c->gen_group;
+}
+
+/*
+ * Is PMCCNTR_EL0 free for g?  At open, validate_group asks a fake PMU
+ * holding g alone: free unless the PMU has none (EMU_PMCCNTR_ABSENT).
+ * At schedule-in, also not while someone else holds it, or the thread's
+ * other group does.
+ */
+static bool pmccntr_free(const struct emu_group *g, bool at_open)
+{
+	const struct emu_group *o = other_group(g);
+
+	if (emu.pmccntr == EMU_PMCCNTR_ABSENT)
+		return false;
+	if (at_open)
+		return true;
+	if (emu.pmccntr == EMU_PMCCNTR_TAKEN)
+		return false;
+	for (int i = 0; o && o->scheduled && i < o->nr; i++)
+		if (o->members[i]->counter == ARM_CYCLE_COUNTER)
+			return false;
+	return true;
+}
+
+/* Arm: g's first cycles event, member i, is e. */
+static bool first_cycles(const struct emu_group *g, int i,
+			 const struct emu_event *e)
 {
 	if (!emu.arm || e->sig != SIG_CYCLES)
 		return false;
@@ -166,30 +196,87 @@ static bool takes_cycle_counter(const struct emu_group *g, int i,
 	return true;
 }
 
-/* Does e, member i of g (i == g->nr: joining), need an event counter? */
-static bool needs_gp(const struct emu_group *g, int i,
-		     const struct emu_event *e)
+/* armv8pmu_get_event_idx: the first cycles event prefers PMCCNTR_EL0. */
+static bool takes_cycle_counter(const struct emu_group *g, int i,
+				const struct emu_event *e, bool at_open)
 {
-	return e->kind == EMU_EV_GP && !on_fixed(e) &&
-	       !takes_cycle_counter(g, i, e);
+	return first_cycles(g, i, e) && pmccntr_free(g, at_open);
 }
 
-static unsigned gp_members(const struct emu_group *g)
+/*
+ * ... and without it, a 64-bit user-access cycles event cannot have an
+ * event counter either unless they are 64-bit (FEAT_PMUv3p5): EAGAIN.
+ */
+static bool cycles_stuck(const struct emu_group *g, int i,
+			 const struct emu_event *e, bool at_open)
+{
+	return first_cycles(g, i, e) && !pmccntr_free(g, at_open) &&
+	       e->width == 64 && !emu.arm->pmuv3p5;
+}
+
+/* Does e, member i of g (i == g->nr: joining), need an event counter? */
+static bool needs_gp(const struct emu_group *g, int i,
+		     const struct emu_event *e, bool at_open)
+{
+	return e->kind == EMU_EV_GP && !on_fixed(e) &&
+	       !takes_cycle_counter(g, i, e, at_open);
+}
+
+static unsigned gp_members(const struct emu_group *g, bool at_open)
 {
 	unsigned n = 0;
 
 	for (int i = 0; i < g->nr; i++)
-		n += needs_gp(g, i, g->members[i]);
+		n += needs_gp(g, i, g->members[i], at_open);
 	return n;
+}
+
+static bool any_stuck(const struct emu_group *g, bool at_open)
+{
+	for (int i = 0; i < g->nr; i++)
+		if (cycles_stuck(g, i, g->members[i], at_open))
+			return true;
+	return false;
 }
 
 /* validate_group (x86 core.c, arm_pmuv3's alike): a group must fit the
  * PMU's counters, whoever else holds them; checked when a member joins. */
 int emu_gen_validate(const struct emu_group *g, const struct emu_event *e)
 {
-	return gp_members(g) + needs_gp(g, g->nr, e) > emu.gp_counters
+	if (any_stuck(g, true) || cycles_stuck(g, g->nr, e, true))
+		return -EINVAL;
+	return gp_members(g, true) + needs_gp(g, g->nr, e, true) >
+			       emu.gp_counters
 		       ? -EINVAL
 		       : 0;
+}
+
+/* Event counters the thread's other group holds while scheduled. */
+static uint64_t used_by_other(const struct emu_group *g)
+{
+	const struct emu_group *o = other_group(g);
+	uint64_t used = 0;
+
+	for (int i = 0; o && o->scheduled && i < o->nr; i++) {
+		int c = o->members[i]->counter;
+
+		if (c >= 0 && c < ARM_CYCLE_COUNTER)
+			used |= UINT64_C(1) << c;
+	}
+	return used;
+}
+
+/* The next counter from *k on that is not in used. */
+static int next_free(unsigned *k, uint64_t used)
+{
+	for (;; (*k)++) {
+		int c = (int)(*k % emu.gp_counters);
+
+		if (!(used >> c & 1)) {
+			(*k)++;
+			return c;
+		}
+	}
 }
 
 /*
@@ -199,9 +286,12 @@ int emu_gen_validate(const struct emu_group *g, const struct emu_event *e)
  */
 bool emu_gen_start(struct emu_group *g)
 {
-	unsigned k = emu.gp_rotate++, n = 0;
+	uint64_t used = used_by_other(g);
+	unsigned k = emu.gp_rotate++;
+	unsigned free_ = emu.gp_counters - emu.gp_reserved -
+			 (unsigned)__builtin_popcountll(used);
 
-	if (gp_members(g) > emu.gp_counters - emu.gp_reserved) {
+	if (any_stuck(g, false) || gp_members(g, false) > free_) {
 		g->scheduled = false;
 		return false;
 	}
@@ -210,10 +300,10 @@ bool emu_gen_start(struct emu_group *g)
 
 		if (!gp(e))
 			continue;
-		if (takes_cycle_counter(g, i, e))
+		if (takes_cycle_counter(g, i, e, false))
 			e->counter = ARM_CYCLE_COUNTER;
 		else
-			e->counter = (int)((n++ + k) % emu.gp_counters);
+			e->counter = next_free(&k, used);
 		set_period(e);
 	}
 	return true;
@@ -337,14 +427,10 @@ static uint64_t increment(int sig, const struct emu_parts *p)
 	}
 }
 
-void emu_gen_run(uint64_t slots, const struct emu_mix *m)
+/* One group's share of a stretch of work: its events and times. */
+static void run_group(struct emu_group *g, uint64_t slots,
+		      const struct emu_parts *p)
 {
-	struct emu_group *g = emu_cpu.gen_group;
-	struct emu_parts p;
-
-	if (g && g->enabled && g->scheduled)
-		deliver_pmis(g);
-	split(slots, m, &p);
 	if (!g || !g->enabled)
 		return;
 	g->time_enabled += slots / 4;
@@ -358,21 +444,37 @@ void emu_gen_run(uint64_t slots, const struct emu_mix *m)
 		if (!gp(e) || e->counter < 0)
 			continue;
 		/* AnyThread: the sibling ran the same (clocks, recovery) */
-		inc = increment(e->sig, &p) * (e->any ? 2 : 1);
+		inc = increment(e->sig, p) * (e->any ? 2 : 1);
 		if (inc > mask_of(e) - e->hw)
 			e->overflowed = true;
 		e->hw = (e->hw + inc) & mask_of(e);
 	}
 }
 
+void emu_gen_run(uint64_t slots, const struct emu_mix *m)
+{
+	struct emu_group *gs[2] = { emu_cpu.gen_group, emu_cpu.gen_group2 };
+	struct emu_parts p;
+
+	for (int i = 0; i < 2; i++)
+		if (gs[i] && gs[i]->enabled && gs[i]->scheduled)
+			deliver_pmis(gs[i]);
+	split(slots, m, &p);
+	for (int i = 0; i < 2; i++)
+		run_group(gs[i], slots, &p);
+}
+
 uint64_t emu_gen_rdpmc(uint32_t ecx)
 {
-	struct emu_group *g = emu_cpu.gen_group;
+	struct emu_group *gs[2] = { emu_cpu.gen_group, emu_cpu.gen_group2 };
 
-	if (g && g->scheduled)
-		for (int i = 0; i < g->nr; i++)
+	for (int k = 0; k < 2; k++) {
+		struct emu_group *g = gs[k];
+
+		for (int i = 0; g && g->scheduled && i < g->nr; i++)
 			if (g->members[i]->counter == (int)ecx)
 				return g->members[i]->hw;
+	}
 	/* Another context's value (Arm zeroes unused counters instead). */
 	return emu.arm ? 0 : 0x5a5a5a5a5aull & MASK48;
 }

@@ -66,6 +66,7 @@ struct emu_cpu {
 	struct emu_hw hw;
 	struct emu_group *group; /* this thread's TopDown group */
 	struct emu_group *gen_group; /* this thread's ordinary-counter group */
+	struct emu_group *gen_group2; /* a second one (Arm level 2), or NULL */
 	uint64_t gen_slot_rem;   /* slots not yet a whole cycle */
 	struct emu_truth truth;
 	bool descheduled;
@@ -141,6 +142,7 @@ struct emu_state {
 	unsigned gp_rotate;     /* shifts counter assignment per schedule-in */
 	const struct emu_arm *arm; /* Arm profiles, else NULL */
 	uint64_t allowed_cpus;  /* Arm: sched_getaffinity (CPUs 0-63) */
+	enum emu_pmccntr pmccntr; /* Arm: PMCCNTR_EL0 free, taken, absent */
 	char sysfs_root[256];
 	struct emu_event *fds[EMU_MAX_FD];
 	struct emu_stats stats;

@@ -296,6 +296,7 @@ void emu_setup(enum emu_profile profile)
 	emu.gp_left = emu.arm ? UINT64_MAX >> 1 : (UINT64_C(1) << 47) - 1;
 	emu.allowed_cpus = 0xff;
 	emu.gp_rotate = 0;
+	emu.pmccntr = EMU_PMCCNTR_FREE;
 	emu.has_topdown = emu.has_pmu && profile != EMU_NO_TOPDOWN &&
 			  !emu.gen_width;
 	emu.l2 = profile != EMU_ICL;

@@ -380,9 +380,10 @@ static void resched(struct emu_group *g)
 /* Out and in again: the thread's running groups, around other work. */
 void emu_context_switch(uint64_t other_slots)
 {
-	struct emu_group *gs[2] = { emu_cpu.group, emu_cpu.gen_group };
+	struct emu_group *gs[3] = { emu_cpu.group, emu_cpu.gen_group,
+				    emu_cpu.gen_group2 };
 
-	for (int i = 0; i < 2; i++) {
+	for (int i = 0; i < 3; i++) {
 		struct emu_group *g = gs[i];
 
 		if (!g || !g->enabled || !g->scheduled)
@@ -399,6 +400,7 @@ void emu_deschedule(void)
 	emu_cpu.descheduled = true;
 	resched(emu_cpu.group);
 	resched(emu_cpu.gen_group);
+	resched(emu_cpu.gen_group2);
 }
 
 void emu_reschedule(void)
@@ -406,6 +408,7 @@ void emu_reschedule(void)
 	emu_cpu.descheduled = false;
 	resched(emu_cpu.group);
 	resched(emu_cpu.gen_group);
+	resched(emu_cpu.gen_group2);
 }
 
 void emu_set_metrics_clear_trigger(enum emu_clear_trigger which)
@@ -441,6 +444,7 @@ void emu_migrate(int cpu)
 	}
 	resched(emu_cpu.group);
 	resched(emu_cpu.gen_group);
+	resched(emu_cpu.gen_group2);
 }
 
 void emu_migrate_at_rdpmc(int cpu)
