@@ -91,10 +91,27 @@ static int64_t nearest(double x)
 	return (int64_t)(x < 0 ? x - 0.5 : x + 0.5);
 }
 
+/*
+ * A category the formula makes negative (its per-mispredict or flush
+ * correction exceeding the stall slots it corrects, or on N1 stall
+ * cycles overlapping) is set to 0, not left for td_decode to clamp: the
+ * categories then sum to more than the slots, so td_decode normalises
+ * by that sum and its err, (|255 x slots - sum| + qerr) / sum, widens
+ * by the amount cut off, which the user then sees (fractions still sum
+ * to 1).
+ */
+static void clamp_negative(struct td_delta *d)
+{
+	for (int i = 0; i < TD_NR_L1; i++)
+		if (d->cat[i] < 0)
+			d->cat[i] = 0;
+}
+
 unsigned td_arm_delta(const struct td_gen_model *m, const struct td_counts *a,
 		      const struct td_counts *b, struct td_delta *d)
 {
 	double dv[TD_ARM_NR], f[4];
+	unsigned flags = 0;
 
 	for (int k = 0; k < TD_ARM_NR; k++)
 		dv[k] = (double)(b->cat[k] - a->cat[k]);
@@ -102,10 +119,12 @@ unsigned td_arm_delta(const struct td_gen_model *m, const struct td_counts *a,
 	d->slots = (int64_t)(b->slots - a->slots);
 	if (m->formula == TD_F_ARM_CYCLES) {
 		cycles_delta(dv, d);
-		return TD_RESULT_CYCLES;
+		flags = TD_RESULT_CYCLES;
+	} else {
+		td_arm_fractions(&m->arm, dv, f);
+		for (int i = 0; i < 4; i++)
+			d->cat[i] = nearest(f[i] * 255.0 * (double)d->slots);
 	}
-	td_arm_fractions(&m->arm, dv, f);
-	for (int i = 0; i < 4; i++)
-		d->cat[i] = nearest(f[i] * 255.0 * (double)d->slots);
-	return 0;
+	clamp_negative(d);
+	return flags;
 }

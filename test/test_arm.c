@@ -167,6 +167,30 @@ static void test_derive_stall_slot(void **state)
 	assert_int_equal(m.derivable, 0); /* N1: nothing to derive */
 }
 
+/*
+ * A negative category widens err.  V1, S = 8, 1000 cycles: FE slots 800,
+ * BE 2400, RET 1800, SPEC 3600, BR_MIS_PRED 50, STALL 3200.  FE = .1 -
+ * 4 x .05 = -.1; BE .3; busy 1 - .4 = .6, ratio .5: RET .3, BS .3 + .2
+ * = .5.  FE cut to 0, the categories sum to 1.1 of the slots: reported
+ * RET .3/1.1, BS .5/1.1, BE .3/1.1, FE 0, err .1/1.1.
+ */
+static void test_formula_negative_widens_err(void **state)
+{
+	uint64_t v0[7] = { 0 };
+	uint64_t v1[7] = { 1000, 800, 2400, 1800, 3600, 50, 3200 };
+	/* N1: stall cycles 600 + 500 overlap 1000 cycles: retiring -100 */
+	uint64_t n0[3] = { 0 }, n1[3] = { 1000, 600, 500 };
+	struct td_result r;
+
+	(void)state;
+	decode_arm(0x411fd401, 0, v0, v1, &r);
+	assert_l1(&r, 0.3 / 1.1, 0.5 / 1.1, 0, 0.3 / 1.1);
+	assert_float_equal(r.err, 0.1 / 1.1, 1e-9);
+	decode_arm(0x413fd0c1, 0, n0, n1, &r);
+	assert_l1(&r, 0, 0, 0.6 / 1.1, 0.5 / 1.1);
+	assert_float_equal(r.err, 0.1 / 1.1, 1e-9);
+}
+
 /* N1: cycles 1000, STALL_FRONTEND 200, STALL_BACKEND 350. */
 static void test_formula_n1_cycles(void **state)
 {
@@ -676,6 +700,7 @@ int main(void)
 		cmocka_unit_test(test_formula_derived_stall),
 		cmocka_unit_test(test_derive_stall_slot),
 		cmocka_unit_test(test_formula_n1_cycles),
+		cmocka_unit_test(test_formula_negative_widens_err),
 		cmocka_unit_test(test_midr_lookup),
 		cmocka_unit_test_teardown(test_e2e_n2_r0p0, teardown_emu),
 		cmocka_unit_test_teardown(test_e2e_n2_r0p3, teardown_emu),
