@@ -69,6 +69,9 @@ enum td_l1 {
  * pipeline restarts; fetch latency/bandwidth = frontend latency/bandwidth;
  * memory bound = backend memory, core bound = backend CPU.  (Reported only
  * where its six extra counters are free besides level 1's: see README.)
+ * Arm Neoverse N3/V3 measure fetch latency and memory bound only, from
+ * Arm's stall-cycle events, and leave the children of retiring and bad
+ * speculation 0: see TD_RESULT_L2_FE_BE.
  */
 enum td_l2 {
 	TD_HEAVY_OPS,
@@ -94,6 +97,24 @@ enum td_l2 {
  * the cycles with neither stalled, l1[TD_BAD_SPEC] 0; slots counts cycles.
  */
 #define TD_RESULT_CYCLES     (1u << 4)
+/*
+ * Level 2 below frontend and backend only (Arm Neoverse N3, V3: Arm
+ * defines no split of retiring or bad speculation): l2[TD_HEAVY_OPS],
+ * [TD_LIGHT_OPS], [TD_BR_MISPREDICT] and [TD_MACHINE_CLEARS] are 0, not
+ * measured.  l2[TD_FETCH_LAT] is the frontend-bound slots times Arm's
+ * frontend_mem_bound (STALL_FRONTEND_MEMBOUND / STALL_FRONTEND: fetch
+ * stalled on the instruction side's caches and TLB), l2[TD_MEM_BOUND]
+ * the backend-bound slots times backend_mem_bound
+ * (STALL_BACKEND_MEMBOUND / STALL_BACKEND); fetch bandwidth and core
+ * bound are the rest of their parents (Arm's frontend and backend core
+ * bound, backend busy, and any stall cycles Arm's events leave
+ * unattributed).  Scaling stall-cycle shares onto slots assumes stalled
+ * cycles and stalled slots split alike, which Arm does not state (an
+ * inference); Arm counts branch resteers (flush recovery) as frontend
+ * core bound, so here under fetch bandwidth, where Intel's fetch latency
+ * has them.
+ */
+#define TD_RESULT_L2_FE_BE   (1u << 5)
 
 /*
  * Regions shorter than this many slots are flagged TD_RESULT_SHORT: about
@@ -209,6 +230,11 @@ struct td_info {
                                            /proc/sys/kernel/perf_user_access
                                            is 0; for EL0 counter reads:
                                            sysctl kernel.perf_user_access=1 */
+#define TD_INFO_L2_NO_COUNTERS (1u << 5) /* the CPU has level 2 (Arm N3,
+                                           V3) but its second event group
+                                           did not fit the counters left
+                                           beside level 1's: levels is 1
+                                           (README "Arm level 2") */
 
 struct td;
 

@@ -253,6 +253,7 @@ void td_gen_free(struct td *td, struct td_gen *g)
 {
 	if (!g)
 		return;
+	td_gen_free(td, g->l2);
 	td_gen_close_group(td, g);
 	free(g);
 }

@@ -134,7 +134,8 @@ void td_named_add(struct td_named *n, const struct td_record *rec)
 	p->qerr += rec->qerr;
 	for (int i = 0; i < TD_NR_METRICS; i++)
 		p->cat[i] += rec->cat[i];
-	p->flags |= rec->flags & (TD_RESULT_L2 | TD_RESULT_CYCLES);
+	p->flags |= rec->flags &
+		    (TD_RESULT_L2 | TD_RESULT_CYCLES | TD_RESULT_L2_FE_BE);
 	p->l1_call |= !(rec->flags & TD_RESULT_L2);
 	add_extremes(p, rec->cat, rec->flags & TD_RESULT_L2);
 }
@@ -161,7 +162,9 @@ int td_named_totals(const struct td_named *n, struct td_totals *t)
 	if (p->l1_call && (p->flags & TD_RESULT_L2))
 		for (int i = TD_NR_L1; i < TD_NR_METRICS; i++)
 			d.cat[i] = 0;
-	td_decode(&d, (p->flags & TD_RESULT_L2) && !p->l1_call, &t->total);
+	td_decode_src(&d, (p->flags & TD_RESULT_L2) && !p->l1_call,
+		      p->l1_call ? 0 : p->flags & TD_RESULT_L2_FE_BE,
+		      &t->total);
 	t->total.flags |= p->flags & TD_RESULT_CYCLES;
 	for (int i = 0; i < TD_NR_L1 && p->counted; i++) {
 		t->min[i] = (double)p->min_num[i] / (double)p->min_den[i];

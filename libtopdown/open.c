@@ -93,7 +93,7 @@ int td_query(const struct td *td, struct td_info *info)
 	memset(&i, 0, sizeof(i));
 	i.size = info->size < sizeof(i) ? info->size : sizeof(i);
 	i.path = td->path;
-	i.levels = td_handle_l2(td) ? 2 : 1;
+	i.levels = td_handle_l2(td) || (td->gen && td->gen->l2) ? 2 : 1;
 	i.pmu_type = td->pmu.type;
 	memcpy(i.pmu_name, td->pmu.name, sizeof(i.pmu_name));
 	i.resets = td->resets;
@@ -107,6 +107,8 @@ int td_query(const struct td *td, struct td_info *info)
 		i.flags |= TD_INFO_HYBRID_ECORE;
 	if (td->gen && td->gen->smt_per_thread)
 		i.flags |= TD_INFO_SMT_PER_THREAD;
+	if (td->gen && td->gen->l2_unfit)
+		i.flags |= TD_INFO_L2_NO_COUNTERS;
 	uarch_name(td, i.uarch, sizeof(i.uarch));
 	memcpy(info, &i, i.size);
 	return 0;

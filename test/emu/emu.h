@@ -98,7 +98,8 @@ void emu_arm_set_pmccntr(enum emu_pmccntr state);
  */
 struct emu_mix emu_mix_amd(double ret, double bad, double fe, double smt);
 /*
- * Counter budget of generic profiles: the PMU has n GP counters (a VM
+ * Counter budget of generic profiles (Arm's too: event counters, the
+ * cycle counter apart): the PMU has n GP counters (a VM
  * exposing fewer; validate_group then refuses a bigger group at open,
  * EINVAL), and n of them are pinned by someone else (the NMI watchdog:
  * a group that fits the PMU but not what is left is accepted and never

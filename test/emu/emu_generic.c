@@ -385,6 +385,12 @@ static void split(uint64_t slots, const struct emu_mix *m,
 		p->bad -= p->bad % w;
 	}
 	p->be = slots - p->ret - p->bad - p->fe - p->smt;
+	if (emu.arm) { /* level 2: within their parents */
+		p->fe_lat = (uint64_t)((double)slots * m->f[6]);
+		p->be_mem = (uint64_t)((double)slots * m->f[7]);
+		p->fe_lat = p->fe_lat < p->fe ? p->fe_lat : p->fe;
+		p->be_mem = p->be_mem < p->be ? p->be_mem : p->be;
+	}
 	/* V4.5: half the bad slots as recovery cycles, the rest as uops. */
 	p->recovery_cycles = p->bad / 2 / w;
 	rb = p->recovery_cycles * w;
@@ -401,6 +407,8 @@ static void split(uint64_t slots, const struct emu_mix *m,
 	c->truth.cat[2] += p->fe;
 	c->truth.cat[3] += p->be;
 	c->truth.cat[4] += p->smt;
+	c->truth.cat[6] += p->fe_lat;
+	c->truth.cat[7] += p->be_mem;
 }
 
 static uint64_t increment(int sig, const struct emu_parts *p)
@@ -423,6 +431,13 @@ static uint64_t increment(int sig, const struct emu_parts *p)
 	case SIG_FE_CYC: return p->fe_cyc;
 	case SIG_BE_CYC: return p->be_cyc;
 	case SIG_BAD_CYC: return p->bad_cyc;
+	case SIG_FE_MEM_CYC: return p->fe_mem_cyc;
+	case SIG_FE_CPU_CYC: return p->fe_cyc - p->fe_mem_cyc;
+	case SIG_BE_MEM_CYC: return p->be_mem_cyc;
+	/* the backend's other stall cycles: half core bound, half busy */
+	case SIG_BE_CPU_CYC: return (p->be_cyc - p->be_mem_cyc) / 2;
+	case SIG_BE_BUSY_CYC:
+		return p->be_cyc - p->be_mem_cyc - (p->be_cyc - p->be_mem_cyc) / 2;
 	default: return 0;
 	}
 }

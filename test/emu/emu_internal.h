@@ -106,13 +106,16 @@ struct emu_arm {
 	unsigned counters;      /* event counters (PMCR_EL0.N) */
 	int user_access;        /* /proc/sys/kernel/perf_user_access */
 	unsigned caps_slots;    /* caps/slots, 0: absent */
+	bool l2;                /* N3, V3: the level-2 stall events */
 };
 
 /* What an ordinary counter counts (emu_gen_signal, emu_arm_signal). */
 enum emu_sig { SIG_NONE, SIG_CYCLES, SIG_FE, SIG_BE, SIG_SMT, SIG_DISP,
 	       SIG_RET, SIG_BAD, SIG_ISSUED, SIG_RECOVERY,
 	       SIG_FE_SLOT, SIG_BE_SLOT, SIG_STALL_SLOT, SIG_OP_SPEC, SIG_X,
-	       SIG_FE_CYC, SIG_BE_CYC, SIG_BAD_CYC };
+	       SIG_FE_CYC, SIG_BE_CYC, SIG_BAD_CYC,
+	       SIG_FE_MEM_CYC, SIG_FE_CPU_CYC, SIG_BE_MEM_CYC, SIG_BE_CPU_CYC,
+	       SIG_BE_BUSY_CYC };
 
 /* What one emu_run makes of its slots: truth and every event's share. */
 struct emu_parts {
@@ -120,6 +123,9 @@ struct emu_parts {
 	uint64_t fe_cyc, be_cyc, bad_cyc; /* V1, Arm N1: stall cycles */
 	/* Arm */
 	uint64_t fe_slot, be_slot, stall_slot, op_spec, x;
+	/* Arm level 2: true fetch-latency and memory-bound slots, and the
+	 * stall cycles of each (of fe_cyc, be_cyc) */
+	uint64_t fe_lat, be_mem, fe_mem_cyc, be_mem_cyc;
 };
 
 struct emu_state {

@@ -377,7 +377,12 @@ static void resched(struct emu_group *g)
 	}
 }
 
-/* Out and in again: the thread's running groups, around other work. */
+/*
+ * Out and in again: the thread's running groups, around other work.
+ * All out first, then in, in creation order (ctx_sched_in: the older
+ * flexible group picks counters first); an enabled group that did not
+ * fit before tries again.
+ */
 void emu_context_switch(uint64_t other_slots)
 {
 	struct emu_group *gs[3] = { emu_cpu.group, emu_cpu.gen_group,
@@ -391,8 +396,10 @@ void emu_context_switch(uint64_t other_slots)
 		schedule_out(g);
 		if (g->topdown)
 			emu_cpu.hw.slots += other_slots; /* the other task */
-		schedule_in(g);
 	}
+	for (int i = 0; i < 3; i++)
+		if (gs[i] && gs[i]->enabled && emu_group_runnable(gs[i]))
+			schedule_in(gs[i]);
 }
 
 void emu_deschedule(void)
