@@ -424,7 +424,8 @@ struct td_record {
 	uint64_t slots;             /* pipeline slots of the region */
 	int64_t cat[TD_CAT_COUNT];  /* category slots x 255, enum td_cat */
 	uint64_t qerr;              /* quantisation scale, 1/255-slot units */
-	unsigned flags;             /* TD_RESULT_L2, _UNRELIABLE, _READ_PATH, _CYCLES */
+	unsigned flags;             /* TD_RESULT_L2, _UNRELIABLE, _READ_PATH,
+	                               _CYCLES, _L2_FE_BE */
 	unsigned resets;            /* library resets inside the region */
 	const char *name;           /* the named region's name, else NULL */
 };

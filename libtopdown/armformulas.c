@@ -164,7 +164,7 @@ unsigned td_arm_delta(const struct td_gen_model *m, const struct td_counts *a,
 			d->cat[i] = nearest(f[i] * 255.0 * (double)d->slots);
 	}
 	clamp_negative(d);
-	if (m->arm.l2)
+	if (m->arm.l2 && d->slots > 0) /* no slots: nothing measured */
 		flags |= l2_delta(a, b, d);
 	return flags;
 }

@@ -152,7 +152,8 @@ int td_named_totals(const struct td_named *n, struct td_totals *t)
 	t->calls = p->calls;
 	t->unreliable = p->unreliable;
 	d.slots = (int64_t)p->slots;
-	memcpy(d.cat, p->cat, sizeof(d.cat));
+	memset(d.cat, 0, sizeof(d.cat)); /* TD_NR_COUNTS > TD_NR_METRICS */
+	memcpy(d.cat, p->cat, sizeof(p->cat));
 	d.qerr = p->qerr;
 	/*
 	 * Level 2 only if every call measured it (a hybrid handle's calls

@@ -73,7 +73,9 @@ int td_record_decode(const struct td_record *rec, struct td_result *res)
 	if (!rec || !res)
 		return -EINVAL;
 	d.slots = (int64_t)rec->slots;
-	memcpy(d.cat, rec->cat, sizeof(d.cat));
+	/* a record has TD_CAT_COUNT categories, a delta TD_NR_COUNTS */
+	memset(d.cat, 0, sizeof(d.cat));
+	memcpy(d.cat, rec->cat, sizeof(rec->cat));
 	d.qerr = rec->qerr;
 	td_decode_src(&d, rec->flags & TD_RESULT_L2, rec->flags, res);
 	res->resets = rec->resets;
