@@ -69,6 +69,9 @@ enum td_l1 {
  * pipeline restarts; fetch latency/bandwidth = frontend latency/bandwidth;
  * memory bound = backend memory, core bound = backend CPU.  (Reported only
  * where its six extra counters are free besides level 1's: see README.)
+ * Arm Neoverse N3/V3 measure fetch latency and memory bound only, from
+ * Arm's stall-cycle events, and leave the children of retiring and bad
+ * speculation 0: see TD_RESULT_L2_FE_BE.
  */
 enum td_l2 {
 	TD_HEAVY_OPS,
@@ -102,6 +105,24 @@ enum td_l2 {
  * the counting, not this sampling.
  */
 #define TD_RESULT_MULTIPLEXED (1u << 5)
+/*
+ * Level 2 below frontend and backend only (Arm Neoverse N3, V3: Arm
+ * defines no split of retiring or bad speculation): l2[TD_HEAVY_OPS],
+ * [TD_LIGHT_OPS], [TD_BR_MISPREDICT] and [TD_MACHINE_CLEARS] are 0, not
+ * measured.  l2[TD_FETCH_LAT] is the frontend-bound slots times Arm's
+ * frontend_mem_bound (STALL_FRONTEND_MEMBOUND / STALL_FRONTEND: fetch
+ * stalled on the instruction side's caches and TLB), l2[TD_MEM_BOUND]
+ * the backend-bound slots times backend_mem_bound
+ * (STALL_BACKEND_MEMBOUND / STALL_BACKEND); fetch bandwidth and core
+ * bound are the rest of their parents (Arm's frontend and backend core
+ * bound, backend busy, and any stall cycles Arm's events leave
+ * unattributed).  Scaling stall-cycle shares onto slots assumes stalled
+ * cycles and stalled slots split alike, which Arm does not state (an
+ * inference); Arm counts branch resteers (flush recovery) as frontend
+ * core bound, so here under fetch bandwidth, where Intel's fetch latency
+ * has them.
+ */
+#define TD_RESULT_L2_FE_BE   (1u << 6)
 
 /*
  * Regions shorter than this many slots are flagged TD_RESULT_SHORT: about
@@ -236,6 +257,11 @@ struct td_info {
 #define TD_INFO_MULTIPLEXED   (1u << 6) /* opened with TD_OPT_L2_MULTIPLEX:
                                            level-2 groups time-multiplexed,
                                            results TD_RESULT_MULTIPLEXED */
+#define TD_INFO_L2_NO_COUNTERS (1u << 7) /* the CPU has level 2 (Arm N3,
+                                           V3) but its second event group
+                                           did not fit the counters left
+                                           beside level 1's: levels is 1
+                                           (README "Arm level 2") */
 
 struct td;
 
@@ -422,7 +448,8 @@ struct td_record {
 	uint64_t slots;             /* pipeline slots of the region */
 	int64_t cat[TD_CAT_COUNT];  /* category slots x 255, enum td_cat */
 	uint64_t qerr;              /* quantisation scale, 1/255-slot units */
-	unsigned flags;             /* TD_RESULT_L2, _UNRELIABLE, _READ_PATH, _CYCLES */
+	unsigned flags;             /* TD_RESULT_L2, _UNRELIABLE, _READ_PATH,
+	                               _CYCLES, _L2_FE_BE */
 	unsigned resets;            /* library resets inside the region */
 	const char *name;           /* the named region's name, else NULL */
 };

@@ -30,6 +30,12 @@
 #define EV_STALL_SLOT_FRONTEND  0x003e
 #define EV_STALL_SLOT           0x003f
 #define EV_STALL_FRONTEND_FLUSH 0x8162
+/*
+ * Level 2 of N3 and V3 (Topdown_Frontend/Backend): the notes' section
+ * 2.1 codes, the same in perf's common-and-microarch.json.
+ */
+#define EV_STALL_FRONTEND_MEMBOUND 0x8158
+#define EV_STALL_BACKEND_MEMBOUND  0x8164
 
 #define MIDR_IMPL(m)  (((m) >> 24) & 0xff)
 #define MIDR_VAR(m)   (((m) >> 20) & 0xf)
@@ -82,6 +88,23 @@ static void n1_model(struct td_gen_model *m)
 	add(m, TD_ARM_BE, EV_STALL_BACKEND);
 }
 
+/*
+ * Level 2 of N3 and V3 (arml2.c, a second group): the memory-bound share
+ * of frontend and backend stall cycles, each with its parent.  Arm's
+ * CPUBOUND and BUSY events are not counted: level 2 reports memory
+ * bound and fetch latency measured and their siblings as the rest of
+ * the parent, as for every other CPU (topdown.h), so four counters do
+ * instead of seven.
+ */
+static void l2_events(struct td_gen_model *m)
+{
+	m->nr2 = TD_ARM2_NR;
+	m->config2[TD_ARM2_FE] = EV_STALL_FRONTEND;
+	m->config2[TD_ARM2_FE_MEM] = EV_STALL_FRONTEND_MEMBOUND;
+	m->config2[TD_ARM2_BE] = EV_STALL_BACKEND;
+	m->config2[TD_ARM2_BE_MEM] = EV_STALL_BACKEND_MEMBOUND;
+}
+
 /* Part numbers and widths: arm-amd-topdown.md sections 2.2 and 3. */
 int td_arm_lookup(uint32_t midr, unsigned caps_slots, struct td_gen_model *m)
 {
@@ -109,11 +132,13 @@ int td_arm_lookup(uint32_t midr, unsigned caps_slots, struct td_gen_model *m)
 		case 0xd8e:
 			slot_model(m, "neoverse-n3", 5, 1, 0, 1,
 				   EV_STALL_FRONTEND_FLUSH);
+			l2_events(m);
 			return 0;
 		case 0xd83: /* V3AE */
 		case 0xd84:
 			slot_model(m, "neoverse-v3", 10, 1, 0, 1,
 				   EV_STALL_FRONTEND_FLUSH);
+			l2_events(m);
 			return 0;
 		default:
 			break;
@@ -207,6 +232,31 @@ static bool lists_slot_events(const char *pmu)
 	return td_sys_read_file(path, spec, sizeof(spec)) > 0;
 }
 
+/*
+ * Level-2 encodings as the PMU's events/ lists them, where it does (the
+ * driver lists only what PMCEID advertises, and perf's JSON names), over
+ * the table's.
+ */
+static void sysfs_l2_events(const char *pmu, struct td_gen_model *m)
+{
+	static const char *const name[TD_ARM2_NR] = {
+		"stall_frontend", "stall_frontend_membound",
+		"stall_backend", "stall_backend_membound",
+	};
+	char path[160], spec[64];
+
+	for (unsigned k = 0; k < m->nr2 && k < TD_ARM2_NR; k++) {
+		uint64_t config;
+
+		snprintf(path, sizeof(path),
+			 "/sys/bus/event_source/devices/%s/events/%s", pmu,
+			 name[k]);
+		if (td_sys_read_file(path, spec, sizeof(spec)) > 0 &&
+		    td_pmu_parse_event(pmu, spec, &config) == 0)
+			m->config2[k] = config;
+	}
+}
+
 int td_arm_model(const struct td_pmu *pmu, struct td_gen_model *m)
 {
 	uint32_t midr = 0;
@@ -218,6 +268,8 @@ int td_arm_model(const struct td_pmu *pmu, struct td_gen_model *m)
 	if (err == 0 && !strcmp(m->name, "sbsa") &&
 	    !lists_slot_events(pmu->name))
 		err = -ENOSYS;
+	if (err == 0)
+		sysfs_l2_events(pmu->name, m);
 	if (err < 0) {
 		snprintf(desc, sizeof(desc),
 			 "Arm MIDR %#010x: implementer %#x part %#x r%up%u",

@@ -91,10 +91,65 @@ static int64_t nearest(double x)
 	return (int64_t)(x < 0 ? x - 0.5 : x + 0.5);
 }
 
+/*
+ * A category the formula makes negative (its per-mispredict or flush
+ * correction exceeding the stall slots it corrects, or on N1 stall
+ * cycles overlapping) is set to 0, not left for td_decode to clamp: the
+ * categories then sum to more than the slots, so td_decode normalises
+ * by that sum and its err, (|255 x slots - sum| + qerr) / sum, widens
+ * by the amount cut off, which the user then sees (fractions still sum
+ * to 1).
+ */
+static void clamp_negative(struct td_delta *d)
+{
+	for (int i = 0; i < TD_NR_L1; i++)
+		if (d->cat[i] < 0)
+			d->cat[i] = 0;
+}
+
+static double share(int64_t part, int64_t whole)
+{
+	double f = whole > 0 ? (double)part / (double)whole : 0;
+
+	return f < 0 ? 0 : (f > 1 ? 1 : f);
+}
+
+/*
+ * Level 2 of N3 and V3 (arml2.c), only if its group counted all along
+ * (TD_ARM_L2_GAP unchanged).  Arm's frontend_mem_bound =
+ * STALL_FRONTEND_MEMBOUND / STALL_FRONTEND and backend_mem_bound =
+ * STALL_BACKEND_MEMBOUND / STALL_BACKEND are shares of stall cycles
+ * (arm-amd-topdown.md section 2.5); scaled onto level 1's frontend and
+ * backend slots they become fetch latency and memory bound.  That
+ * stalled cycles and stalled slots split alike is the note's inference,
+ * not Arm's statement.  td_decode_src makes fetch bandwidth and core
+ * bound the rest of their parents and leaves retiring's and bad
+ * speculation's children 0 (TD_RESULT_L2_FE_BE).
+ */
+static unsigned l2_delta(const struct td_counts *a, const struct td_counts *b,
+			 struct td_delta *d)
+{
+	int64_t e[TD_ARM2_NR];
+
+	if (b->cat[TD_ARM_L2_GAP] != a->cat[TD_ARM_L2_GAP])
+		return 0;
+	for (int k = 0; k < TD_ARM2_NR; k++)
+		e[k] = (int64_t)(b->cat[TD_ARM_L2_AT + k] -
+				 a->cat[TD_ARM_L2_AT + k]);
+	d->cat[TD_M_FETCH_LAT] = nearest(share(e[TD_ARM2_FE_MEM],
+					       e[TD_ARM2_FE]) *
+					 (double)d->cat[TD_M_FE_BOUND]);
+	d->cat[TD_M_MEM_BOUND] = nearest(share(e[TD_ARM2_BE_MEM],
+					       e[TD_ARM2_BE]) *
+					 (double)d->cat[TD_M_BE_BOUND]);
+	return TD_RESULT_L2 | TD_RESULT_L2_FE_BE;
+}
+
 unsigned td_arm_delta(const struct td_gen_model *m, const struct td_counts *a,
 		      const struct td_counts *b, struct td_delta *d)
 {
 	double dv[TD_ARM_NR], f[4];
+	unsigned flags = 0;
 
 	for (int k = 0; k < TD_ARM_NR; k++)
 		dv[k] = (double)(b->cat[k] - a->cat[k]);
@@ -102,10 +157,14 @@ unsigned td_arm_delta(const struct td_gen_model *m, const struct td_counts *a,
 	d->slots = (int64_t)(b->slots - a->slots);
 	if (m->formula == TD_F_ARM_CYCLES) {
 		cycles_delta(dv, d);
-		return TD_RESULT_CYCLES;
+		flags = TD_RESULT_CYCLES;
+	} else {
+		td_arm_fractions(&m->arm, dv, f);
+		for (int i = 0; i < 4; i++)
+			d->cat[i] = nearest(f[i] * 255.0 * (double)d->slots);
 	}
-	td_arm_fractions(&m->arm, dv, f);
-	for (int i = 0; i < 4; i++)
-		d->cat[i] = nearest(f[i] * 255.0 * (double)d->slots);
-	return 0;
+	clamp_negative(d);
+	if (m->arm.l2 && d->slots > 0) /* no slots: nothing measured */
+		flags |= l2_delta(a, b, d);
+	return flags;
 }

@@ -72,6 +72,23 @@ bool td_delta_consistent(const struct td_delta *d, bool l2)
 	return true;
 }
 
+/*
+ * A source that measures level 2 for this delta says so in its flags
+ * (TD_RESULT_L2: Arm N3/V3 per region, arml2.c); with TD_RESULT_L2_FE_BE
+ * retiring and bad speculation have no children: 0, not the whole
+ * parent that parent-minus-child would give them.
+ */
+void td_decode_src(const struct td_delta *d, bool l2, unsigned src,
+		   struct td_result *res)
+{
+	td_decode(d, l2 || (src & TD_RESULT_L2), res);
+	if (!(res->flags & TD_RESULT_L2) || !(src & TD_RESULT_L2_FE_BE))
+		return;
+	res->l2[TD_LIGHT_OPS] = 0;
+	res->l2[TD_MACHINE_CLEARS] = 0;
+	res->flags |= TD_RESULT_L2_FE_BE;
+}
+
 void td_decode(const struct td_delta *d, bool l2, struct td_result *res)
 {
 	/* unsigned: absurd deltas (fuzzing) wrap instead of overflowing */

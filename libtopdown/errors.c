@@ -37,7 +37,8 @@ static const struct td_message messages[] = {
 		   "the parent; td_close it and td_open a new one in the "
 		   "child" },
 	{ -EMFILE, "out of file descriptors: a handle needs 5 (level 1) or 9 "
-		   "(level 2), 3 to 7 on ordinary-counter CPUs, 5 more on "
+		   "(level 2), 3 to 7 on ordinary-counter CPUs (11 with Arm "
+		   "level 2), 5 more on "
 		   "hybrid parts; raise RLIMIT_NOFILE or close handles" },
 	{ -ENOSPC, "too few free performance counters for the TopDown "
 		   "events: the event group was refused or never got "

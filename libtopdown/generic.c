@@ -54,6 +54,8 @@ int td_generic_open(struct td *td, bool include_kernel, bool want_rdpmc,
 	td->metric_pc = g->pc[1];
 	td->path = want_rdpmc && td_gen_rdpmc_offered(td, g) ? TD_PATH_RDPMC
 						      : TD_PATH_READ;
+	td_arm_l2_open(td, g, include_kernel);
+	g->m.arm.l2 = g->l2 != NULL;
 	return 0;
 }
 
@@ -201,7 +203,7 @@ static int mux_sample(const struct td_gen *g, const uint64_t *t1,
 
 int td_generic_sample(struct td *td, struct td_sample *s)
 {
-	const struct td_gen *g = td->gen;
+	struct td_gen *g = td->gen;
 	uint64_t v[TD_GEN_MAX];
 	uint64_t t[2];
 	int err = td_gen_values(g, td->path == TD_PATH_RDPMC, v, t);
@@ -209,6 +211,7 @@ int td_generic_sample(struct td *td, struct td_sample *s)
 	if (err < 0)
 		return err;
 	td_formula_counts(&g->m, v, &s->c);
+	td_arm_l2_sample(g, td->path == TD_PATH_RDPMC, &s->c);
 	s->raw_slots = 0;    /* nothing to reset: never triggers a reset */
 	s->raw_metrics = 0;
 	s->unsched = t[0] - t[1];

@@ -64,6 +64,15 @@ _Static_assert(TD_ZEN2_NR == TD_NR_L2RAW, "struct td_delta.l2raw");
  */
 enum { TD_ARM_CYC, TD_ARM_FE, TD_ARM_BE, TD_ARM_RET, TD_ARM_SPEC, TD_ARM_X,
        TD_ARM_STALL, TD_ARM_NR };
+/*
+ * Arm level 2 (N3, V3; arml2.c): the second group's events, config2[]
+ * order, kept in td_counts.cat[] from TD_ARM_L2_AT on; TD_ARM_L2_GAP
+ * counts the group's time not counting and failed readings.
+ */
+enum { TD_ARM2_FE, TD_ARM2_FE_MEM, TD_ARM2_BE, TD_ARM2_BE_MEM, TD_ARM2_NR };
+#define TD_ARM_L2_AT  TD_ARM_NR
+#define TD_ARM_L2_GAP (TD_ARM_L2_AT + TD_ARM2_NR)
+_Static_assert(TD_ARM_L2_GAP < TD_NR_COUNTS, "Arm counts exceed td_counts");
 
 /*
  * Per-core constants of Arm's level-1 formulas (arm-amd-topdown.md 2.4):
@@ -80,6 +89,7 @@ struct td_arm_params {
 				   counted has it derived into v[] instead:
 				   td_formula_derive) */
 	int8_t at[TD_ARM_NR];   /* event's position in config[], -1 absent */
+	bool l2;                /* td_arm_delta: level-2 group open */
 };
 
 /* What a CPU needs: formula, pipeline width, events. */
@@ -92,8 +102,10 @@ struct td_gen_model {
 	unsigned derivable;     /* event the formula can derive from the
 				   others when counters are short; 0 none */
 	bool any;               /* V4.5 SMT form: _ANY clocks, halved */
-	unsigned nr2;           /* Zen: level-2 events (TD_ZEN2_*) */
-	uint64_t config2[TD_ZEN2_NR];
+	unsigned nr2;           /* level-2 events: Zen (TD_ZEN2_*, groups of
+				   TD_ZEN2_GROUP), Arm N3/V3 (a second
+				   group) */
+	uint64_t config2[TD_GEN_MAX];
 	struct td_arm_params arm;
 };
 
@@ -112,6 +124,11 @@ struct td_gen {
 	bool smt_per_thread;    /* SMT on, AnyThread refused: approximate */
 	/* TD_OPT_L2_MULTIPLEX: level-2 groups A and B (Zen), else NULL */
 	struct td_gen *mux[2];
+	bool cyc32;             /* Arm: cycles asked 32-bit (genopen.c) */
+	/* Arm level 2 (arml2.c): its group, or NULL and why */
+	struct td_gen *l2;
+	bool l2_unfit;          /* too few counters: TD_INFO_L2_NO_COUNTERS */
+	uint64_t l2_gap, l2_fails; /* its last time not counting, failures */
 	uint8_t ev[TD_GEN_MAX];
 	int fd[TD_GEN_MAX];
 	struct perf_event_mmap_page *pc[TD_GEN_MAX];
@@ -144,6 +161,12 @@ TD_HIDDEN void td_arm_fractions(const struct td_arm_params *p,
 TD_HIDDEN unsigned td_arm_delta(const struct td_gen_model *m,
 				const struct td_counts *a,
 				const struct td_counts *b, struct td_delta *d);
+
+/* arml2.c: Arm level 2's group, opened after level 1's, and read. */
+TD_HIDDEN void td_arm_l2_open(struct td *td, struct td_gen *g,
+			      bool include_kernel);
+TD_HIDDEN void td_arm_l2_sample(struct td_gen *g, bool rdpmc,
+				struct td_counts *c);
 
 /* armcpu.c: Arm core identification (MIDR_EL1) and its model. */
 TD_HIDDEN int td_arm_lookup(uint32_t midr, unsigned caps_slots,

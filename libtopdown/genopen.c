@@ -36,23 +36,39 @@ static void choose_events(struct td_gen *g, unsigned derived)
 /*
  * Arm asks for EL0 access with config1 bit 1 and a 64-bit counter with
  * bit 0; without FEAT_PMUv3p5 the kernel refuses 64-bit event counters
- * (EOPNOTSUPP; EAGAIN for a second 64-bit cycle counter): then 32 bits,
- * pmc_width says which (arm-amd-topdown.md section 1.2; retrying with 2
- * is the note's inference from perf.rst, not a documented recipe).
+ * (EOPNOTSUPP): then 32 bits, pmc_width says which (arm-amd-topdown.md
+ * section 1.2; retrying with 2 is the note's inference from perf.rst,
+ * not a documented recipe).  CPU_CYCLES is the exception: 64 bits on
+ * PMCCNTR_EL0 only, so armv8pmu_get_event_idx returns EAGAIN for it when
+ * that counter is not free, which validate_group turns into EINVAL at
+ * open (a PMU whose cntr_mask lacks PMCCNTR) and which at schedule time
+ * leaves the group unscheduled (the perf hard-lockup detector holding
+ * PMCCNTR: the note's inference, section 6): the cycles event then
+ * retries with 2 too, here at open and in td_gen_group_open after a
+ * group that never got scheduled.  cyc32: the cycles event asks for 32
+ * bits from the start.
  */
-static int open_event(bool arm, struct perf_event_attr *attr, int group)
+static int open_event(bool arm, bool cycles, bool cyc32,
+		      struct perf_event_attr *attr, int group)
 {
 	int fd;
 
 	if (!arm)
 		return td_sys_perf_open(attr, group);
-	attr->config1 = 3;
+	attr->config1 = cycles && cyc32 ? 2 : 3;
 	fd = td_sys_perf_open(attr, group);
-	if (fd == -EOPNOTSUPP || fd == -EAGAIN) {
+	if (attr->config1 == 3 &&
+	    (fd == -EOPNOTSUPP || fd == -EAGAIN || (cycles && fd == -EINVAL))) {
 		attr->config1 = 2;
 		fd = td_sys_perf_open(attr, group);
 	}
 	return fd;
+}
+
+/* Is event k of the open set Arm's CPU_CYCLES (PMCCNTR's candidate)? */
+static bool is_arm_cycles(const struct td_gen *g, unsigned k)
+{
+	return g->ev[k] == g->m.arm.at[TD_ARM_CYC];
 }
 
 static int open_group(struct td_gen *g, uint32_t type, bool arm,
@@ -65,7 +81,8 @@ static int open_group(struct td_gen *g, uint32_t type, bool arm,
 
 		td_fill_attr(&attr, type, g->m.config[g->ev[k]], k == 0,
 			     include_kernel);
-		fd = open_event(arm, &attr, k ? g->fd[0] : -1);
+		fd = open_event(arm, is_arm_cycles(g, k), g->cyc32, &attr,
+				k ? g->fd[0] : -1);
 		if (fd < 0)
 			return td_open_error(fd);
 		g->fd[k] = fd;
@@ -162,21 +179,31 @@ static int try_set(struct td *td, struct td_gen *g, uint32_t type,
 
 /*
  * The full set, else the smallest exact set (one term derived, see
- * td_formula_derive), else -ENOSPC.  check: the thread runs on a CPU of
+ * td_formula_derive), else -ENOSPC.  On Arm each set is tried with a
+ * 64-bit cycles event, then a 32-bit one (open_event): a set that fits
+ * only because cycles leaves PMCCNTR_EL0 for an event counter is
+ * preferred to deriving a term.  check: the thread runs on a CPU of
  * this PMU now, so that not being scheduled means no counters.
  */
 int td_gen_group_open(struct td *td, struct td_gen *g, uint32_t type,
 		      bool include_kernel, bool check)
 {
-	int err;
+	bool arm_cycles = td->pmu.arm && g->m.arm.at[TD_ARM_CYC] >= 0;
+	int err = -ENOSPC;
 
-	choose_events(g, 0);
-	err = try_set(td, g, type, include_kernel, check);
-	if (err != -ENOSPC || !g->m.derivable)
-		return err;
-	td_gen_close_group(td, g);
-	choose_events(g, g->m.derivable);
-	err = try_set(td, g, type, include_kernel, check);
+	for (unsigned pass = 0; pass < 2 && err == -ENOSPC; pass++) {
+		unsigned derived = pass ? g->m.derivable : 0;
+
+		if (pass && !derived)
+			break;
+		for (unsigned c32 = 0; c32 <= arm_cycles && err == -ENOSPC;
+		     c32++) {
+			td_gen_close_group(td, g);
+			choose_events(g, derived);
+			g->cyc32 = c32;
+			err = try_set(td, g, type, include_kernel, check);
+		}
+	}
 	return err;
 }
 
@@ -228,6 +255,7 @@ void td_gen_free(struct td *td, struct td_gen *g)
 		return;
 	td_gen_free(td, g->mux[0]);
 	td_gen_free(td, g->mux[1]);
+	td_gen_free(td, g->l2);
 	td_gen_close_group(td, g);
 	free(g);
 }

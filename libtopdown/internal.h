@@ -387,6 +387,9 @@ TD_HIDDEN void td_set_unknown_cpu(const char *desc);
 TD_HIDDEN void td_decode(const struct td_delta *d, bool l2,
 			 struct td_result *res);
 TD_HIDDEN bool td_delta_consistent(const struct td_delta *d, bool l2);
+/* td_decode with level 2 as the source says (src: its result flags). */
+TD_HIDDEN void td_decode_src(const struct td_delta *d, bool l2, unsigned src,
+			     struct td_result *res);
 
 /* record.c: a region's record, and where it goes. */
 TD_HIDDEN void td_sink_put(struct td *td, struct td_record *rec,

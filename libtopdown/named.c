@@ -140,7 +140,7 @@ void td_named_add(struct td_named *n, const struct td_record *rec,
 	for (int i = 0; i < TD_NR_CATS; i++)
 		p->cat[i] += rec->cat[i];
 	p->flags |= rec->flags & (TD_RESULT_L2 | TD_RESULT_CYCLES |
-				  TD_RESULT_MULTIPLEXED);
+				  TD_RESULT_MULTIPLEXED | TD_RESULT_L2_FE_BE);
 	p->l1_call |= !(rec->flags & TD_RESULT_L2);
 	add_extremes(p, rec->cat);
 }
@@ -188,10 +188,13 @@ int td_named_totals(const struct td_named *n, struct td_totals *t)
 	if (p->flags & TD_RESULT_MULTIPLEXED) {
 		memset(d.cat + TD_NR_L1, 0, TD_NR_L1 * sizeof(d.cat[0]));
 		l2 = mux_l2(p, &d);
+		td_decode(&d, l2, &t->total);
 	} else {
 		l2 = (p->flags & TD_RESULT_L2) && !p->l1_call;
+		td_decode_src(&d, l2,
+			      p->l1_call ? 0 : p->flags & TD_RESULT_L2_FE_BE,
+			      &t->total);
 	}
-	td_decode(&d, l2, &t->total);
 	t->total.flags |= p->flags & (TD_RESULT_CYCLES | TD_RESULT_MULTIPLEXED);
 	for (int i = 0; i < TD_NR_L1 && p->counted; i++) {
 		t->min[i] = (double)p->min_num[i] / (double)p->min_den[i];

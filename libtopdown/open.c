@@ -94,7 +94,8 @@ int td_query(const struct td *td, struct td_info *info)
 	memset(&i, 0, sizeof(i));
 	i.size = info->size < sizeof(i) ? info->size : sizeof(i);
 	i.path = td->path;
-	i.levels = td_handle_l2(td) || (td->gen && td->gen->mux[0]) ? 2 : 1;
+	i.levels = td_handle_l2(td) ||
+			   (td->gen && (td->gen->l2 || td->gen->mux[0])) ? 2 : 1;
 	i.pmu_type = td->pmu.type;
 	memcpy(i.pmu_name, td->pmu.name, sizeof(i.pmu_name));
 	i.resets = td->resets;
@@ -108,9 +109,11 @@ int td_query(const struct td *td, struct td_info *info)
 		i.flags |= TD_INFO_HYBRID_ECORE;
 	if (td->gen && td->gen->smt_per_thread)
 		i.flags |= TD_INFO_SMT_PER_THREAD;
-	if (td->gen && td->gen->m.nr2)
+	if (td->gen && td->gen->m.nr2 && td->gen->m.formula == TD_F_ZEN)
 		i.flags |= td->gen->mux[0] ? TD_INFO_MULTIPLEXED
 					   : TD_INFO_L2_NEEDS_MULTIPLEX;
+	if (td->gen && td->gen->l2_unfit)
+		i.flags |= TD_INFO_L2_NO_COUNTERS;
 	uarch_name(td, i.uarch, sizeof(i.uarch));
 	memcpy(info, &i, i.size);
 	return 0;

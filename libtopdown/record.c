@@ -63,7 +63,7 @@ void td_record_mark_unreliable(struct td_result *res)
 	res->smt_contention = 0;
 	res->err = 1;
 	res->flags |= TD_RESULT_UNRELIABLE;
-	res->flags &= ~TD_RESULT_L2;
+	res->flags &= ~(TD_RESULT_L2 | TD_RESULT_L2_FE_BE);
 }
 
 int td_record_decode(const struct td_record *rec, struct td_result *res)
@@ -76,7 +76,7 @@ int td_record_decode(const struct td_record *rec, struct td_result *res)
 	d.slots = (int64_t)rec->slots;
 	memcpy(d.cat, rec->cat, sizeof(rec->cat));
 	d.qerr = rec->qerr;
-	td_decode(&d, rec->flags & TD_RESULT_L2, res);
+	td_decode_src(&d, rec->flags & TD_RESULT_L2, rec->flags, res);
 	res->resets = rec->resets;
 	res->flags |= rec->flags & (TD_RESULT_READ_PATH | TD_RESULT_CYCLES |
 				    TD_RESULT_MULTIPLEXED);

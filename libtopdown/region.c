@@ -282,7 +282,7 @@ static void fill_result(const struct td *td, const struct td_region_priv *p,
 	unsigned flags = region_delta(td, p, s, &d);
 
 	td_handle_delta(td, &d);
-	td_decode(&d, td_handle_l2(td) || (flags & TD_RESULT_L2), res);
+	td_decode_src(&d, td_handle_l2(td), flags, res);
 	res->flags |= flags;
 	res->resets = region_resets(td, p);
 	if (td->path == TD_PATH_READ)

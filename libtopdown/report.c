@@ -179,6 +179,9 @@ static void table_named(FILE *f, const struct row *w)
 			100 * r->l1[i], 100 * w->min[i], 100 * w->max[i]);
 		if (!(r->flags & TD_RESULT_L2))
 			continue;
+		/* Arm N3/V3: no split of retiring and bad speculation */
+		if ((r->flags & TD_RESULT_L2_FE_BE) && i < TD_FE_BOUND)
+			continue;
 		/* level-2 pairs 2i, 2i+1 split level-1 category i */
 		for (int j = 2 * i; j < 2 * i + 2; j++)
 			fprintf(f, "    %-20s %7.1f%%\n", td_l2_name(j),

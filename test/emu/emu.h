@@ -84,6 +84,20 @@ enum emu_profile {
 void emu_arm_pin(int lo, int hi);
 
 /*
+ * Arm: the cycle counter PMCCNTR_EL0.  Free (the default): the first
+ * cycles event of a group takes it.  TAKEN: someone else holds it (the
+ * perf hard-lockup detector, arm-amd-topdown.md section 6, inference):
+ * open accepts a group (validate_group asks an empty fake PMU), but a
+ * cycles event that is 64-bit without FEAT_PMUv3p5 then never schedules
+ * (armv8pmu_get_event_idx: EAGAIN), and a 32-bit one takes an event
+ * counter.  ABSENT: the PMU has none (a cntr_mask without it): the
+ * 64-bit cycles event is refused at open (EINVAL from validate_group),
+ * a 32-bit one takes an event counter.
+ */
+enum emu_pmccntr { EMU_PMCCNTR_FREE, EMU_PMCCNTR_TAKEN, EMU_PMCCNTR_ABSENT };
+void emu_arm_set_pmccntr(enum emu_pmccntr state);
+
+/*
  * On generic profiles a mix's f[0..3] are retiring, bad speculation,
  * frontend and backend as usual; on EMU_ZEN4/5, f[8] is SMT contention
  * (backend is what remains), and emu_truth.cat[8] counts its slots;
@@ -107,7 +121,8 @@ struct emu_mix emu_mix_amd_l2(double ret, double bad, double fe, double smt,
  */
 void emu_set_mux_interval(uint64_t slots);
 /*
- * Counter budget of generic profiles: the PMU has n GP counters (a VM
+ * Counter budget of generic profiles (Arm's too: event counters, the
+ * cycle counter apart): the PMU has n GP counters (a VM
  * exposing fewer; validate_group then refuses a bigger group at open,
  * EINVAL), and n of them are pinned by someone else (the NMI watchdog:
  * a group that fits the PMU but not what is left is accepted and never

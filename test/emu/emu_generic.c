@@ -200,9 +200,42 @@ static bool on_fixed(const struct emu_event *e)
 	return emu.profile == EMU_SLM && e->sig == SIG_CYCLES;
 }
 
-/* Arm: the first cycles event of a group always goes to PMCCNTR_EL0. */
-static bool takes_cycle_counter(const struct emu_group *g, int i,
-				const struct emu_event *e)
+/* Does another scheduled ordinary group of g's thread hold counter c? */
+static bool held_by_other(const struct emu_group *g, int c)
+{
+	for (int j = 0; j < emu_cpu.gen_nr; j++) {
+		const struct emu_group *o = emu_cpu.gen_list[j];
+
+		if (o == g || o->owner != g->owner || !o->scheduled)
+			continue;
+		for (int i = 0; i < o->nr; i++)
+			if (o->members[i]->kind == EMU_EV_GP &&
+			    o->members[i]->counter == c)
+				return true;
+	}
+	return false;
+}
+
+/*
+ * Is PMCCNTR_EL0 free for g?  At open, validate_group asks a fake PMU
+ * holding g alone: free unless the PMU has none (EMU_PMCCNTR_ABSENT).
+ * At schedule-in, also not while someone else holds it, or the thread's
+ * other group does.
+ */
+static bool pmccntr_free(const struct emu_group *g, bool at_open)
+{
+	if (emu.pmccntr == EMU_PMCCNTR_ABSENT)
+		return false;
+	if (at_open)
+		return true;
+	if (emu.pmccntr == EMU_PMCCNTR_TAKEN)
+		return false;
+	return !held_by_other(g, ARM_CYCLE_COUNTER);
+}
+
+/* Arm: g's first cycles event, member i, is e. */
+static bool first_cycles(const struct emu_group *g, int i,
+			 const struct emu_event *e)
 {
 	if (!emu.arm || e->sig != SIG_CYCLES)
 		return false;
@@ -212,30 +245,83 @@ static bool takes_cycle_counter(const struct emu_group *g, int i,
 	return true;
 }
 
-/* Does e, member i of g (i == g->nr: joining), need an event counter? */
-static bool needs_gp(const struct emu_group *g, int i,
-		     const struct emu_event *e)
+/* armv8pmu_get_event_idx: the first cycles event prefers PMCCNTR_EL0. */
+static bool takes_cycle_counter(const struct emu_group *g, int i,
+				const struct emu_event *e, bool at_open)
 {
-	return e->kind == EMU_EV_GP && !on_fixed(e) &&
-	       !takes_cycle_counter(g, i, e);
+	return first_cycles(g, i, e) && pmccntr_free(g, at_open);
 }
 
-static unsigned gp_members(const struct emu_group *g)
+/*
+ * ... and without it, a 64-bit user-access cycles event cannot have an
+ * event counter either unless they are 64-bit (FEAT_PMUv3p5): EAGAIN.
+ */
+static bool cycles_stuck(const struct emu_group *g, int i,
+			 const struct emu_event *e, bool at_open)
+{
+	return first_cycles(g, i, e) && !pmccntr_free(g, at_open) &&
+	       e->width == 64 && !emu.arm->pmuv3p5;
+}
+
+/* Does e, member i of g (i == g->nr: joining), need an event counter? */
+static bool needs_gp(const struct emu_group *g, int i,
+		     const struct emu_event *e, bool at_open)
+{
+	return e->kind == EMU_EV_GP && !on_fixed(e) &&
+	       !takes_cycle_counter(g, i, e, at_open);
+}
+
+static unsigned gp_members(const struct emu_group *g, bool at_open)
 {
 	unsigned n = 0;
 
 	for (int i = 0; i < g->nr; i++)
-		n += needs_gp(g, i, g->members[i]);
+		n += needs_gp(g, i, g->members[i], at_open);
 	return n;
+}
+
+static bool any_stuck(const struct emu_group *g, bool at_open)
+{
+	for (int i = 0; i < g->nr; i++)
+		if (cycles_stuck(g, i, g->members[i], at_open))
+			return true;
+	return false;
 }
 
 /* validate_group (x86 core.c, arm_pmuv3's alike): a group must fit the
  * PMU's counters, whoever else holds them; checked when a member joins. */
 int emu_gen_validate(const struct emu_group *g, const struct emu_event *e)
 {
-	return gp_members(g) + needs_gp(g, g->nr, e) > emu.gp_counters
+	if (any_stuck(g, true) || cycles_stuck(g, g->nr, e, true))
+		return -EINVAL;
+	return gp_members(g, true) + needs_gp(g, g->nr, e, true) >
+			       emu.gp_counters
 		       ? -EINVAL
 		       : 0;
+}
+
+/* Event counters the thread's other scheduled groups hold. */
+static uint64_t used_by_other(const struct emu_group *g)
+{
+	uint64_t used = 0;
+
+	for (int c = 0; c < (int)emu.gp_counters && c < ARM_CYCLE_COUNTER; c++)
+		if (held_by_other(g, c))
+			used |= UINT64_C(1) << c;
+	return used;
+}
+
+/* The next counter from *k on that is not in used. */
+static int next_free(unsigned *k, uint64_t used)
+{
+	for (;; (*k)++) {
+		int c = (int)(*k % emu.gp_counters);
+
+		if (!(used >> c & 1)) {
+			(*k)++;
+			return c;
+		}
+	}
 }
 
 /*
@@ -243,52 +329,26 @@ int emu_gen_validate(const struct emu_group *g, const struct emu_event *e)
  * out (group_sched_in's all-or-nothing transaction).  False: not
  * scheduled; its pages then show index 0 and time_running stops.
  */
-/* GP counters held by the thread's other scheduled groups. */
-static uint64_t counters_in_use(const struct emu_group *self)
-{
-	uint64_t used = 0;
-
-	for (int j = 0; j < emu_cpu.gen_nr; j++) {
-		const struct emu_group *o = emu_cpu.gen_list[j];
-
-		if (o == self || o->owner != self->owner || !o->scheduled)
-			continue;
-		for (int i = 0; i < o->nr; i++)
-			if (gp(o->members[i]) && o->members[i]->counter >= 0 &&
-			    o->members[i]->counter != ARM_CYCLE_COUNTER)
-				used |= UINT64_C(1) << o->members[i]->counter;
-	}
-	return used;
-}
-
-static unsigned popcount(uint64_t v)
-{
-	return (unsigned)__builtin_popcountll(v);
-}
-
 bool emu_gen_start(struct emu_group *g)
 {
+	uint64_t used = used_by_other(g);
 	unsigned k = emu.gp_rotate++;
-	uint64_t used = counters_in_use(g);
+	unsigned free_ = emu.gp_counters - emu.gp_reserved -
+			 (unsigned)__builtin_popcountll(used);
 
-	if (gp_members(g) + popcount(used) > emu.gp_counters - emu.gp_reserved) {
+	if (any_stuck(g, false) || gp_members(g, false) > free_) {
 		g->scheduled = false;
 		return false;
 	}
 	for (int i = 0; i < g->nr; i++) {
 		struct emu_event *e = g->members[i];
-		unsigned c = k;
 
 		if (!gp(e))
 			continue;
-		if (takes_cycle_counter(g, i, e)) {
+		if (takes_cycle_counter(g, i, e, false))
 			e->counter = ARM_CYCLE_COUNTER;
-		} else {
-			while (used & (UINT64_C(1) << (c % emu.gp_counters)))
-				c++;
-			e->counter = (int)(c % emu.gp_counters);
-			used |= UINT64_C(1) << e->counter;
-		}
+		else
+			e->counter = next_free(&k, used);
 		set_period(e);
 	}
 	return true;
@@ -420,6 +480,12 @@ static void split(uint64_t slots, const struct emu_mix *m,
 		p->bad -= p->bad % w;
 	}
 	p->be = slots - p->ret - p->bad - p->fe - p->smt;
+	if (emu.arm) { /* level 2: within their parents */
+		p->fe_lat = (uint64_t)((double)slots * m->f[6]);
+		p->be_mem = (uint64_t)((double)slots * m->f[7]);
+		p->fe_lat = p->fe_lat < p->fe ? p->fe_lat : p->fe;
+		p->be_mem = p->be_mem < p->be ? p->be_mem : p->be;
+	}
 	/* V4.5: half the bad slots as recovery cycles, the rest as uops. */
 	p->recovery_cycles = p->bad / 2 / w;
 	rb = p->recovery_cycles * w;
@@ -438,6 +504,8 @@ static void split(uint64_t slots, const struct emu_mix *m,
 	c->truth.cat[2] += p->fe;
 	c->truth.cat[3] += p->be;
 	c->truth.cat[8] += p->smt;
+	c->truth.cat[6] += p->fe_lat;
+	c->truth.cat[7] += p->be_mem;
 }
 
 static uint64_t increment(int sig, const struct emu_parts *p)
@@ -466,14 +534,22 @@ static uint64_t increment(int sig, const struct emu_parts *p)
 	case SIG_NC: return p->nc;
 	case SIG_LOAD_NC: return p->load_nc;
 	case SIG_UCODE: return p->ucode;
+	case SIG_FE_MEM_CYC: return p->fe_mem_cyc;
+	case SIG_FE_CPU_CYC: return p->fe_cyc - p->fe_mem_cyc;
+	case SIG_BE_MEM_CYC: return p->be_mem_cyc;
+	/* the backend's other stall cycles: half core bound, half busy */
+	case SIG_BE_CPU_CYC: return (p->be_cyc - p->be_mem_cyc) / 2;
+	case SIG_BE_BUSY_CYC:
+		return p->be_cyc - p->be_mem_cyc - (p->be_cyc - p->be_mem_cyc) / 2;
 	default: return 0;
 	}
 }
 
+/* One group's share of a stretch of work: its events and times. */
 static void run_group(struct emu_group *g, uint64_t slots,
 		      const struct emu_parts *p)
 {
-	if (!g->enabled)
+	if (!g || !g->enabled)
 		return;
 	g->time_enabled += slots / 4;
 	if (!g->scheduled)

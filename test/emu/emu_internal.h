@@ -72,6 +72,7 @@ struct emu_cpu {
 	struct emu_group *gen_list[EMU_MAX_GEN_GROUPS];
 	int gen_nr;
 	uint64_t mux_left;       /* slots until the next rotation tick */
+	struct emu_group *gen_group2; /* a second one (Arm level 2), or NULL */
 	uint64_t gen_slot_rem;   /* slots not yet a whole cycle */
 	struct emu_truth truth;
 	bool descheduled;
@@ -111,6 +112,7 @@ struct emu_arm {
 	unsigned counters;      /* event counters (PMCR_EL0.N) */
 	int user_access;        /* /proc/sys/kernel/perf_user_access */
 	unsigned caps_slots;    /* caps/slots, 0: absent */
+	bool l2;                /* N3, V3: the level-2 stall events */
 };
 
 /* What an ordinary counter counts (emu_gen_signal, emu_arm_signal). */
@@ -120,7 +122,10 @@ enum emu_sig { SIG_NONE, SIG_CYCLES, SIG_FE, SIG_BE, SIG_SMT, SIG_DISP,
 	       SIG_FE_CYC, SIG_BE_CYC, SIG_BAD_CYC,
 	       /* Zen PipelineL2 */
 	       SIG_FE_CMASK, SIG_MISP, SIG_RESTART, SIG_NC, SIG_LOAD_NC,
-	       SIG_UCODE };
+	       SIG_UCODE,
+	       /* Arm level 2 */
+	       SIG_FE_MEM_CYC, SIG_FE_CPU_CYC, SIG_BE_MEM_CYC, SIG_BE_CPU_CYC,
+	       SIG_BE_BUSY_CYC };
 
 /* What one emu_run makes of its slots: truth and every event's share. */
 struct emu_parts {
@@ -130,6 +135,9 @@ struct emu_parts {
 	uint64_t fe_slot, be_slot, stall_slot, op_spec, x;
 	/* Zen PipelineL2 */
 	uint64_t fe_cmask, misp, restart, nc, load_nc, ucode;
+	/* Arm level 2: true fetch-latency and memory-bound slots, and the
+	 * stall cycles of each (of fe_cyc, be_cyc) */
+	uint64_t fe_lat, be_mem, fe_mem_cyc, be_mem_cyc;
 };
 
 struct emu_state {
@@ -153,6 +161,7 @@ struct emu_state {
 	uint64_t mux_interval;  /* slots between rotation ticks, 0: never */
 	const struct emu_arm *arm; /* Arm profiles, else NULL */
 	uint64_t allowed_cpus;  /* Arm: sched_getaffinity (CPUs 0-63) */
+	enum emu_pmccntr pmccntr; /* Arm: PMCCNTR_EL0 free, taken, absent */
 	char sysfs_root[256];
 	struct emu_event *fds[EMU_MAX_FD];
 	struct emu_stats stats;

@@ -118,11 +118,12 @@ static int join_group(struct emu_event *e, struct emu_event *leader)
 		g->atom = e->attr.type == EMU_ATOM_TYPE;
 		e->group = g;
 		g->members[g->nr++] = e;
-		if (e->kind == EMU_EV_GP) {
-			if (!emu_cpu.gen_group)
-				emu_cpu.gen_group = g;
+		if (e->kind == EMU_EV_GP && emu_cpu.gen_group)
+			emu_cpu.gen_group2 = g; /* Arm level 2, Zen's mux */
+		else if (e->kind == EMU_EV_GP)
+			emu_cpu.gen_group = g;
+		if (e->kind == EMU_EV_GP)
 			emu_gen_add_group(g);
-		}
 		if (!e->attr.disabled)
 			emu_group_enable(g);
 		return 0;
@@ -369,6 +370,8 @@ void emu_sys_close(struct emu_event *e)
 	if (emu_cpu.gen_group == g)
 		emu_cpu.gen_group = NULL;
 	emu_gen_remove_group(g);
+	if (emu_cpu.gen_group2 == g)
+		emu_cpu.gen_group2 = NULL;
 	for (int i = 0; i < g->nr; i++)
 		if (!g->members[i]->maps)
 			free(g->members[i]);

@@ -299,6 +299,7 @@ void emu_setup(enum emu_profile profile)
 	emu.allowed_cpus = 0xff;
 	emu.gp_rotate = 0;
 	emu.mux_interval = 0;
+	emu.pmccntr = EMU_PMCCNTR_FREE;
 	emu.has_topdown = emu.has_pmu && profile != EMU_NO_TOPDOWN &&
 			  !emu.gen_width;
 	emu.l2 = profile != EMU_ICL;

@@ -377,12 +377,18 @@ static void resched(struct emu_group *g)
 	}
 }
 
-/* Out and in again: the thread's running groups, around other work. */
+/*
+ * Out and in again: the thread's running groups, around other work.
+ * All out first, then in, in creation order (ctx_sched_in: the older
+ * flexible group picks counters first); an enabled group that did not
+ * fit before tries again.
+ */
 void emu_context_switch(uint64_t other_slots)
 {
-	struct emu_group *gs[2] = { emu_cpu.group, emu_cpu.gen_group };
+	struct emu_group *gs[3] = { emu_cpu.group, emu_cpu.gen_group,
+				    emu_cpu.gen_group2 };
 
-	for (int i = 0; i < 2; i++) {
+	for (int i = 0; i < 3; i++) {
 		struct emu_group *g = gs[i];
 
 		if (!g || !g->enabled || !g->scheduled)
@@ -390,8 +396,10 @@ void emu_context_switch(uint64_t other_slots)
 		schedule_out(g);
 		if (g->topdown)
 			emu_cpu.hw.slots += other_slots; /* the other task */
-		schedule_in(g);
 	}
+	for (int i = 0; i < 3; i++)
+		if (gs[i] && gs[i]->enabled && emu_group_runnable(gs[i]))
+			schedule_in(gs[i]);
 }
 
 /*
@@ -440,6 +448,7 @@ void emu_deschedule(void)
 	emu_cpu.descheduled = true;
 	resched(emu_cpu.group);
 	resched(emu_cpu.gen_group);
+	resched(emu_cpu.gen_group2);
 }
 
 void emu_reschedule(void)
@@ -447,6 +456,7 @@ void emu_reschedule(void)
 	emu_cpu.descheduled = false;
 	resched(emu_cpu.group);
 	resched(emu_cpu.gen_group);
+	resched(emu_cpu.gen_group2);
 }
 
 void emu_set_metrics_clear_trigger(enum emu_clear_trigger which)
@@ -482,6 +492,7 @@ void emu_migrate(int cpu)
 	}
 	resched(emu_cpu.group);
 	resched(emu_cpu.gen_group);
+	resched(emu_cpu.gen_group2);
 }
 
 void emu_migrate_at_rdpmc(int cpu)
