@@ -91,6 +91,9 @@ struct td_gen {
 	uint32_t cached_lock;
 	uint64_t cv[TD_GEN_MAX], ct[2];
 	bool smt_per_thread;    /* SMT on, AnyThread refused: approximate */
+	/* generic.c's plausibility guard: the last values accepted, model order */
+	bool have_last;
+	uint64_t last[TD_GEN_MAX];
 	uint8_t ev[TD_GEN_MAX];
 	int fd[TD_GEN_MAX];
 	struct perf_event_mmap_page *pc[TD_GEN_MAX];
@@ -148,8 +151,16 @@ TD_HIDDEN int td_cpuinfo_parse(const char *text, char *vendor, size_t len,
 /* generic.c: one group of a model's events on PMU type (also hybrid.c). */
 TD_HIDDEN int td_gen_group_open(struct td *td, struct td_gen *g, uint32_t type,
 				bool include_kernel, bool check);
-TD_HIDDEN int td_gen_values(const struct td_gen *g, bool rdpmc, uint64_t *v,
+/*
+ * Values of a reading; 0, a negative errno, or TD_GEN_SUSPECT: exact
+ * (read(2)) but inconsistent with the previous reading accepted, which
+ * must then have been wrong (the caller flags regions spanning it).
+ */
+#define TD_GEN_SUSPECT 1
+TD_HIDDEN int td_gen_values(struct td_gen *g, bool rdpmc, uint64_t *v,
 			    uint64_t *times);
+TD_HIDDEN void td_gen_model_values(const struct td_gen *g,
+				   const uint64_t *open, uint64_t *v);
 TD_HIDDEN bool td_gen_rdpmc_offered(const struct td *td, const struct td_gen *g);
 TD_HIDDEN struct td_gen *td_gen_new(void);
 /* genopen.c, for generic.c */

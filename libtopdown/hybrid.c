@@ -148,8 +148,11 @@ static int ecore_values_off(struct td_gen *g, uint64_t *v, uint64_t *t)
 		return 0;
 	}
 	err = td_gen_values(g, false, v, t);
-	if (err == 0)
-		err = td_gen_values(g, false, v2, t2);
+	if (err >= 0) {
+		int err2 = td_gen_values(g, false, v2, t2);
+
+		err = err2 < 0 ? err2 : err | err2;
+	}
 	if (err < 0)
 		return err;
 	g->cached = t2[1] == t[1];
@@ -158,7 +161,7 @@ static int ecore_values_off(struct td_gen *g, uint64_t *v, uint64_t *t)
 	memcpy(g->ct, t2, sizeof(g->ct));
 	memcpy(v, v2, sizeof(v2));
 	memcpy(t, t2, sizeof(t2));
-	return 0;
+	return err;
 }
 
 /*
@@ -204,10 +207,14 @@ void td_hybrid_fold(struct td *td, struct td_sample *s)
 	uint64_t v[TD_GEN_MAX], t[2];
 	struct td_counts now;
 
-	if (ecore_values(td, s, v, t) < 0) {
+	int err = ecore_values(td, s, v, t);
+
+	if (err < 0) {
 		s->valid = false;
 		return;
 	}
+	if (err == TD_GEN_SUSPECT)
+		td->untrusted++; /* regions spanning the bad reading */
 	td_formula_counts(&g->m, v, &now);
 	if (now.slots != td->ecore_last.slots)
 		td->ecore_seen = true;

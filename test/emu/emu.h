@@ -176,6 +176,16 @@ void emu_switch_out_at_next_reset(void);
  * there (nothing zeroed); then it migrates back. */
 void emu_ecore_stint_at_next_reset(uint64_t slots, const struct emu_mix *mix);
 
+/*
+ * A kernel that does NOT rewrite an ordinary-counter event's user page at
+ * schedule-out (off by default: x86_pmu_del does rewrite it, index 0; see
+ * the library's notes).  While on, a group of ordinary counters switched
+ * out (emu_deschedule, a hybrid migration) keeps its old page: index
+ * still names the counter, lock unchanged; an RDPMC of it then returns
+ * `foreign`, what another context left in that 48-bit register.
+ */
+void emu_stale_pages(bool on, uint64_t foreign);
+
 void emu_stats(struct emu_stats *s);
 /* Set the sysfs rdpmc knob at runtime (existing events keep their flag). */
 void emu_set_rdpmc_knob(int value);
