@@ -125,16 +125,14 @@ static void counts_add_delta(struct td_counts *c, const struct td_counts *now,
 
 /*
  * The E group's values while the thread is on a P-core (the P reading
- * just succeeded there), where the group does not run.  Its user page
- * cannot be trusted then: x86 rewrites it at schedule-in
- * (x86_pmu_start), not at schedule-out (x86_pmu_stop/del do not call
- * perf_event_update_userpage; inference from the kernel source, the
- * notes say index reads 0), so a stale index would RDPMC another
- * context's counter.  read(2) instead, which is exact and resets nothing
- * for ordinary counters, and keep its result while the page's lock says
- * no schedule-in came since: one read per stint on the E-cores, not per
- * reading.  The result is kept only when two reads agree on time_running
- * (the group did not run around them).
+ * just succeeded there), where the group does not run.  x86 rewrites its
+ * user page at schedule-out (x86_pmu_del: perf_event_update_userpage
+ * after x86_pmu_stop, index 0; see generic.c), so RDPMC would only find
+ * index 0 and fall back to read(2) anyway: read(2) straight away, exact
+ * and resetting nothing for ordinary counters, and keep its result while
+ * the page's lock says no schedule-in or -out came since: one read per
+ * stint on the E-cores, not per reading.  The result is kept only when
+ * two reads agree on time_running (the group did not run around them).
  */
 static int ecore_values_off(struct td_gen *g, uint64_t *v, uint64_t *t)
 {
@@ -216,8 +214,7 @@ void td_hybrid_fold(struct td *td, struct td_sample *s)
 	if (err == TD_GEN_SUSPECT)
 		td->untrusted++; /* regions spanning the bad reading */
 	td_formula_counts(&g->m, v, &now);
-	if (now.slots != td->ecore_last.slots)
-		td->ecore_seen = true;
+	now.cat[TD_C_ECORE_SLOTS] = now.slots; /* level 2 per region */
 	counts_add_delta(&td->snap.base, &now, &td->ecore_last);
 	counts_add_delta(&td->last_read, &now, &td->ecore_last);
 	counts_add_delta(&s->c, &now, &td->ecore_last);
@@ -226,22 +223,23 @@ void td_hybrid_fold(struct td *td, struct td_sample *s)
 }
 
 /*
- * E-cores measure level 1 only, and a region's snapshot has no room for
- * its own E-core slot count, so level 2 stops, for the handle, at the
- * first reading that finds E-core slots: every region reported with
- * TD_RESULT_L2 then had all its slots from P-cores (conservative: later
- * P-only regions report level 1 too).  Per region it needs an E-slot
- * snapshot in struct td_region (layout owned by region.c).
+ * E-cores measure level 1 only: a region has level 2 when none of its
+ * slots came from an E-core (its own delta of TD_C_ECORE_SLOTS), so a
+ * P-only region after an E-core stint still gets it.
  */
-bool td_handle_l2(const struct td *td)
+bool td_region_l2(const struct td *td, const struct td_delta *d)
 {
-	return td->pmu.nr_metrics == TD_NR_METRICS && !td->ecore_seen;
+	return td->pmu.nr_metrics == TD_NR_METRICS &&
+	       d->cat[TD_C_ECORE_SLOTS] == 0;
 }
 
-/* A level-1 delta of a level-2 PMU: index 4 would read as SMT contention. */
-void td_handle_delta(const struct td *td, struct td_delta *d)
+/*
+ * A level-1 region of a level-2 PMU (it ran on E-cores too): its P-only
+ * level-2 counts go, index 4 would read as SMT contention.
+ */
+void td_region_level_delta(const struct td *td, struct td_delta *d)
 {
-	if (td->pmu.nr_metrics == TD_NR_METRICS && !td_handle_l2(td))
+	if (td->pmu.nr_metrics == TD_NR_METRICS && !td_region_l2(td, d))
 		for (unsigned i = TD_NR_L1; i < TD_NR_METRICS; i++)
 			d->cat[i] = 0;
 }

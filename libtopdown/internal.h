@@ -44,6 +44,13 @@ enum td_metric_byte {
 #define TD_M_SMT TD_M_HEAVY_OPS
 
 /*
+ * Hybrid handles keep the E-cores' slots (plain slots, cumulative) in a
+ * spare entry, so that a region's own delta says whether any of its
+ * slots came from an E-core (level 2 per region, hybrid.c).
+ */
+#define TD_C_ECORE_SLOTS (TD_NR_COUNTS - 1)
+
+/*
  * Monotonic counters kept in user space.  cat[i] is metric i's slots
  * times 255 (field x slots, no division), slots is plain slots.  Every
  * reset the library issues folds the last reading into them, so the
@@ -247,7 +254,6 @@ struct td {
 	 */
 	struct td_gen *ecore;
 	struct td_counts ecore_last; /* its counts at the last reading */
-	bool ecore_seen;         /* E-core slots entered the counts: L1 only */
 };
 
 /* owner.c: thread and fork checks of the hot path. */
@@ -307,9 +313,9 @@ TD_HIDDEN void td_hybrid_init(struct td *td);
 TD_HIDDEN void td_hybrid_close(struct td *td);
 TD_HIDDEN void td_hybrid_ecore_open(struct td *td, bool include_kernel);
 TD_HIDDEN void td_hybrid_fold(struct td *td, struct td_sample *s);
-/* Level 2 in this handle's results now; and a delta made to match. */
-TD_HIDDEN bool td_handle_l2(const struct td *td);
-TD_HIDDEN void td_handle_delta(const struct td *td, struct td_delta *d);
+/* Level 2 in a region's result; and its delta made to match. */
+TD_HIDDEN bool td_region_l2(const struct td *td, const struct td_delta *d);
+TD_HIDDEN void td_region_level_delta(const struct td *td, struct td_delta *d);
 
 /* evparse.c: the sysfs event grammar, pure; fmt fills buf with a term's
  * format string or returns a negative errno. */
@@ -372,6 +378,8 @@ static inline unsigned td_source_delta(const struct td *td,
 	d->slots = (int64_t)(b->slots - a->slots);
 	for (unsigned i = 0; i < TD_NR_METRICS; i++)
 		d->cat[i] = (int64_t)(b->cat[i] - a->cat[i]);
+	d->cat[TD_C_ECORE_SLOTS] = (int64_t)(b->cat[TD_C_ECORE_SLOTS] -
+					     a->cat[TD_C_ECORE_SLOTS]);
 	return 0;
 }
 

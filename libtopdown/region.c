@@ -281,8 +281,8 @@ static void fill_result(const struct td *td, const struct td_region_priv *p,
 	struct td_delta d;
 	unsigned flags = region_delta(td, p, s, &d);
 
-	td_handle_delta(td, &d);
-	td_decode(&d, td_handle_l2(td), res);
+	td_region_level_delta(td, &d);
+	td_decode(&d, td_region_l2(td, &d), res);
 	res->flags |= flags;
 	res->resets = region_resets(td, p);
 	if (td->path == TD_PATH_READ)
@@ -299,11 +299,11 @@ static void emit_record(struct td *td, const struct td_region_priv *p,
 	struct td_delta d;
 	unsigned flags = region_delta(td, p, s, &d);
 
-	td_handle_delta(td, &d);
+	td_region_level_delta(td, &d);
 	rec.slots = d.slots > 0 ? (uint64_t)d.slots : 0;
 	memcpy(rec.cat, d.cat, sizeof(rec.cat));
 	rec.qerr = d.qerr;
-	rec.flags = td_handle_l2(td) ? TD_RESULT_L2 : 0;
+	rec.flags = td_region_l2(td, &d) ? TD_RESULT_L2 : 0;
 	rec.flags |= flags;
 	if (td->path == TD_PATH_READ)
 		rec.flags |= TD_RESULT_READ_PATH;
