@@ -81,7 +81,7 @@ unsigned td_generic_delta(const struct td *td, const struct td_counts *a,
  * its index is 0 (not counting on this CPU now) or RDPMC is not offered.
  */
 static inline bool read_one(const struct perf_event_mmap_page *pc,
-			    uint64_t *v, uint64_t *times)
+			    uint64_t *v, uint64_t *times, uint32_t *lock)
 {
 	uint32_t seq, idx;
 
@@ -98,17 +98,20 @@ static inline bool read_one(const struct perf_event_mmap_page *pc,
 				  td_load_once(pc->pmc_width));
 		td_compiler_barrier();
 	} while (td_load_once(pc->lock) != seq);
+	*lock = seq;
 	return true;
 }
 
-static bool read_rdpmc(const struct td_gen *g, uint64_t *v, uint64_t *times)
+/* times[] from the leader's page, whose lock goes to g->times_lock. */
+static bool read_rdpmc(struct td_gen *g, uint64_t *v, uint64_t *times)
 {
 	uint64_t t[2];
+	uint32_t lock;
 
-	if (!read_one(g->pc[0], &v[0], times))
+	if (!read_one(g->pc[0], &v[0], times, &g->times_lock))
 		return false;
 	for (unsigned k = 1; k < g->nr; k++)
-		if (!read_one(g->pc[k], &v[k], t))
+		if (!read_one(g->pc[k], &v[k], t, &lock))
 			return false;
 	return true;
 }
@@ -197,8 +200,7 @@ void td_gen_model_values(const struct td_gen *g, const uint64_t *open,
 		td_formula_derive(&g->m, g->derived, v);
 }
 
-static bool rdpmc_values(const struct td_gen *g, uint64_t *v,
-			 uint64_t *times)
+static bool rdpmc_values(struct td_gen *g, uint64_t *v, uint64_t *times)
 {
 	uint64_t open[TD_GEN_MAX];
 
@@ -212,9 +214,10 @@ static bool rdpmc_values(const struct td_gen *g, uint64_t *v,
 /*
  * Cumulative values of the model's events, v[] in model order: by RDPMC
  * (rdpmc) when the page offers it and the guard accepts the reading, else
- * by read(2).  TD_GEN_SUSPECT: read(2)'s exact values do not follow the
- * last accepted ones either, so that one was wrong (a foreign value that
- * looked plausible): the caller flags the regions spanning it.
+ * by read(2) (TD_GEN_BY_READ).  TD_GEN_SUSPECT: read(2)'s exact values do
+ * not follow the last accepted ones either, so that one was wrong (a
+ * foreign value that looked plausible): the caller flags the regions
+ * spanning it.
  */
 int td_gen_values(struct td_gen *g, bool rdpmc, uint64_t *v,
 		  uint64_t *times)
@@ -228,7 +231,7 @@ int td_gen_values(struct td_gen *g, bool rdpmc, uint64_t *v,
 		if (err < 0)
 			return err;
 		td_gen_model_values(g, open, v);
-		ret = consistent(g, v) ? 0 : TD_GEN_SUSPECT;
+		ret = TD_GEN_BY_READ | (consistent(g, v) ? 0 : TD_GEN_SUSPECT);
 	}
 	memcpy(g->last, v, sizeof(g->last));
 	g->have_last = true;
@@ -244,7 +247,7 @@ int td_generic_sample(struct td *td, struct td_sample *s)
 
 	if (err < 0)
 		return err;
-	if (err == TD_GEN_SUSPECT)
+	if (err & TD_GEN_SUSPECT)
 		td->untrusted++; /* regions spanning the bad reading */
 	td_formula_counts(&g->m, v, &s->c);
 	s->raw_slots = 0;    /* nothing to reset: never triggers a reset */

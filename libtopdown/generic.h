@@ -88,7 +88,8 @@ struct td_gen {
 	bool rdpmc_ok;          /* every page offers RDPMC (hybrid E group) */
 	/* hybrid E group: its final counts while it does not run (hybrid.c) */
 	bool cached;
-	uint32_t cached_lock;
+	uint32_t cached_lock;   /* its page's lock then (the last P reading) */
+	uint32_t times_lock;    /* the leader page's lock at the last RDPMC */
 	uint64_t cv[TD_GEN_MAX], ct[2];
 	bool smt_per_thread;    /* SMT on, AnyThread refused: approximate */
 	/* generic.c's plausibility guard: the last values accepted, model order */
@@ -152,11 +153,13 @@ TD_HIDDEN int td_cpuinfo_parse(const char *text, char *vendor, size_t len,
 TD_HIDDEN int td_gen_group_open(struct td *td, struct td_gen *g, uint32_t type,
 				bool include_kernel, bool check);
 /*
- * Values of a reading; 0, a negative errno, or TD_GEN_SUSPECT: exact
- * (read(2)) but inconsistent with the previous reading accepted, which
- * must then have been wrong (the caller flags regions spanning it).
+ * Values of a reading: a negative errno, or flags: TD_GEN_BY_READ, taken
+ * with read(2) (times[] are then current, not the page's); TD_GEN_SUSPECT,
+ * exact (read(2)) but inconsistent with the previous reading accepted,
+ * which must then have been wrong (the caller flags regions spanning it).
  */
 #define TD_GEN_SUSPECT 1
+#define TD_GEN_BY_READ 2
 TD_HIDDEN int td_gen_values(struct td_gen *g, bool rdpmc, uint64_t *v,
 			    uint64_t *times);
 TD_HIDDEN void td_gen_model_values(const struct td_gen *g,

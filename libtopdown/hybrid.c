@@ -20,8 +20,10 @@
  * be read, no guard is possible with libc alone, and the handle uses the
  * read(2) path instead: correct, never faults, one syscall per reading.
  * The alternative, catching SIGSEGV, would take over a process-wide signal
- * the application (or its runtime) may own.  A region whose reading found
- * the thread on an E-core is flagged TD_RESULT_UNRELIABLE, not lost.
+ * the application (or its runtime) may own.  A reading that finds the
+ * thread on an E-core takes cpu_core's saved counts with read(2) instead
+ * (reading.c ecore_p_sample) and the E group's with RDPMC; when that
+ * cannot be trusted the region is flagged TD_RESULT_UNRELIABLE, not lost.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -112,7 +114,12 @@ void td_hybrid_ecore_open(struct td *td, bool include_kernel)
 		return;
 	}
 	g->rdpmc_ok = td_gen_rdpmc_offered(td, g);
+	/* The E page's first update from here is a schedule-in (the thread
+	 * opens on a P-core, E index 0); else never match (odd). */
+	g->cached_lock = td_load_once(g->pc[0]->lock) -
+			 (td_load_once(g->pc[0]->index) ? 1 : 0);
 	td->ecore = g;
+	td->kcount_ok = true; /* base 0, the P group's counts 0 since enable */
 }
 
 static void counts_add_delta(struct td_counts *c, const struct td_counts *now,
@@ -179,10 +186,40 @@ static int ecore_values(struct td *td, const struct td_sample *s,
 
 	if (td->path != TD_PATH_RDPMC)
 		return td_gen_values(g, false, v, t);
-	if (s->valid)
+	if (s->valid && !s->on_ecore)
 		return ecore_values_off(g, v, t);
 	g->cached = false;
 	return td_gen_values(g, g->rdpmc_ok, v, t);
+}
+
+/*
+ * Time no group counted, N = enabled - running(P) - running(E), at a
+ * reading taken on an E-core (s->on_ecore: cpu_core's times from its
+ * page, as of its schedule-out; it has not run since).  With c, cpu_core's
+ * time_enabled minus cpu_atom's (constant: both stay enabled; they only
+ * began a moment apart), N = c + (enabled - running)(E) - running(P) at
+ * any instant, so E's times may come from its page (it runs since that
+ * update: enabled and running moved alike) or from read(2).  c is learnt
+ * where both pages were written at the same switch: the E page's first
+ * update since the last P reading (its schedule-in of this stint; the
+ * task's context time does not move between the P schedule-out and it).
+ * Until then: both groups' read(2) times when E was read so (current,
+ * but a real kernel's clock moves between the two reads: a region may be
+ * flagged), else both pages (exact at such first readings, else a region
+ * may be flagged): conservative either way.
+ */
+static uint64_t ecore_unsched(struct td *td, const struct td_sample *s,
+			      const uint64_t *t, bool by_read)
+{
+	const struct td_gen *g = td->ecore;
+
+	if (!by_read && g->times_lock == g->cached_lock + 2) {
+		td->ecore_c = s->p_en - t[0];
+		td->ecore_c_ok = true;
+	}
+	if (td->ecore_c_ok)
+		return td->ecore_c + (t[0] - t[1]) - s->p_run;
+	return (by_read ? s->p_en_now : s->p_en) - s->p_run - t[1];
 }
 
 /*
@@ -211,7 +248,7 @@ void td_hybrid_fold(struct td *td, struct td_sample *s)
 		s->valid = false;
 		return;
 	}
-	if (err == TD_GEN_SUSPECT)
+	if (err & TD_GEN_SUSPECT)
 		td->untrusted++; /* regions spanning the bad reading */
 	td_formula_counts(&g->m, v, &now);
 	now.cat[TD_C_ECORE_SLOTS] = now.slots; /* level 2 per region */
@@ -219,7 +256,10 @@ void td_hybrid_fold(struct td *td, struct td_sample *s)
 	counts_add_delta(&td->last_read, &now, &td->ecore_last);
 	counts_add_delta(&s->c, &now, &td->ecore_last);
 	td->ecore_last = now;
-	s->unsched -= t[1];
+	if (s->on_ecore)
+		s->unsched = ecore_unsched(td, s, t, err & TD_GEN_BY_READ);
+	else
+		s->unsched -= t[1];
 }
 
 /*

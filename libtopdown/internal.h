@@ -111,7 +111,12 @@ struct td_sample {
 	uint64_t raw_metrics; /* PERF_METRICS with it (cumulative RDPMC path) */
 	uint64_t qerr_base;   /* td->snap.qerr_base after this reading */
 	uint64_t unsched;     /* time_enabled - time_running, ns */
+	uint64_t p_en, p_run; /* on_ecore: cpu_core's page times (hybrid.c) */
+	uint64_t p_en_now;    /* on_ecore: its time_enabled from read(2) */
+	uint64_t qself;       /* this reading's own error scale when it is
+				 not raw_slots (x255 units; reading.c) */
 	bool valid;           /* false: the group was not counting */
+	bool on_ecore;        /* hybrid: the P half came from read(2) */
 };
 
 /*
@@ -254,6 +259,20 @@ struct td {
 	 */
 	struct td_gen *ecore;
 	struct td_counts ecore_last; /* its counts at the last reading */
+	/*
+	 * reading.c: snap.base plus the cpu_core group's kernel counts
+	 * (read(2)) are its counts in our units.  True from open and after
+	 * each of our resets (IOC_RESET zeroes both); false once a fold put
+	 * P counts into base that the kernel's counts hold too (a foreign
+	 * reset, an undone reset, a read(2) that raced a schedule-in).
+	 */
+	bool kcount_ok;
+	/*
+	 * hybrid.c: cpu_core's time_enabled minus cpu_atom's (the groups
+	 * were enabled a moment apart; constant since), once learnt.
+	 */
+	uint64_t ecore_c;
+	bool ecore_c_ok;
 };
 
 /* owner.c: thread and fork checks of the hot path. */

@@ -151,6 +151,8 @@ static void maybe_reset(struct td *td, const struct td_region_priv *p,
 			td->snap.base.cat[i] +=
 				folded.base.cat[i] - folded_base.cat[i];
 		td->snap.qerr_base = saved.qerr_base;
+		/* but the kernel's counts were zeroed: they pair no more */
+		td->kcount_ok = false;
 		td->last_raw_slots = fold_slots;
 		td->last_raw_metrics = fold_metrics;
 		td->resets--;
@@ -163,6 +165,7 @@ static void store_begin(struct td *td, struct td_region_priv *p,
 			const struct td_sample *s)
 {
 	p->snap = td->snap;
+	p->snap.qerr_base -= s->qself; /* its own error is the region's */
 	p->slots = s->raw_slots; /* the raw reading: the error scale */
 	p->metrics = s->raw_slots ? s->raw_metrics : 0;
 	/* Only the fast path reads what the key vouches for. */

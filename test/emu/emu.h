@@ -166,6 +166,8 @@ void emu_set_metrics_clear_trigger(enum emu_clear_trigger which);
 #define EMU_ADL_ECORES "8-15"
 void emu_migrate(int cpu);          /* now, between two instructions */
 void emu_migrate_at_rdpmc(int cpu); /* just before the next RDPMC executes */
+/* just before the next read(2) of a perf fd executes (in the kernel) */
+void emu_migrate_at_next_read(int cpu);
 void emu_rseq_set_cpu_raw(uint32_t v); /* e.g. -2: registration failed */
 
 /* The next PERF_EVENT_IOC_RESET runs while the group is switched out

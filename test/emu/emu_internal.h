@@ -71,6 +71,7 @@ struct emu_cpu {
 	bool descheduled;
 	int cpu;                 /* emulated CPU this thread runs on */
 	int pending_cpu;         /* migrate at the next RDPMC; -1 none */
+	int pending_read_cpu;    /* migrate at the next read(2): cpu + 1 */
 };
 
 /* The kernel's struct rseq (linux/rseq.h), as the emulator keeps it. */

@@ -449,6 +449,11 @@ void emu_migrate_at_rdpmc(int cpu)
 	emu_cpu.pending_cpu = cpu + 1;
 }
 
+void emu_migrate_at_next_read(int cpu)
+{
+	emu_cpu.pending_read_cpu = cpu + 1;
+}
+
 void emu_switch_out_at_next_reset(void)
 {
 	emu.switch_out_at_reset = true;
