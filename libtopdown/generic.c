@@ -132,7 +132,7 @@ static bool read_rdpmc(struct td_gen *g, uint64_t *v, uint64_t *times)
 
 /* 2^44 events between two readings: minutes of any core's counting. */
 #define TD_GEN_STEP_MAX (UINT64_C(1) << 44)
-/* Category slack over the slots of an interval (in-flight skew). */
+/* Category slack over an interval's slots (in-flight skew). */
 #define TD_GEN_SKEW_SLOTS 4096
 
 /* Every open event counted forward: cumulative counts never go back. */
@@ -157,8 +157,11 @@ static bool jumps_plausible(const struct td_gen *g, const uint64_t *v)
 }
 
 /*
- * Linear formulas: no category moved by more than the interval's slots
- * (plus skew).  Arm keeps raw events in cat[]: not applicable there.
+ * Linear formulas: no category moved by more than a few times the
+ * interval's slots (plus skew): a category is a share of the slots, but
+ * V4.5's SMT form halves the _ANY clocks, so with the sibling idle a
+ * category can reach twice the slots it computes.  Arm keeps raw events
+ * in cat[]: not applicable there.
  */
 static bool categories_plausible(const struct td_gen *g, const uint64_t *v)
 {
@@ -172,7 +175,7 @@ static bool categories_plausible(const struct td_gen *g, const uint64_t *v)
 	slots = b.slots - a.slots;
 	if ((int64_t)slots < 0)
 		return false;
-	bound = 255 * (slots + slots / 8 + TD_GEN_SKEW_SLOTS);
+	bound = 255 * (4 * slots + TD_GEN_SKEW_SLOTS);
 	for (unsigned i = 0; i <= TD_M_SMT; i++) {
 		int64_t d = (int64_t)(b.cat[i] - a.cat[i]);
 

@@ -241,7 +241,6 @@ void td_hybrid_fold(struct td *td, struct td_sample *s)
 	struct td_gen *g = td->ecore;
 	uint64_t v[TD_GEN_MAX], t[2];
 	struct td_counts now;
-
 	int err = ecore_values(td, s, v, t);
 
 	if (err < 0) {
