@@ -151,11 +151,12 @@ int td_named_totals(const struct td_named *n, struct td_totals *t)
 	t->calls = p->calls;
 	t->unreliable = p->unreliable;
 	d.slots = (int64_t)p->slots;
-	memcpy(d.cat, p->cat, sizeof(d.cat));
+	memset(d.cat, 0, sizeof(d.cat)); /* 8 sums, room for more */
+	memcpy(d.cat, p->cat, sizeof(p->cat));
 	d.qerr = p->qerr;
 	/*
 	 * Level 2 only if every call measured it (a hybrid handle's calls
-	 * after E-core slots have none); a level-1 total of level-2 calls
+	 * with E-core slots have none); a level-1 total of level-2 calls
 	 * drops their level-2 sums, which index 4 would read as SMT.
 	 */
 	if (p->l1_call && (p->flags & TD_RESULT_L2))

@@ -73,7 +73,9 @@ int td_record_decode(const struct td_record *rec, struct td_result *res)
 	if (!rec || !res)
 		return -EINVAL;
 	d.slots = (int64_t)rec->slots;
-	memcpy(d.cat, rec->cat, sizeof(d.cat));
+	/* a record keeps the 8 categories; the delta has room for more */
+	memset(d.cat, 0, sizeof(d.cat));
+	memcpy(d.cat, rec->cat, sizeof(rec->cat));
 	d.qerr = rec->qerr;
 	td_decode(&d, rec->flags & TD_RESULT_L2, res);
 	res->resets = rec->resets;
