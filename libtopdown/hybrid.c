@@ -202,7 +202,8 @@ static int ecore_values(struct td *td, const struct td_sample *s,
  * update: enabled and running moved alike) or from read(2).  c is learnt
  * where both pages were written at the same switch: the E page's first
  * update since the last P reading (its schedule-in of this stint; the
- * task's context time does not move between the P schedule-out and it).
+ * task's context time does not move between the P schedule-out and it:
+ * an inference, perf's context time runs only while the task does).
  * Until then: both groups' read(2) times when E was read so (current,
  * but a real kernel's clock moves between the two reads: a region may be
  * flagged), else both pages (exact at such first readings, else a region

@@ -167,7 +167,10 @@ static void cumulative_sample(struct td *td, const struct raw_reading *r,
  * -> the topdown update's save branch; note sections 1 and 6), so read(2)
  * returns them, and on an inactive group it touches no register
  * (perf_event_read calls pmu->read, which resets, only for an active
- * event).  The page's lock brackets the read: unchanged, with index 0,
+ * event: an inference from kernel/events/core.c; the note names
+ * pmu->read as the path that zeroes).  The page's lock brackets the
+ * read (x86 writes the page at every schedule-in and -out, see
+ * generic.c): unchanged, with index 0,
  * the group stayed inactive throughout.  Changed: a schedule-in raced
  * the read, which, if it came after it, zeroed SLOTS and PERF_METRICS:
  * the reading is void, and base pairs with the kernel's counts again
