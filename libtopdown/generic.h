@@ -119,7 +119,8 @@ struct td_gen {
 	bool rdpmc_ok;          /* every page offers RDPMC (hybrid E group) */
 	/* hybrid E group: its final counts while it does not run (hybrid.c) */
 	bool cached;
-	uint32_t cached_lock;
+	uint32_t cached_lock;   /* its page's lock then (the last P reading) */
+	uint32_t times_lock;    /* the leader page's lock at the last RDPMC */
 	uint64_t cv[TD_GEN_MAX], ct[2];
 	bool smt_per_thread;    /* SMT on, AnyThread refused: approximate */
 	/* TD_OPT_L2_MULTIPLEX: level-2 groups A and B (Zen), else NULL */
@@ -129,6 +130,9 @@ struct td_gen {
 	struct td_gen *l2;
 	bool l2_unfit;          /* too few counters: TD_INFO_L2_NO_COUNTERS */
 	uint64_t l2_gap, l2_fails; /* its last time not counting, failures */
+	/* generic.c's plausibility guard: the last values accepted, model order */
+	bool have_last;
+	uint64_t last[TD_GEN_MAX];
 	uint8_t ev[TD_GEN_MAX];
 	int fd[TD_GEN_MAX];
 	struct perf_event_mmap_page *pc[TD_GEN_MAX];
@@ -194,8 +198,18 @@ TD_HIDDEN int td_gen_open_l2_mux(struct td *td, bool include_kernel);
 /* generic.c: one group of a model's events on PMU type (also hybrid.c). */
 TD_HIDDEN int td_gen_group_open(struct td *td, struct td_gen *g, uint32_t type,
 				bool include_kernel, bool check);
-TD_HIDDEN int td_gen_values(const struct td_gen *g, bool rdpmc, uint64_t *v,
+/*
+ * Values of a reading: a negative errno, or flags: TD_GEN_BY_READ, taken
+ * with read(2) (times[] are then current, not the page's); TD_GEN_SUSPECT,
+ * exact (read(2)) but inconsistent with the previous reading accepted,
+ * which must then have been wrong (the caller flags regions spanning it).
+ */
+#define TD_GEN_SUSPECT 1
+#define TD_GEN_BY_READ 2
+TD_HIDDEN int td_gen_values(struct td_gen *g, bool rdpmc, uint64_t *v,
 			    uint64_t *times);
+TD_HIDDEN void td_gen_model_values(const struct td_gen *g,
+				   const uint64_t *open, uint64_t *v);
 TD_HIDDEN bool td_gen_rdpmc_offered(const struct td *td, const struct td_gen *g);
 TD_HIDDEN struct td_gen *td_gen_new(void);
 /* genopen.c, for generic.c */

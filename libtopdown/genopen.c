@@ -145,13 +145,16 @@ static bool too_big(int err, unsigned opened)
 	return err == -EINVAL && opened > 0;
 }
 
-static int group_scheduled(const struct td_gen *g)
+static int group_scheduled(struct td_gen *g)
 {
 	uint64_t v[TD_GEN_MAX], t[2];
 	int err = td_gen_read_group(g, v, t);
 
 	if (err < 0)
 		return err;
+	/* exact: the first reference of generic.c's plausibility guard */
+	td_gen_model_values(g, v, g->last);
+	g->have_last = true;
 	return t[0] > 0 && t[1] == 0 ? -ENOSPC : 0;
 }
 

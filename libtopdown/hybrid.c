@@ -20,8 +20,10 @@
  * be read, no guard is possible with libc alone, and the handle uses the
  * read(2) path instead: correct, never faults, one syscall per reading.
  * The alternative, catching SIGSEGV, would take over a process-wide signal
- * the application (or its runtime) may own.  A region whose reading found
- * the thread on an E-core is flagged TD_RESULT_UNRELIABLE, not lost.
+ * the application (or its runtime) may own.  A reading that finds the
+ * thread on an E-core takes cpu_core's saved counts with read(2) instead
+ * (reading.c ecore_p_sample) and the E group's with RDPMC; when that
+ * cannot be trusted the region is flagged TD_RESULT_UNRELIABLE, not lost.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -112,7 +114,12 @@ void td_hybrid_ecore_open(struct td *td, bool include_kernel)
 		return;
 	}
 	g->rdpmc_ok = td_gen_rdpmc_offered(td, g);
+	/* The E page's first update from here is a schedule-in (the thread
+	 * opens on a P-core, E index 0); else never match (odd). */
+	g->cached_lock = td_load_once(g->pc[0]->lock) -
+			 (td_load_once(g->pc[0]->index) ? 1 : 0);
 	td->ecore = g;
+	td->kcount_ok = true; /* base 0, the P group's counts 0 since enable */
 }
 
 static void counts_add_delta(struct td_counts *c, const struct td_counts *now,
@@ -125,16 +132,14 @@ static void counts_add_delta(struct td_counts *c, const struct td_counts *now,
 
 /*
  * The E group's values while the thread is on a P-core (the P reading
- * just succeeded there), where the group does not run.  Its user page
- * cannot be trusted then: x86 rewrites it at schedule-in
- * (x86_pmu_start), not at schedule-out (x86_pmu_stop/del do not call
- * perf_event_update_userpage; inference from the kernel source, the
- * notes say index reads 0), so a stale index would RDPMC another
- * context's counter.  read(2) instead, which is exact and resets nothing
- * for ordinary counters, and keep its result while the page's lock says
- * no schedule-in came since: one read per stint on the E-cores, not per
- * reading.  The result is kept only when two reads agree on time_running
- * (the group did not run around them).
+ * just succeeded there), where the group does not run.  x86 rewrites its
+ * user page at schedule-out (x86_pmu_del: perf_event_update_userpage
+ * after x86_pmu_stop, index 0; see generic.c), so RDPMC would only find
+ * index 0 and fall back to read(2) anyway: read(2) straight away, exact
+ * and resetting nothing for ordinary counters, and keep its result while
+ * the page's lock says no schedule-in or -out came since: one read per
+ * stint on the E-cores, not per reading.  The result is kept only when
+ * two reads agree on time_running (the group did not run around them).
  */
 static int ecore_values_off(struct td_gen *g, uint64_t *v, uint64_t *t)
 {
@@ -148,8 +153,11 @@ static int ecore_values_off(struct td_gen *g, uint64_t *v, uint64_t *t)
 		return 0;
 	}
 	err = td_gen_values(g, false, v, t);
-	if (err == 0)
-		err = td_gen_values(g, false, v2, t2);
+	if (err >= 0) {
+		int err2 = td_gen_values(g, false, v2, t2);
+
+		err = err2 < 0 ? err2 : err | err2;
+	}
 	if (err < 0)
 		return err;
 	g->cached = t2[1] == t[1];
@@ -158,7 +166,7 @@ static int ecore_values_off(struct td_gen *g, uint64_t *v, uint64_t *t)
 	memcpy(g->ct, t2, sizeof(g->ct));
 	memcpy(v, v2, sizeof(v2));
 	memcpy(t, t2, sizeof(t2));
-	return 0;
+	return err;
 }
 
 /*
@@ -178,10 +186,41 @@ static int ecore_values(struct td *td, const struct td_sample *s,
 
 	if (td->path != TD_PATH_RDPMC)
 		return td_gen_values(g, false, v, t);
-	if (s->valid)
+	if (s->valid && !s->on_ecore)
 		return ecore_values_off(g, v, t);
 	g->cached = false;
 	return td_gen_values(g, g->rdpmc_ok, v, t);
+}
+
+/*
+ * Time no group counted, N = enabled - running(P) - running(E), at a
+ * reading taken on an E-core (s->on_ecore: cpu_core's times from its
+ * page, as of its schedule-out; it has not run since).  With c, cpu_core's
+ * time_enabled minus cpu_atom's (constant: both stay enabled; they only
+ * began a moment apart), N = c + (enabled - running)(E) - running(P) at
+ * any instant, so E's times may come from its page (it runs since that
+ * update: enabled and running moved alike) or from read(2).  c is learnt
+ * where both pages were written at the same switch: the E page's first
+ * update since the last P reading (its schedule-in of this stint; the
+ * task's context time does not move between the P schedule-out and it:
+ * an inference, perf's context time runs only while the task does).
+ * Until then: both groups' read(2) times when E was read so (current,
+ * but a real kernel's clock moves between the two reads: a region may be
+ * flagged), else both pages (exact at such first readings, else a region
+ * may be flagged): conservative either way.
+ */
+static uint64_t ecore_unsched(struct td *td, const struct td_sample *s,
+			      const uint64_t *t, bool by_read)
+{
+	const struct td_gen *g = td->ecore;
+
+	if (!by_read && g->times_lock == g->cached_lock + 2) {
+		td->ecore_c = s->p_en - t[0];
+		td->ecore_c_ok = true;
+	}
+	if (td->ecore_c_ok)
+		return td->ecore_c + (t[0] - t[1]) - s->p_run;
+	return (by_read ? s->p_en_now : s->p_en) - s->p_run - t[1];
 }
 
 /*
@@ -203,38 +242,44 @@ void td_hybrid_fold(struct td *td, struct td_sample *s)
 	struct td_gen *g = td->ecore;
 	uint64_t v[TD_GEN_MAX], t[2];
 	struct td_counts now;
+	int err = ecore_values(td, s, v, t);
 
-	if (ecore_values(td, s, v, t) < 0) {
+	if (err < 0) {
 		s->valid = false;
 		return;
 	}
+	if (err & TD_GEN_SUSPECT)
+		td->untrusted++; /* regions spanning the bad reading */
 	td_formula_counts(&g->m, v, &now);
-	if (now.slots != td->ecore_last.slots)
-		td->ecore_seen = true;
+	now.cat[TD_C_ECORE_SLOTS] = now.slots; /* level 2 per region */
 	counts_add_delta(&td->snap.base, &now, &td->ecore_last);
 	counts_add_delta(&td->last_read, &now, &td->ecore_last);
 	counts_add_delta(&s->c, &now, &td->ecore_last);
 	td->ecore_last = now;
-	s->unsched -= t[1];
+	if (s->on_ecore)
+		s->unsched = ecore_unsched(td, s, t, err & TD_GEN_BY_READ);
+	else
+		s->unsched -= t[1];
 }
 
 /*
- * E-cores measure level 1 only, and a region's snapshot has no room for
- * its own E-core slot count, so level 2 stops, for the handle, at the
- * first reading that finds E-core slots: every region reported with
- * TD_RESULT_L2 then had all its slots from P-cores (conservative: later
- * P-only regions report level 1 too).  Per region it needs an E-slot
- * snapshot in struct td_region (layout owned by region.c).
+ * E-cores measure level 1 only: a region has level 2 when none of its
+ * slots came from an E-core (its own delta of TD_C_ECORE_SLOTS), so a
+ * P-only region after an E-core stint still gets it.
  */
-bool td_handle_l2(const struct td *td)
+bool td_region_l2(const struct td *td, const struct td_delta *d)
 {
-	return td->pmu.nr_metrics == TD_NR_METRICS && !td->ecore_seen;
+	return td->pmu.nr_metrics == TD_NR_METRICS &&
+	       d->cat[TD_C_ECORE_SLOTS] == 0;
 }
 
-/* A level-1 delta of a level-2 PMU: index 4 would read as SMT contention. */
-void td_handle_delta(const struct td *td, struct td_delta *d)
+/*
+ * A level-1 region of a level-2 PMU (it ran on E-cores too): its P-only
+ * level-2 counts go, index 4 would read as SMT contention.
+ */
+void td_region_level_delta(const struct td *td, struct td_delta *d)
 {
-	if (td->pmu.nr_metrics == TD_NR_METRICS && !td_handle_l2(td))
+	if (td->pmu.nr_metrics == TD_NR_METRICS && !td_region_l2(td, d))
 		for (unsigned i = TD_NR_L1; i < TD_NR_METRICS; i++)
 			d->cat[i] = 0;
 }

@@ -45,6 +45,13 @@ enum td_metric_byte {
 #define TD_NR_CATS (TD_NR_METRICS + 1) /* categories a delta reports */
 
 /*
+ * Hybrid handles keep the E-cores' slots (plain slots, cumulative) in a
+ * spare entry, so that a region's own delta says whether any of its
+ * slots came from an E-core (level 2 per region, hybrid.c).
+ */
+#define TD_C_ECORE_SLOTS (TD_NR_COUNTS - 1)
+
+/*
  * Monotonic counters kept in user space.  cat[i] is metric i's slots
  * times 255 (field x slots, no division), slots is plain slots.  Every
  * reset the library issues folds the last reading into them, so the
@@ -108,7 +115,12 @@ struct td_sample {
 	uint64_t raw_metrics; /* PERF_METRICS with it (cumulative RDPMC path) */
 	uint64_t qerr_base;   /* td->snap.qerr_base after this reading */
 	uint64_t unsched;     /* time_enabled - time_running, ns */
+	uint64_t p_en, p_run; /* on_ecore: cpu_core's page times (hybrid.c) */
+	uint64_t p_en_now;    /* on_ecore: its time_enabled from read(2) */
+	uint64_t qself;       /* this reading's own error scale when it is
+				 not raw_slots (x255 units; reading.c) */
 	bool valid;           /* false: the group was not counting */
+	bool on_ecore;        /* hybrid: the P half came from read(2) */
 };
 
 /*
@@ -251,7 +263,20 @@ struct td {
 	 */
 	struct td_gen *ecore;
 	struct td_counts ecore_last; /* its counts at the last reading */
-	bool ecore_seen;         /* E-core slots entered the counts: L1 only */
+	/*
+	 * reading.c: snap.base plus the cpu_core group's kernel counts
+	 * (read(2)) are its counts in our units.  True from open and after
+	 * each of our resets (IOC_RESET zeroes both); false once a fold put
+	 * P counts into base that the kernel's counts hold too (a foreign
+	 * reset, an undone reset, a read(2) that raced a schedule-in).
+	 */
+	bool kcount_ok;
+	/*
+	 * hybrid.c: cpu_core's time_enabled minus cpu_atom's (the groups
+	 * were enabled a moment apart; constant since), once learnt.
+	 */
+	uint64_t ecore_c;
+	bool ecore_c_ok;
 };
 
 /* owner.c: thread and fork checks of the hot path. */
@@ -311,9 +336,9 @@ TD_HIDDEN void td_hybrid_init(struct td *td);
 TD_HIDDEN void td_hybrid_close(struct td *td);
 TD_HIDDEN void td_hybrid_ecore_open(struct td *td, bool include_kernel);
 TD_HIDDEN void td_hybrid_fold(struct td *td, struct td_sample *s);
-/* Level 2 in this handle's results now; and a delta made to match. */
-TD_HIDDEN bool td_handle_l2(const struct td *td);
-TD_HIDDEN void td_handle_delta(const struct td *td, struct td_delta *d);
+/* Level 2 in a region's result; and its delta made to match. */
+TD_HIDDEN bool td_region_l2(const struct td *td, const struct td_delta *d);
+TD_HIDDEN void td_region_level_delta(const struct td *td, struct td_delta *d);
 
 /* evparse.c: the sysfs event grammar, pure; fmt fills buf with a term's
  * format string or returns a negative errno. */
@@ -377,6 +402,8 @@ static inline unsigned td_source_delta(const struct td *td,
 	d->slots = (int64_t)(b->slots - a->slots);
 	for (unsigned i = 0; i < TD_NR_METRICS; i++)
 		d->cat[i] = (int64_t)(b->cat[i] - a->cat[i]);
+	d->cat[TD_C_ECORE_SLOTS] = (int64_t)(b->cat[TD_C_ECORE_SLOTS] -
+					     a->cat[TD_C_ECORE_SLOTS]);
 	return 0;
 }
 

@@ -94,7 +94,7 @@ int td_query(const struct td *td, struct td_info *info)
 	memset(&i, 0, sizeof(i));
 	i.size = info->size < sizeof(i) ? info->size : sizeof(i);
 	i.path = td->path;
-	i.levels = td_handle_l2(td) ||
+	i.levels = td->pmu.nr_metrics == TD_NR_METRICS ||
 			   (td->gen && (td->gen->l2 || td->gen->mux[0])) ? 2 : 1;
 	i.pmu_type = td->pmu.type;
 	memcpy(i.pmu_name, td->pmu.name, sizeof(i.pmu_name));

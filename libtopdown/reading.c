@@ -130,6 +130,7 @@ static void fold_foreign_reset(struct td *td)
 {
 	td_counts_add(&td->snap.base, td->last_raw_slots, td->last_raw_metrics);
 	td->snap.qerr_base += td->last_raw_slots;
+	td->kcount_ok = false; /* the kernel's counts hold these slots too */
 	note_foreign_reset(td);
 }
 
@@ -159,14 +160,79 @@ static void cumulative_sample(struct td *td, const struct raw_reading *r,
 	s->valid = true;
 }
 
+/*
+ * Hybrid, the P half of a reading the P RDPMC could not take: the thread
+ * is on an E-core (or cpu_core's group is switched out).  The kernel
+ * saved the group's counts at schedule-out (x86_pmu_del -> x86_pmu_stop
+ * -> the topdown update's save branch; note sections 1 and 6), so read(2)
+ * returns them, and on an inactive group it touches no register
+ * (perf_event_read calls pmu->read, which resets, only for an active
+ * event: an inference from kernel/events/core.c; the note names
+ * pmu->read as the path that zeroes).  The page's lock brackets the
+ * read (x86 writes the page at every schedule-in and -out, see
+ * generic.c): unchanged, with index 0,
+ * the group stayed inactive throughout.  Changed: a schedule-in raced
+ * the read, which, if it came after it, zeroed SLOTS and PERF_METRICS:
+ * the reading is void, and base pairs with the kernel's counts again
+ * only after our next reset.
+ * Units: since our last reset (which zeroes both) the kernel has summed,
+ * per interval, slots x field / 255 per category ("delta > last"), so
+ * base + 255 x count is this reading in ours, within the 8-bit scale of
+ * the SLOTS at schedule-out, the kernel's rounding (255) and the drops
+ * "delta > last" discards at each schedule-out (twice the restore
+ * error, as read_sample counts them).
+ */
+static bool ecore_p_sample(struct td *td, struct td_sample *s)
+{
+	const struct perf_event_mmap_page *pc = td->slots_pc;
+	uint64_t buf[3 + 1 + TD_NR_METRICS], en, run;
+	size_t len = (3 + 1 + td->pmu.nr_metrics) * sizeof(uint64_t);
+	uint32_t lock = td_load_once(pc->lock);
+	int n;
+
+	td_compiler_barrier();
+	if (!td->kcount_ok || td->clear_mode || (lock & 1) ||
+	    td_load_once(pc->index))
+		return false;
+	en = td_load_once(pc->time_enabled);
+	run = td_load_once(pc->time_running);
+	n = td_sys_read(td->leader_fd, buf, len);
+	td_compiler_barrier();
+	if (td_load_once(pc->lock) != lock) {
+		td->kcount_ok = false; /* the read may have reset: void */
+		return false;
+	}
+	if (n != (int)len || buf[0] != 1 + td->pmu.nr_metrics)
+		return false;
+	s->c = td->snap.base;
+	s->c.slots += buf[3];
+	for (unsigned i = 0; i < td->pmu.nr_metrics; i++)
+		s->c.cat[i] += 255 * buf[4 + i];
+	s->qself = buf[3] + 255;
+	td->snap.qerr_base += s->qself + 2 * restore_error(td, lock, s->qself);
+	/*
+	 * raw_slots 0: no policy reset here (IOC_RESET of the switched-out
+	 * group would zero the kernel's counts, not the saved registers).
+	 */
+	s->raw_slots = 0;
+	s->raw_metrics = 0;
+	s->unsched = en - run; /* hybrid.c adds the E group's */
+	s->p_en = en;
+	s->p_run = run;
+	s->p_en_now = buf[1];
+	s->valid = true;
+	s->on_ecore = true;
+	return true;
+}
+
 static int rdpmc_sample(struct td *td, struct td_sample *s)
 {
 	struct raw_reading r;
 
-	if (TD_UNLIKELY(!rdpmc_read(td, &r)))
-		unreadable_sample(td, s);
-	else
+	if (TD_LIKELY(rdpmc_read(td, &r)))
 		cumulative_sample(td, &r, s);
+	else if (!(td->ecore && ecore_p_sample(td, s)))
+		unreadable_sample(td, s);
 	return 0;
 }
 
@@ -357,6 +423,8 @@ int td_take_sample(struct td *td, struct td_sample *s)
 	struct td_snap before = td->snap;
 	int err;
 
+	s->qself = 0;
+	s->on_ecore = false;
 	if (TD_UNLIKELY(td->gen))
 		err = td_generic_sample(td, s);
 	else if (TD_UNLIKELY(td->clear_mode))
@@ -390,6 +458,7 @@ int td_fold_and_reset(struct td *td, const struct td_sample *s)
 	td->snap.qerr_base += s->raw_slots;
 	td->last_raw_slots = 0;
 	td->last_raw_metrics = 0;
+	td->kcount_ok = true; /* IOC_RESET zeroed the kernel's counts too */
 	/* IOC_RESET updates the page itself: not a restore. */
 	td->last_lock = td_load_once(td->slots_pc->lock);
 	td->resets++;

@@ -151,6 +151,8 @@ static void maybe_reset(struct td *td, const struct td_region_priv *p,
 			td->snap.base.cat[i] +=
 				folded.base.cat[i] - folded_base.cat[i];
 		td->snap.qerr_base = saved.qerr_base;
+		/* but the kernel's counts were zeroed: they pair no more */
+		td->kcount_ok = false;
 		td->last_raw_slots = fold_slots;
 		td->last_raw_metrics = fold_metrics;
 		td->resets--;
@@ -163,6 +165,7 @@ static void store_begin(struct td *td, struct td_region_priv *p,
 			const struct td_sample *s)
 {
 	p->snap = td->snap;
+	p->snap.qerr_base -= s->qself; /* its own error is the region's */
 	p->slots = s->raw_slots; /* the raw reading: the error scale */
 	p->metrics = s->raw_slots ? s->raw_metrics : 0;
 	/* Only the fast path reads what the key vouches for. */
@@ -281,8 +284,8 @@ static void fill_result(const struct td *td, const struct td_region_priv *p,
 	struct td_delta d;
 	unsigned flags = region_delta(td, p, s, &d);
 
-	td_handle_delta(td, &d);
-	td_decode_src(&d, td_handle_l2(td), flags, res);
+	td_region_level_delta(td, &d);
+	td_decode_src(&d, td_region_l2(td, &d), flags, res);
 	res->flags |= flags;
 	res->resets = region_resets(td, p);
 	if (td->path == TD_PATH_READ)
@@ -299,11 +302,11 @@ static void emit_record(struct td *td, const struct td_region_priv *p,
 	struct td_delta d;
 	unsigned flags = region_delta(td, p, s, &d);
 
-	td_handle_delta(td, &d);
+	td_region_level_delta(td, &d);
 	rec.slots = d.slots > 0 ? (uint64_t)d.slots : 0;
 	memcpy(rec.cat, d.cat, sizeof(rec.cat));
 	rec.qerr = d.qerr;
-	rec.flags = td_handle_l2(td) ? TD_RESULT_L2 : 0;
+	rec.flags = td_region_l2(td, &d) ? TD_RESULT_L2 : 0;
 	rec.flags |= flags; /* _L2 where only this region measured it */
 	if (td->path == TD_PATH_READ)
 		rec.flags |= TD_RESULT_READ_PATH;

@@ -516,6 +516,98 @@ static void test_index0_read_fallback(void **state)
 	td_close(td);
 }
 
+/*
+ * The plausibility guard (generic.c) against a kernel that would leave a
+ * user page stale at schedule-out (emu_stale_pages; x86 does not: it
+ * writes index 0 there).  Then a switched-out group's page still names
+ * its counters and RDPMC returns `foreign`, another context's value.
+ * Every region must come out exact (repaired by read(2)) or flagged,
+ * never silently wrong; with stale false (the kernel the notes describe)
+ * the results must be the same.  Truth: the emulator's counts.
+ */
+static void stale_page_regions(enum emu_profile p, bool stale,
+			       uint64_t foreign)
+{
+	struct td *td = open_profile(p);
+	struct emu_mix m = p == EMU_ZEN4 ? emu_mix_amd(0.4, 0.1, 0.2, 0.1)
+					 : emu_mix_l1(0.4, 0.1, 0.2, 0.3);
+	struct td_region reg = { { 0 } };
+	struct emu_truth t0, t1;
+	struct emu_stats s0, s1;
+	struct truth_frac t;
+	struct td_result r;
+
+	emu_stale_pages(stale, foreign);
+	/* Switched out just before the end, no work since: all counted. */
+	emu_truth(&t0);
+	assert_int_equal(td_region_begin(td, &reg), 0);
+	emu_run(600000, &m);
+	emu_truth(&t1);
+	emu_deschedule();
+	emu_stats(&s0);
+	assert_int_equal(td_region_end(td, &reg, &r), 0);
+	emu_stats(&s1);
+	assert_int_equal(s1.reads - s0.reads, 1); /* read(2), exact */
+	t = truth_between(&t0, &t1);
+	assert_int_equal(r.slots, t1.slots - t0.slots);
+	assert_within(&r, &t, EXACT);
+	/* Begun while out, then back in: the same counts, exact. */
+	assert_int_equal(td_region_begin(td, &reg), 0);
+	emu_reschedule();
+	emu_truth(&t0);
+	emu_run(360000, &m);
+	emu_truth(&t1);
+	assert_int_equal(td_region_end(td, &reg, &r), 0);
+	t = truth_between(&t0, &t1);
+	assert_int_equal(r.slots, t1.slots - t0.slots);
+	assert_within(&r, &t, EXACT);
+	/* Work while switched out is not counted: flagged. */
+	assert_int_equal(td_region_begin(td, &reg), 0);
+	emu_run(300000, &m);
+	emu_deschedule();
+	emu_run(6000, &m);
+	assert_int_equal(td_region_end(td, &reg, &r), 0);
+	assert_true(r.flags & TD_RESULT_UNRELIABLE);
+	/* Back in: the guard is silent (RDPMC only), regions exact. */
+	emu_reschedule();
+	emu_stats(&s0);
+	check_region(td, 240000, &m, p == EMU_ZEN4);
+	emu_stats(&s1);
+	assert_int_equal(s1.reads, s0.reads);
+	td_close(td);
+}
+
+/* A counter another context left at 0x5a5a5a5a5a: a jump of ~2^47. */
+static void test_stale_page_jump(void **state)
+{
+	(void)state;
+	stale_page_regions(EMU_ZEN4, true, 0x5a5a5a5a5aull);
+	emu_teardown();
+	stale_page_regions(EMU_GRT, true, 0x5a5a5a5a5aull);
+}
+
+/*
+ * Another context's counting event just started at -2^47 (the kernel's
+ * -max_period): offset + sign-extended value = our count at the last
+ * page update - 1, behind the last reading.
+ */
+static void test_stale_page_backwards(void **state)
+{
+	(void)state;
+	stale_page_regions(EMU_ZEN4, true, UINT64_C(1) << 47);
+	emu_teardown();
+	stale_page_regions(EMU_SKL, true, UINT64_C(1) << 47);
+}
+
+/* The kernel the notes describe: index 0, read(2); the same results. */
+static void test_stale_page_knob_off(void **state)
+{
+	(void)state;
+	stale_page_regions(EMU_ZEN4, false, 0);
+	emu_teardown();
+	stale_page_regions(EMU_GRT, false, 0);
+}
+
 /* A context switch moves events to other counters: new index, offset. */
 static void test_context_switch_moves_counters(void **state)
 {
@@ -659,6 +751,11 @@ int main(void)
 		cmocka_unit_test_teardown(test_e2e_crestmont, teardown_emu),
 		cmocka_unit_test_teardown(test_e2e_skymont, teardown_emu),
 		cmocka_unit_test_teardown(test_index0_read_fallback,
+					  teardown_emu),
+		cmocka_unit_test_teardown(test_stale_page_jump, teardown_emu),
+		cmocka_unit_test_teardown(test_stale_page_backwards,
+					  teardown_emu),
+		cmocka_unit_test_teardown(test_stale_page_knob_off,
 					  teardown_emu),
 		cmocka_unit_test_teardown(test_context_switch_moves_counters,
 					  teardown_emu),

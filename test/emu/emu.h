@@ -204,6 +204,8 @@ void emu_set_metrics_clear_trigger(enum emu_clear_trigger which);
 #define EMU_ADL_ECORES "8-15"
 void emu_migrate(int cpu);          /* now, between two instructions */
 void emu_migrate_at_rdpmc(int cpu); /* just before the next RDPMC executes */
+/* just before the next read(2) of a perf fd executes (in the kernel) */
+void emu_migrate_at_next_read(int cpu);
 void emu_rseq_set_cpu_raw(uint32_t v); /* e.g. -2: registration failed */
 
 /* The next PERF_EVENT_IOC_RESET runs while the group is switched out
@@ -213,6 +215,16 @@ void emu_switch_out_at_next_reset(void);
  * (cpu 8) running `slots` slots of mix, so cpu_core's group is inactive
  * there (nothing zeroed); then it migrates back. */
 void emu_ecore_stint_at_next_reset(uint64_t slots, const struct emu_mix *mix);
+
+/*
+ * A kernel that does NOT rewrite an ordinary-counter event's user page at
+ * schedule-out (off by default: x86_pmu_del does rewrite it, index 0; see
+ * the library's notes).  While on, a group of ordinary counters switched
+ * out (emu_deschedule, a hybrid migration) keeps its old page: index
+ * still names the counter, lock unchanged; an RDPMC of it then returns
+ * `foreign`, what another context left in that 48-bit register.
+ */
+void emu_stale_pages(bool on, uint64_t foreign);
 
 void emu_stats(struct emu_stats *s);
 /* Set the sysfs rdpmc knob at runtime (existing events keep their flag). */

@@ -612,5 +612,7 @@ uint64_t emu_gen_rdpmc(uint32_t ecx)
 				return g->members[i]->hw;
 	}
 	/* Another context's value (Arm zeroes unused counters instead). */
+	if (emu.stale_pages)
+		return emu.foreign & MASK48;
 	return emu.arm ? 0 : 0x5a5a5a5a5aull & MASK48;
 }

@@ -78,6 +78,7 @@ struct emu_cpu {
 	bool descheduled;
 	int cpu;                 /* emulated CPU this thread runs on */
 	int pending_cpu;         /* migrate at the next RDPMC; -1 none */
+	int pending_read_cpu;    /* migrate at the next read(2): cpu + 1 */
 };
 
 /* The kernel's struct rseq (linux/rseq.h), as the emulator keeps it. */
@@ -146,6 +147,8 @@ struct emu_state {
 	int rdpmc_knob;
 	bool has_metrics_clear;
 	bool switch_out_at_reset; /* next IOC_RESET finds the group inactive */
+	bool stale_pages;       /* GP pages not rewritten at schedule-out */
+	uint64_t foreign;       /* then: another context's register value */
 	/* next IOC_RESET runs while the thread is on an E-core (hybrid) */
 	uint64_t ecore_stint_slots;
 	struct emu_mix ecore_stint_mix;

@@ -285,6 +285,12 @@ ssize_t emu_sys_read(struct emu_event *e, void *buf, size_t len)
 
 	emu.stats.reads++;
 	emu_preload_advance();
+	if (emu_cpu.pending_read_cpu) { /* scheduled before the read runs */
+		int cpu = emu_cpu.pending_read_cpu - 1;
+
+		emu_cpu.pending_read_cpu = 0;
+		emu_migrate(cpu);
+	}
 	emu_topdown_update(g, true);
 	emu_gen_fold(g); /* ordinary counters: updated, not reset */
 

@@ -309,6 +309,7 @@ void emu_setup(enum emu_profile profile)
 		emu.rdpmc_knob = emu.arm->user_access;
 	emu.has_metrics_clear = profile == EMU_LNL;
 	emu.clear_trigger = EMU_CLEAR_ON_METRICS;
+	emu.stale_pages = false; /* the kernel rewrites pages at schedule-out */
 	emu.core_type = emu.arm ? 8 : 4;
 	emu.rdpmc_maps = 0;
 	if (emu_rseq_init) {

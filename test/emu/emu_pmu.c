@@ -373,7 +373,8 @@ static void resched(struct emu_group *g)
 		schedule_in(g);
 	} else if (!emu_group_runnable(g) && g->scheduled) {
 		schedule_out(g);
-		group_pages_update(g);
+		if (!(emu.stale_pages && !g->topdown))
+			group_pages_update(g);
 	}
 }
 
@@ -500,6 +501,11 @@ void emu_migrate_at_rdpmc(int cpu)
 	emu_cpu.pending_cpu = cpu + 1;
 }
 
+void emu_migrate_at_next_read(int cpu)
+{
+	emu_cpu.pending_read_cpu = cpu + 1;
+}
+
 void emu_switch_out_at_next_reset(void)
 {
 	emu.switch_out_at_reset = true;
@@ -509,6 +515,12 @@ void emu_ecore_stint_at_next_reset(uint64_t slots, const struct emu_mix *mix)
 {
 	emu.ecore_stint_slots = slots;
 	emu.ecore_stint_mix = *mix;
+}
+
+void emu_stale_pages(bool on, uint64_t foreign)
+{
+	emu.stale_pages = on;
+	emu.foreign = foreign;
 }
 
 void emu_set_rdpmc_knob(int value)
