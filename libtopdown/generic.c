@@ -80,31 +80,54 @@ static const uint8_t td_mux_at[TD_ZEN2_NR] = { 4, 5, 6, 7, 9, 10, 11, 12 };
  * scaling perf stat does); level 2 from the parts the level-2 groups
  * counted (td_formula_zen_l2's ratios), only if both counted in it.
  */
-static unsigned mux_delta(const struct td_counts *a, const struct td_counts *b,
-			  struct td_delta *d)
+/*
+ * Level 2 needs each level-2 group to have counted a part of the region
+ * worth a TopDown breakdown (TD_SHORT_SLOTS): A by its own cycles, B by
+ * its time running at level 1's slots per unit of time.
+ */
+static bool mux_l2_counted(unsigned width, const uint64_t *w, uint64_t slots,
+			   uint64_t run)
+{
+	double b_slots = (double)slots * (double)w[TD_MUXRAW_RUNB] /
+			 (double)run;
+
+	return width * w[TD_ZEN2_CYC] >= TD_SHORT_SLOTS &&
+	       b_slots >= TD_SHORT_SLOTS;
+}
+
+static unsigned mux_delta(const struct td_gen *g, const struct td_counts *a,
+			  const struct td_counts *b, struct td_delta *d)
 {
 	static const uint8_t l1[] = { TD_M_RETIRING, TD_M_BAD_SPEC,
 				      TD_M_FE_BOUND, TD_M_BE_BOUND, TD_M_SMT };
 	uint64_t run = b->cat[TD_MUX_RUN1] - a->cat[TD_MUX_RUN1];
 	uint64_t ena = b->cat[TD_MUX_ENA1] - a->cat[TD_MUX_ENA1];
-	uint64_t w[TD_ZEN2_NR];
+	uint64_t counted = b->slots - a->slots, *w = d->l2raw;
+	unsigned flags = TD_RESULT_MULTIPLEXED;
 	double scale;
 
 	memset(d, 0, sizeof(*d));
 	for (int e = 0; e < TD_ZEN2_NR; e++)
-		w[e] = d->l2raw[e] = b->cat[td_mux_at[e]] - a->cat[td_mux_at[e]];
+		w[e] = b->cat[td_mux_at[e]] - a->cat[td_mux_at[e]];
+	w[TD_MUXRAW_SLOTS] = counted;
+	w[TD_MUXRAW_RUN] = run;
+	w[TD_MUXRAW_ENA] = ena;
+	w[TD_MUXRAW_RUNB] = b->cat[TD_MUX_RUNB] - a->cat[TD_MUX_RUNB];
 	if (run == 0) /* level 1 did not count at all in the region */
-		return TD_RESULT_MULTIPLEXED | TD_RESULT_UNRELIABLE;
+		return flags | TD_RESULT_UNRELIABLE;
+	/* a breakdown of a short counted part is no better when scaled */
+	if (counted < TD_SHORT_SLOTS)
+		flags |= TD_RESULT_SHORT;
 	scale = (double)ena / (double)run;
-	d->slots = (int64_t)((double)(b->slots - a->slots) * scale);
+	d->slots = (int64_t)((double)counted * scale);
 	for (unsigned i = 0; i < sizeof(l1); i++)
 		d->cat[l1[i]] = (int64_t)((double)(int64_t)(b->cat[l1[i]] -
 							    a->cat[l1[i]]) *
 					  scale);
-	if (w[TD_ZEN2_CYC] == 0 || b->cat[TD_MUX_RUNB] == a->cat[TD_MUX_RUNB])
-		return TD_RESULT_MULTIPLEXED;
+	if (!mux_l2_counted(g->m.width, w, counted, run))
+		return flags;
 	td_formula_zen_l2(w, d->cat);
-	return TD_RESULT_MULTIPLEXED | TD_RESULT_L2;
+	return flags | TD_RESULT_L2;
 }
 
 unsigned td_generic_delta(const struct td *td, const struct td_counts *a,
@@ -114,7 +137,7 @@ unsigned td_generic_delta(const struct td *td, const struct td_counts *a,
 			td->gen->m.formula == TD_F_ARM_CYCLES))
 		return td_arm_delta(&td->gen->m, a, b, d);
 	if (td->gen && td->gen->mux[0])
-		return mux_delta(a, b, d);
+		return mux_delta(td->gen, a, b, d);
 	d->slots = (int64_t)(b->slots - a->slots);
 	for (unsigned i = 0; i < TD_NR_COUNTS; i++)
 		d->cat[i] = (int64_t)(b->cat[i] - a->cat[i]);

@@ -40,7 +40,7 @@ enum { TD_ZEN2_CYC, TD_ZEN2_FE_CMASK, TD_ZEN2_RET, TD_ZEN2_UCODE, /* A */
        TD_ZEN2_MISP, TD_ZEN2_RESTART, TD_ZEN2_NC, TD_ZEN2_LOAD_NC, /* B */
        TD_ZEN2_NR };
 #define TD_ZEN2_GROUP 4 /* events per level-2 group */
-_Static_assert(TD_ZEN2_NR == TD_NR_L2RAW, "struct td_delta.l2raw");
+_Static_assert(TD_ZEN2_NR == TD_MUXRAW_SLOTS, "struct td_delta.l2raw");
 
 /*
  * TD_OPT_L2_MULTIPLEX keeps, in the entries of struct td_counts that

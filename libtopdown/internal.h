@@ -24,7 +24,17 @@
  * deltas (Arm level 1 and 2, AMD level 2).
  */
 #define TD_NR_COUNTS    16
-#define TD_NR_L2RAW     8 /* level-2 events multiplexed (Zen: TD_ZEN2_NR) */
+/*
+ * TD_OPT_L2_MULTIPLEX: what a region passes to named totals besides its
+ * record: the level-2 events' deltas (TD_ZEN2_*), then the level-1
+ * group's counted (unscaled) slots, time running and enabled, and level-2
+ * group B's time running.
+ */
+#define TD_MUXRAW_SLOTS 8
+#define TD_MUXRAW_RUN   9
+#define TD_MUXRAW_ENA   10
+#define TD_MUXRAW_RUNB  11
+#define TD_NR_L2RAW     12
 #define TD_SLOTS_MASK   ((UINT64_C(1) << 48) - 1) /* fixed counter 3 width */
 
 /*

@@ -128,9 +128,17 @@ void td_named_add(struct td_named *n, const struct td_record *rec,
 	struct td_named_priv *p = priv(n);
 
 	p->calls++;
-	/* level-2 ratios hold even where level 1 did not count */
+	/*
+	 * Multiplexed: level-2 ratios and level 1's times hold even where
+	 * level 1 did not count; such a call is not unreliable, only
+	 * unsampled (mux_scale accounts for its slots).
+	 */
 	for (int i = 0; l2raw && i < TD_NR_L2RAW; i++)
 		p->l2raw[i] += l2raw[i];
+	if (l2raw)
+		p->flags |= TD_RESULT_MULTIPLEXED;
+	if (l2raw && l2raw[TD_MUXRAW_RUN] == 0)
+		return;
 	if (rec->flags & TD_RESULT_UNRELIABLE) {
 		p->unreliable++;
 		return;
@@ -157,11 +165,30 @@ static bool mux_l2(const struct td_named_priv *p, struct td_delta *d)
 {
 	const uint64_t *w = p->l2raw;
 
-	if (!(p->flags & TD_RESULT_MULTIPLEXED) || !w[TD_ZEN2_CYC] ||
-	    !(w[TD_ZEN2_MISP] + w[TD_ZEN2_RESTART] + w[TD_ZEN2_NC]))
+	if (!w[TD_ZEN2_CYC] || !w[TD_MUXRAW_RUNB])
 		return false;
 	td_formula_zen_l2(w, d->cat);
 	return true;
+}
+
+/*
+ * Multiplexed slots: every call's counted slots scaled by level 1's
+ * time enabled / running summed over every call (sampled or not), the
+ * reliable calls' categories scaled alike.
+ */
+static void mux_scale(const struct td_named_priv *p, struct td_delta *d)
+{
+	const uint64_t *w = p->l2raw;
+	double total, f;
+
+	if (!w[TD_MUXRAW_RUN] || d->slots <= 0)
+		return;
+	total = (double)w[TD_MUXRAW_SLOTS] * (double)w[TD_MUXRAW_ENA] /
+		(double)w[TD_MUXRAW_RUN];
+	f = total / (double)d->slots;
+	d->slots = (int64_t)total;
+	for (int i = 0; i < TD_NR_CATS; i++)
+		d->cat[i] = (int64_t)((double)d->cat[i] * f);
 }
 
 int td_named_totals(const struct td_named *n, struct td_totals *t)
@@ -187,6 +214,7 @@ int td_named_totals(const struct td_named *n, struct td_totals *t)
 	 */
 	if (p->flags & TD_RESULT_MULTIPLEXED) {
 		memset(d.cat + TD_NR_L1, 0, TD_NR_L1 * sizeof(d.cat[0]));
+		mux_scale(p, &d);
 		l2 = mux_l2(p, &d);
 		td_decode(&d, l2, &t->total);
 	} else {

@@ -208,11 +208,36 @@ static void test_zen4_mux_named_totals(void **state)
 	emu_truth(&b);
 	assert_int_equal(td_named_totals(&n, &t), 0);
 	assert_int_equal(t.calls, 600);
-	assert_true(t.unreliable > 0 && t.unreliable < 600);
-	/* slots: of the reliable calls only (those level 1 counted in) */
-	assert_truth(&t.total, &a, &b, 2e-3, true, false);
+	/* calls level 1 did not count in are unsampled, not unreliable */
+	assert_int_equal(t.unreliable, 0);
+	/* slots of every call, scaled by level 1's enabled / running */
+	assert_truth(&t.total, &a, &b, 2e-3, true, true);
 	td_close(td);
 	memset(&n, 0, sizeof(n));
+}
+
+/*
+ * A region level 1 counted only its first 300 slots of (review's case):
+ * its breakdown, scaled up, is that of a tiny sample: flagged SHORT.
+ */
+static void test_zen4_mux_tiny_sample_flagged(void **state)
+{
+	struct td *td = open_mux(EMU_ZEN4, 0);
+	struct emu_mix x = emu_mix_amd_l2(0.90, 0.02, 0.03, 0.0, 0.0, 0.01,
+					  0.01, 0.01);
+	struct td_region reg = { { 0 } };
+	struct td_result r;
+
+	(void)state;
+	emu_run(MUX_INTERVAL - 300, zen_mix()); /* level 1 about to go out */
+	assert_int_equal(td_region_begin(td, &reg), 0);
+	emu_run(300, &x);                       /* all level 1 sees */
+	emu_run(2 * MUX_INTERVAL - 600, zen_mix()); /* groups A, B */
+	assert_int_equal(td_region_end(td, &reg, &r), 0);
+	assert_true(r.flags & TD_RESULT_MULTIPLEXED);
+	assert_true(r.flags & TD_RESULT_SHORT);
+	assert_true(r.slots > TD_SHORT_SLOTS); /* the scaled estimate */
+	td_close(td);
 }
 
 /* The report says the figures are estimates. */
@@ -251,6 +276,8 @@ int main(void)
 		cmocka_unit_test_teardown(test_zen4_mux_short_regions,
 					  teardown_emu),
 		cmocka_unit_test_teardown(test_zen4_mux_named_totals,
+					  teardown_emu),
+		cmocka_unit_test_teardown(test_zen4_mux_tiny_sample_flagged,
 					  teardown_emu),
 		cmocka_unit_test_teardown(test_zen4_mux_report, teardown_emu),
 	};

@@ -444,20 +444,25 @@ void emu_gen_rotate(void)
 	}
 }
 
+/* Every ordinary-counter group of the thread (gen_group among them). */
+static void resched_gen(void)
+{
+	for (int j = 0; j < emu_cpu.gen_nr; j++)
+		resched(emu_cpu.gen_list[j]);
+}
+
 void emu_deschedule(void)
 {
 	emu_cpu.descheduled = true;
 	resched(emu_cpu.group);
-	resched(emu_cpu.gen_group);
-	resched(emu_cpu.gen_group2);
+	resched_gen();
 }
 
 void emu_reschedule(void)
 {
 	emu_cpu.descheduled = false;
 	resched(emu_cpu.group);
-	resched(emu_cpu.gen_group);
-	resched(emu_cpu.gen_group2);
+	resched_gen();
 }
 
 void emu_set_metrics_clear_trigger(enum emu_clear_trigger which)
@@ -492,8 +497,7 @@ void emu_migrate(int cpu)
 		return;
 	}
 	resched(emu_cpu.group);
-	resched(emu_cpu.gen_group);
-	resched(emu_cpu.gen_group2);
+	resched_gen();
 }
 
 void emu_migrate_at_rdpmc(int cpu)
