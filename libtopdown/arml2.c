@@ -16,7 +16,6 @@
  * (td_arm_delta), so TD_RESULT_L2 means level 2 counted all along.
  */
 #include <errno.h>
-#include <string.h>
 
 #include "generic.h"
 
@@ -28,20 +27,6 @@ static int l1_unsched(const struct td_gen *g, uint64_t *ns)
 
 	*ns = t[0] - t[1];
 	return err;
-}
-
-static struct td_gen *l2_group(const struct td_gen *g)
-{
-	struct td_gen *l2 = td_gen_new();
-
-	if (!l2)
-		return NULL;
-	l2->m.formula = g->m.formula;
-	l2->m.name = g->m.name;
-	l2->m.nr = g->m.nr2;
-	memcpy(l2->m.config, g->m.config2, sizeof(l2->m.config));
-	memset(l2->m.arm.at, -1, sizeof(l2->m.arm.at)); /* no cycles */
-	return l2;
 }
 
 /*
@@ -59,7 +44,7 @@ void td_arm_l2_open(struct td *td, struct td_gen *g, bool include_kernel)
 	int err;
 
 	/* Zen's nr2 is multiplexed instead (td_gen_open_l2_mux): Arm only */
-	if (g->m.formula != TD_F_ARM || !g->m.nr2 || !(l2 = l2_group(g)))
+	if (g->m.formula != TD_F_ARM || !g->m.nr2 || !(l2 = td_gen_sub(g, g->m.config2, g->m.nr2)))
 		return;
 	err = l1_unsched(g, &before);
 	if (err == 0)

@@ -192,6 +192,9 @@ TD_HIDDEN const char *td_cpuinfo_field(const char *text, const char *key);
 TD_HIDDEN int td_cpuinfo_parse(const char *text, char *vendor, size_t len,
 			       unsigned *family, unsigned *model);
 
+/* genopen.c: a further group of g's model (level 2). */
+TD_HIDDEN struct td_gen *td_gen_sub(const struct td_gen *g,
+				    const uint64_t *config, unsigned nr);
 /* genopen.c: TD_OPT_L2_MULTIPLEX's level-2 groups beside level 1's. */
 TD_HIDDEN int td_gen_open_l2_mux(struct td *td, bool include_kernel);
 

@@ -271,23 +271,38 @@ void td_gen_free(struct td *td, struct td_gen *g)
  * flexible list its turn; a group the PMU could never hold is refused
  * here (EINVAL, -ENOSPC).
  */
+/*
+ * A further group of g's model: nr events of config, nothing derived,
+ * no cycle-event positions (Arm: no PMCCNTR preference).
+ */
+struct td_gen *td_gen_sub(const struct td_gen *g, const uint64_t *config,
+			  unsigned nr)
+{
+	struct td_gen *h = td_gen_new();
+
+	if (!h)
+		return NULL;
+	h->m.formula = g->m.formula;
+	h->m.width = g->m.width;
+	h->m.name = g->m.name;
+	h->m.nr = nr;
+	memcpy(h->m.config, config, nr * sizeof(h->m.config[0]));
+	memset(h->m.arm.at, -1, sizeof(h->m.arm.at));
+	return h;
+}
+
 int td_gen_open_l2_mux(struct td *td, bool include_kernel)
 {
 	struct td_gen *g = td->gen;
 
 	for (int k = 0; k < 2; k++) {
-		struct td_gen *h = td_gen_new();
+		struct td_gen *h = td_gen_sub(g, g->m.config2 + k * TD_ZEN2_GROUP,
+					      TD_ZEN2_GROUP);
 		int err;
 
 		if (!h)
 			return -ENOMEM;
 		g->mux[k] = h;
-		h->m.formula = g->m.formula;
-		h->m.width = g->m.width;
-		h->m.name = g->m.name;
-		h->m.nr = TD_ZEN2_GROUP;
-		memcpy(h->m.config, g->m.config2 + k * TD_ZEN2_GROUP,
-		       TD_ZEN2_GROUP * sizeof(h->m.config[0]));
 		err = td_gen_group_open(td, h, td->pmu.type, include_kernel,
 					false);
 		if (err < 0)

@@ -45,4 +45,21 @@ static inline struct truth_frac measure_region(struct td *td,
 	return truth_between(&a, &b);
 }
 
+/* cmocka teardown of every emulator-backed test. */
+static inline int teardown_emu(void **state)
+{
+	(void)state;
+	emu_teardown();
+	return 0;
+}
+
+/* td_info.flags of td. */
+static inline unsigned info_flags(struct td *td)
+{
+	struct td_info info = { .size = sizeof(info) };
+
+	assert_int_equal(td_query(td, &info), 0);
+	return info.flags;
+}
+
 #endif

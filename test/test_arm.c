@@ -311,13 +311,6 @@ static void test_midr_lookup(void **state)
 
 /* ---- end to end on the emulator ----------------------------------------- */
 
-static int teardown_emu(void **state)
-{
-	(void)state;
-	emu_teardown();
-	return 0;
-}
-
 /* Integer rounding of the emulator's events: a few parts per million. */
 #define TOL 1e-5
 

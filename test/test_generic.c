@@ -324,13 +324,6 @@ static void test_cpu_lookup(void **state)
 
 /* ---- end to end on the emulator ----------------------------------------- */
 
-static int teardown_emu(void **state)
-{
-	(void)state;
-	emu_teardown();
-	return 0;
-}
-
 /* Exact counts: the only error is the emulator's integer rounding. */
 #define EXACT 1e-6
 

@@ -10,13 +10,6 @@
 
 #include "helpers.h"
 
-static int teardown_emu(void **state)
-{
-	(void)state;
-	emu_teardown();
-	return 0;
-}
-
 static void expect_open_error(enum emu_profile p, int err, const char *word)
 {
 	struct td *td = (struct td *)0x1;

@@ -12,21 +12,6 @@
 
 #define EXACT 1e-6
 
-static int teardown_emu(void **state)
-{
-	(void)state;
-	emu_teardown();
-	return 0;
-}
-
-static unsigned info_flags(struct td *td)
-{
-	struct td_info info = { .size = sizeof(info) };
-
-	assert_int_equal(td_query(td, &info), 0);
-	return info.flags;
-}
-
 static void check_region(struct td *td, const struct emu_mix *m)
 {
 	struct td_region reg = { { 0 } };

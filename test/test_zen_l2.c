@@ -16,17 +16,10 @@
 
 #include "emu.h"
 #include "topdown.h"
-#include "truth.h"
+#include "helpers.h"
 
 /* Slots between the emulated kernel's rotations (a few ms of a core). */
 #define MUX_INTERVAL 300000
-
-static int teardown_emu(void **state)
-{
-	(void)state;
-	emu_teardown();
-	return 0;
-}
 
 static struct td *open_mux(enum emu_profile p, unsigned reserved)
 {
