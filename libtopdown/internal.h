@@ -167,7 +167,10 @@ struct td_policy {
 	 * stretch cannot pay for a burst; it is brought up to date only on
 	 * the slow path, from measured, which every end adds to.
 	 */
-	uint64_t measured;    /* slots of every region ended */
+	uint64_t measured;    /* slots of the regions ended ... */
+	uint64_t measured_q16; /* ... and of those ended on the fast path
+				  without output, in 2^16 slots (rounded
+				  down: the budget errs on the safe side) */
 	uint64_t measured_seen; /* measured when credit was last updated */
 	double credit;
 	/*
@@ -452,6 +455,8 @@ TD_HIDDEN void td_policy_setup(struct td_policy *p, bool level2);
 TD_HIDDEN int td_policy_init(struct td_policy *p, const struct td_options *o);
 TD_HIDDEN bool td_policy_reset_due(struct td_policy *p, uint64_t raw_slots,
 				   uint64_t len);
+TD_HIDDEN bool td_policy_budget_allows(struct td_policy *p,
+				       uint64_t raw_slots, uint64_t len);
 TD_HIDDEN void td_policy_charge(struct td_policy *p);
 TD_HIDDEN void td_policy_refund(struct td_policy *p);
 

@@ -74,7 +74,7 @@ void td_policy_setup(struct td_policy *p, bool level2)
 	double factor = (p->err_x255 / k - 1) / 2;
 
 	p->k_q16 = factor > 0 ? (uint64_t)(factor * 65536) : 0;
-	p->measured = p->measured_seen = 0;
+	p->measured = p->measured_q16 = p->measured_seen = 0;
 	p->credit = 0;
 	p->recent_len = 0;
 	p->budget_at = (uint64_t)((double)p->cost / p->budget);
@@ -85,8 +85,10 @@ void td_policy_setup(struct td_policy *p, bool level2)
 /* budget x the slots measured since the last update, capped. */
 static void credit_update(struct td_policy *p)
 {
-	p->credit += p->budget * (double)(p->measured - p->measured_seen);
-	p->measured_seen = p->measured;
+	uint64_t measured = p->measured + (p->measured_q16 << 16);
+
+	p->credit += p->budget * (double)(measured - p->measured_seen);
+	p->measured_seen = measured;
 	if (p->credit > (double)p->cost)
 		p->credit = (double)p->cost;
 }
@@ -112,8 +114,18 @@ bool td_policy_reset_due(struct td_policy *p, uint64_t raw_slots,
 
 	if (raw_slots <= td_policy_by_err(p, expect ? expect : TD_SHORT_SLOTS))
 		return false;
+	return td_policy_budget_allows(p, raw_slots, expect);
+}
+
+/*
+ * Can the budget pay for a reset now, for a region expected to last len
+ * slots?  When not, budget_at moves to where it might.
+ */
+bool td_policy_budget_allows(struct td_policy *p, uint64_t raw_slots,
+			     uint64_t len)
+{
 	credit_update(p);
-	if (p->credit + p->budget * (double)expect >= (double)p->cost)
+	if (p->credit + p->budget * (double)len >= (double)p->cost)
 		return true;
 	p->budget_at = budget_threshold(p, raw_slots);
 	return false;

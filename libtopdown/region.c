@@ -50,9 +50,10 @@ struct td_region_priv {
 		uint64_t metrics;
 		uint32_t metrics_half[2]; /* x86: little endian */
 	};
-	uint64_t reset_at;        /* the policy's error side for the next
-				     begin (td_policy_by_err of len) */
-	uint64_t len;             /* slots of its last call; 0: unknown */
+	uint64_t reset_at;        /* policy threshold for the next begin, or
+				     its error side alone after a fast end */
+	uint64_t len;             /* slots of its last measured call; 0:
+				     unknown */
 	struct td_snap snap;      /* td->snap at begin */
 };
 
@@ -98,6 +99,21 @@ void td_fast_path_setup(struct td *td)
 /* ---- slow path ----------------------------------------------------------- */
 
 /*
+ * The length the region is expected to have, for the budget: its last
+ * length, but no more than its error side was last learnt from (fast
+ * ends learn only that, in 2^16 slots; a slow end may have joined the
+ * budget's threshold to it).  Either bound errs on the short side.
+ */
+static uint64_t expected_length(const struct td_policy *pol,
+				const struct td_region_priv *p)
+{
+	uint64_t from_err = pol->k_q16 ? p->reset_at / pol->k_q16 << 16
+				       : p->len;
+
+	return p->len < from_err ? p->len : from_err;
+}
+
+/*
  * Reset before the begin reading when the policy says so.  Enclosing
  * regions keep their snapshots in folded units and are unaffected; the
  * user-mode tail of the ioctl wrapper after the kernel's reset is charged
@@ -106,9 +122,15 @@ void td_fast_path_setup(struct td *td)
 static bool reset_due(struct td *td, const struct td_region_priv *p,
 		      uint64_t raw_slots)
 {
-	if (td->policy.kind == TD_RESET_ALWAYS)
+	const struct td_policy *pol = &td->policy;
+
+	if (pol->kind == TD_RESET_ALWAYS)
 		return true;
-	return td_policy_reset_due(&td->policy, raw_slots, p->len);
+	if (p->owner || p->key || p->reset_at) /* called before */
+		return raw_slots > p->reset_at &&
+		       td_policy_budget_allows(&td->policy, raw_slots,
+					       expected_length(pol, p));
+	return td_policy_reset_due(&td->policy, raw_slots, 0);
 }
 
 static void maybe_reset(struct td *td, const struct td_region_priv *p,
@@ -249,13 +271,18 @@ static uint32_t region_resets(const struct td *td,
 
 /*
  * What the policy learns from a region that ended with a reading: its
- * length (the next begin's error side) and its slots, measured.
+ * length (the next begin's error side) and its slots, measured (what the
+ * reset budget is a share of).
  */
 static void learn_length(struct td *td, struct td_region_priv *p,
 			 uint64_t len)
 {
+	uint64_t by_err = td_policy_by_err(&td->policy, len);
+
 	p->len = len;
-	p->reset_at = td_policy_by_err(&td->policy, len);
+	/* with the budget's threshold joined: one compare at the next begin */
+	p->reset_at = by_err > td->policy.budget_at ? by_err
+						     : td->policy.budget_at;
 	td->policy.recent_len = len;
 	td->policy.measured += len;
 }
@@ -505,12 +532,16 @@ int td_region_end(struct td *td, struct td_region *r, struct td_result *res)
 			td_load_once(td->slots_pc->lock) != td->end_key ||
 			slots < td->last_raw_slots))
 		return end_unusual(td, r, slots);
-	/* No output wanted: learn the length for the policy, close. */
+	/*
+	 * No output wanted: learn the length for the policy's error side
+	 * and count it measured, in whole 2^16 slots (the shift the error
+	 * side makes anyway), close.
+	 */
 	td->last_raw_slots = slots;
 	len = td->snap.base.slots + slots - (p->snap.base.slots + p->slots);
-	p->len = len;
-	p->reset_at = td_policy_by_err(&td->policy, len);
-	td->policy.measured += len;
+	len >>= 16;
+	td->policy.measured_q16 += len;
+	p->reset_at = len * td->policy.k_q16;
 	p->owner = NULL;
 	return 0;
 }
