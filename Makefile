@@ -162,8 +162,10 @@ validate: $(B)/topdown-validate $(B)/libtdemu.so
 # In make test: validate --emulate must pass, and each fault the emulator
 # injects must make its check fail (test/test_validate.sh).
 VALIDATE_TEST ?= test-validate
+# Under ASan the emulator is preloaded ahead of the ASan runtime.
 test-validate: $(B)/topdown-validate $(B)/libtdemu.so
-	sh test/test_validate.sh $(B)/topdown-validate
+	$(if $(filter 1,$(SANITIZE)),ASAN_OPTIONS=verify_asan_link_order=0) \
+		sh test/test_validate.sh $(B)/topdown-validate
 
 # ---- demo and examples -----------------------------------------------------
 $(B)/examples/%: examples/%.c $(STATIC_LIB)

@@ -60,7 +60,7 @@ static bool compare(const struct td_result *res, const struct v_ref *ref,
 		a->ref_slots += ks;
 		/* the region lies inside the stretch: never more slots, and
 		 * not much fewer (the library's own code between the reads) */
-		if (dev > tol || res->slots > ks || out > V_MAX_OUTSIDE ||
+		if (dev > tol || res->slots > ks || out > v_max_outside ||
 		    res->err > V_MAX_ERR) {
 			ok = false;
 			a->disagree++;

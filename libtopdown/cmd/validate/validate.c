@@ -27,6 +27,8 @@
 
 #define V_EXIT_SKIP 77
 
+double v_max_outside = 0.05;
+
 struct v_args {
 	bool emulate, long_drills, workload_only;
 	const char *profile, *json;
@@ -209,6 +211,8 @@ int td_cmd_validate(int argc, char **argv)
 	if (a.emulate && !v_emulated())
 		return reexec_emulated(argv, a.profile);
 	r.emulated = v_emulated();
+	if (r.emulated)
+		v_max_outside = 0.15;
 	r.profile = getenv("TD_EMULATE") ? getenv("TD_EMULATE") : "";
 	cpu_model(r.machine_model, sizeof(r.machine_model));
 	nbefore = v_perf_fds(before, 64);

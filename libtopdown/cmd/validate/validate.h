@@ -137,11 +137,11 @@ int v_workload_only(int regions, bool small);
 /*
  * Most of a reference stretch that may lie outside the region it
  * brackets: the library's begin/end code and the read(2) wrappers, a few
- * thousand slots against regions of milliseconds (emulated: the RDPMC
- * traps, a few microseconds each, against regions of about 1 ms).  More
- * means the region lost slots.
+ * thousand slots against regions of milliseconds.  More means the region
+ * lost slots.  Emulated, the RDPMC traps (signal handlers, slower still
+ * under sanitizers) take a few percent of regions of about 1 ms: 0.15.
  */
-#define V_MAX_OUTSIDE 0.05
+extern double v_max_outside;
 
 /*
  * Largest err accepted as a useful answer.  The validator's reads zero
