@@ -3,6 +3,8 @@
 #   make test            unit + emulator tests, against both libraries
 #   make demo            build and run the demo (emulated when no PMU)
 #   make harness         build and run the microbenchmark harness (same)
+#   make validate        build and run topdown-validate on this machine
+#                        (VALIDATE_ARGS, e.g. "--emulate -o report.json")
 #   make gbench          the Google Benchmark example, if libbenchmark-dev
 #   make install         PREFIX, DESTDIR, LIBDIR, INCLUDEDIR honoured
 #   make WERROR=1 ...    warnings are errors (CI)
@@ -125,6 +127,7 @@ test: $(TEST_BINS) test/cxx_header.cc
 	@set -e; for t in $(TEST_BINS); do echo "== $$t"; \
 		$(if $(TD_STRESS_REGIONS),TD_STRESS_REGIONS=$(TD_STRESS_REGIONS)) \
 		$(TEST_RUN) $$t; done
+	$(if $(VALIDATE_TEST),$(MAKE) $(VALIDATE_TEST))
 
 # ---- arm64: cross-built, run under qemu-aarch64 ----------------------------
 # EL0 MRS of a PMU register raises SIGILL under qemu-user; the emulator
@@ -140,7 +143,29 @@ ARM64_TESTS := test_decode test_open test_generic test_budget test_smt_v1 \
 	       test_arm test_zen_l2
 test-arm64:
 	$(MAKE) B=build/arm64 CC=$(ARM64_CROSS)gcc AR=$(ARM64_CROSS)ar \
-		TESTS="$(ARM64_TESTS)" TEST_RUN="$(ARM64_RUN)" test
+		TESTS="$(ARM64_TESTS)" TEST_RUN="$(ARM64_RUN)" VALIDATE_TEST= test
+
+# ---- topdown validate --------------------------------------------------------
+# Its own program until the topdown command takes it in (td_cmd_validate).
+VALIDATE_SRCS := $(wildcard libtopdown/cmd/validate/*.c)
+VALIDATE_OBJS := $(VALIDATE_SRCS:libtopdown/cmd/validate/%.c=$(B)/validate/%.o)
+$(B)/validate/%.o: libtopdown/cmd/validate/%.c
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) $(CFLAGS) -c -o $@ $<
+
+$(B)/topdown-validate: $(VALIDATE_OBJS) $(STATIC_LIB)
+	$(CC) $(LDFLAGS) -o $@ $^ -lm -ldl
+
+validate: $(B)/topdown-validate $(B)/libtdemu.so
+	$(B)/topdown-validate $(VALIDATE_ARGS)
+
+# In make test: validate --emulate must pass, and each fault the emulator
+# injects must make its check fail (test/test_validate.sh).
+VALIDATE_TEST ?= test-validate
+# Under ASan the emulator is preloaded ahead of the ASan runtime.
+test-validate: $(B)/topdown-validate $(B)/libtdemu.so
+	$(if $(filter 1,$(SANITIZE)),ASAN_OPTIONS=verify_asan_link_order=0) \
+		sh test/test_validate.sh $(B)/topdown-validate
 
 # ---- demo and examples -----------------------------------------------------
 $(B)/examples/%: examples/%.c $(STATIC_LIB)
@@ -258,7 +283,7 @@ fuzz: $(FUZZ_TARGETS:%=$(B)/fuzz/%)
 			$(B)/fuzz/$$t.log; \
 	done
 
-.PHONY: all test test-arm64 demo bench harness gbench install uninstall clean FORCE \
+.PHONY: all test test-arm64 validate test-validate demo bench harness gbench install uninstall clean FORCE \
 	test-asan test-tsan \
 	test-valgrind fuzz
 FORCE:

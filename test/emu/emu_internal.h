@@ -176,7 +176,17 @@ struct emu_state {
 	struct emu_event *fds[EMU_MAX_FD];
 	struct emu_stats stats;
 	int rdpmc_maps;         /* mapped RDPMC-capable events: CR4.PCE */
+	unsigned faults;        /* EMU_FAULT_* (TD_EMU_FAULT, preload) */
+	uint64_t hidden_slots;  /* EMU_FAULT_HIDE_RESET: slots reset away */
+	uint64_t frozen_metrics; /* and the PERF_METRICS word it shows */
+	bool frozen;
 };
+
+/* Injected faults (emu_preload.c TD_EMU_FAULT): checkers must catch them. */
+#define EMU_FAULT_METRICS_SWAP    (1u << 0)
+#define EMU_FAULT_SLOTS_DOUBLE    (1u << 1)
+#define EMU_FAULT_HIDE_RESET      (1u << 2)
+#define EMU_FAULT_SWITCH_SCRAMBLE (1u << 3)
 
 extern struct emu_state emu;
 extern __thread struct emu_cpu emu_cpu;
@@ -235,6 +245,8 @@ const char *emu_sysfs_redirect(const char *path, char *buf, size_t len);
 
 /* emu_preload.c */
 void emu_preload_advance(void);
+/* A read(2) or PMI is about to reset the registers (EMU_FAULT_HIDE_RESET) */
+void emu_note_foreign_reset(void);
 
 /* emu_trap.c */
 void emu_trap_install(void);

@@ -244,6 +244,8 @@ int emu_sys_ioctl(struct emu_event *e, unsigned long req, unsigned long arg)
 		return 0;
 	case PERF_EVENT_IOC_RESET:
 		emu.stats.resets++;
+		emu.hidden_slots = 0;
+		emu.frozen = false;
 		if (emu.ecore_stint_slots) { /* hybrid: reset from an E-core */
 			uint64_t n = emu.ecore_stint_slots;
 			int cpu = emu_cpu.cpu;
@@ -291,6 +293,8 @@ ssize_t emu_sys_read(struct emu_event *e, void *buf, size_t len)
 		emu_cpu.pending_read_cpu = 0;
 		emu_migrate(cpu);
 	}
+	if (g->topdown)
+		emu_note_foreign_reset();
 	emu_topdown_update(g, true);
 	emu_gen_fold(g); /* ordinary counters: updated, not reset */
 

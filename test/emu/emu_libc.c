@@ -272,6 +272,36 @@ int sched_getaffinity(pid_t pid, size_t size, cpu_set_t *set)
 	return REAL(sched_getaffinity)(pid, size, set);
 }
 
+/*
+ * /proc/self/fd/N of an emulated perf fd names what the kernel's does
+ * (an anonymous inode), so that a program scanning its descriptors for
+ * perf events finds them (topdown-validate's foreign-read drill).
+ */
+ssize_t readlink(const char *path, char *buf, size_t len)
+{
+	static const char perf[] = "anon_inode:[perf_event]";
+	static ssize_t (*real)(const char *, char *, size_t);
+	const char *tail = "/proc/self/fd/";
+	size_t n = strlen(tail);
+
+	if (emu_active() && strncmp(path, tail, n) == 0) {
+		char *end;
+		long fd = strtol(path + n, &end, 10);
+
+		if (*end == '\0' && end != path + n && fd >= 0 &&
+		    fd < EMU_MAX_FD && emu_event_of((int)fd)) {
+			size_t k = sizeof(perf) - 1 < len ? sizeof(perf) - 1
+							  : len;
+			memcpy(buf, perf, k);
+			return (ssize_t)k;
+		}
+	}
+	if (!real)
+		real = (ssize_t (*)(const char *, char *, size_t))dlsym(
+			RTLD_NEXT, "readlink");
+	return real(path, buf, len);
+}
+
 /* ---- setup ------------------------------------------------------------- */
 
 void emu_setup(enum emu_profile profile)

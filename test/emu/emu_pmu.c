@@ -233,8 +233,12 @@ static void schedule_in(struct emu_group *g)
 	g->scheduled = true;
 	emu_gen_start(g);
 	if (g->saved_slots) {
-		hw_restore_from_word(&g->owner->hw, g->saved_slots,
-				     g->saved_metrics);
+		uint64_t w = g->saved_metrics;
+
+		if (emu.faults & EMU_FAULT_SWITCH_SCRAMBLE) /* rotate bytes 0-3 */
+			w = (w & ~UINT64_C(0xffffffff)) |
+			    ((w << 8 | w >> 24) & 0xffffffff);
+		hw_restore_from_word(&g->owner->hw, g->saved_slots, w);
 	}
 	group_pages_update(g);
 }
@@ -337,6 +341,16 @@ void emu_run(uint64_t slots, const struct emu_mix *mix)
 void emu_truth(struct emu_truth *t)
 {
 	*t = emu_cpu.truth;
+}
+
+void emu_note_foreign_reset(void)
+{
+	if (!(emu.faults & EMU_FAULT_HIDE_RESET) || !emu_cpu.hw.slots)
+		return;
+	if (!emu.frozen)
+		emu.frozen_metrics = emu_hw_metrics(&emu_cpu.hw);
+	emu.frozen = true;
+	emu.hidden_slots += emu_cpu.hw.slots;
 }
 
 void emu_foreign_read(void)

@@ -2,11 +2,39 @@
 /*
  * Running an unmodified program on the emulator (LD_PRELOAD=libtdemu.so
  * TD_EMULATE=icl|spr).  With no test driving it, the emulated thread's
- * work is its real CPU time: at every emulated RDPMC the slots elapsed
- * since the previous one (4 per ns of thread CPU time) are run with a
- * synthetic mix that changes every millisecond.  The breakdown is
- * therefore made up; only the plumbing is real.
+ * work is its real CPU time: at every emulated RDPMC (and read(2) of a
+ * perf fd) the slots elapsed since the previous one (4 per ns of thread
+ * CPU time) are run with a synthetic mix that changes every millisecond,
+ * or with the mix a program set through emu_preload_set_fractions.  The
+ * breakdown is therefore made up; only the plumbing is real.
+ *
+ * A program that knows it runs here (topdown-validate --emulate finds
+ * these functions with dlsym) may:
+ * - set the mix of the work that follows (emu_preload_set_fractions):
+ *   the emulator's synthetic answer for that work, not a measurement;
+ * - read the emulator's truth (emu_preload_truth) and raise a PMI
+ *   (emu_preload_pmi).
+ * Real system calls are modelled too: nanosleep/clock_nanosleep switch
+ * the thread out and another task's work in (emu_context_switch), and
+ * sched_setaffinity moves it to the first CPU of the new mask.
+ *
+ * TD_EMU_FAULT=name[,name...] injects a fault, so that a checker can be
+ * shown to catch it (off unless set):
+ *   metrics_swap   RDPMC of PERF_METRICS returns the retiring and
+ *                  backend-bound bytes swapped (a wrong encoding);
+ *   slots_double   RDPMC of SLOTS returns twice the register;
+ *   hide_reset     after a read(2) or PMI reset the registers, RDPMC
+ *                  shows SLOTS plus the slots reset away and the
+ *                  PERF_METRICS word of before the first such reset, so
+ *                  a foreign reset leaves no trace and the readings stay
+ *                  consistent but wrong (a missed flag; the library's
+ *                  own IOC_RESET ends it);
+ *   switch_scramble  a schedule-in restores PERF_METRICS with its
+ *                  level-1 bytes rotated (a kernel restore bug: wrong
+ *                  counts nobody can flag).
  */
+#include <dlfcn.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -15,6 +43,8 @@
 
 static bool preload_mode;
 static __thread uint64_t last_ns;
+static __thread bool mix_set;
+static __thread struct emu_mix set_mix;
 
 static uint64_t thread_ns(void)
 {
@@ -44,10 +74,124 @@ void emu_preload_advance(void)
 		return;
 	now = thread_ns();
 	if (last_ns && now > last_ns) {
-		mix = synthetic_mix(now);
+		mix = mix_set ? set_mix : synthetic_mix(now);
 		emu_run((now - last_ns) * 4, &mix);
 	}
 	last_ns = now;
+}
+
+/* f: 4 level-1 fractions (sum 1) then 4 level-2 ones; NULL: synthetic. */
+void emu_preload_set_fractions(const double *f);
+void emu_preload_set_fractions(const double *f)
+{
+	emu_lock_acquire();
+	emu_preload_advance(); /* the work so far keeps its old mix */
+	mix_set = f != NULL;
+	if (f)
+		set_mix = emu_mix_l2(f[0], f[1], f[2], f[3], f[4], f[5], f[6],
+				     f[7]);
+	emu_lock_release();
+}
+
+/* out: slots, then the 9 categories of emu_truth. */
+void emu_preload_truth(uint64_t out[10]);
+void emu_preload_truth(uint64_t out[10])
+{
+	struct emu_truth t;
+
+	emu_lock_acquire();
+	emu_preload_advance();
+	emu_truth(&t);
+	emu_lock_release();
+	out[0] = t.slots;
+	memcpy(out + 1, t.cat, sizeof(t.cat));
+}
+
+void emu_preload_pmi(void);
+void emu_preload_pmi(void)
+{
+	emu_lock_acquire();
+	emu_preload_advance();
+	emu_note_foreign_reset();
+	emu_pmi();
+	emu_lock_release();
+}
+
+/* ---- real system calls, modelled --------------------------------------- */
+
+static void switch_for_sleep(void)
+{
+	if (!preload_mode)
+		return;
+	emu_lock_acquire();
+	emu_preload_advance();
+	emu_context_switch(100000); /* another task ran meanwhile */
+	emu_lock_release();
+}
+
+int nanosleep(const struct timespec *req, struct timespec *rem)
+{
+	static int (*real)(const struct timespec *, struct timespec *);
+
+	if (!real)
+		real = (int (*)(const struct timespec *, struct timespec *))
+			dlsym(RTLD_NEXT, "nanosleep");
+	switch_for_sleep();
+	return real(req, rem);
+}
+
+int clock_nanosleep(clockid_t clk, int flags, const struct timespec *req,
+		    struct timespec *rem)
+{
+	static int (*real)(clockid_t, int, const struct timespec *,
+			   struct timespec *);
+
+	if (!real)
+		real = (int (*)(clockid_t, int, const struct timespec *,
+				struct timespec *))dlsym(RTLD_NEXT,
+							 "clock_nanosleep");
+	switch_for_sleep();
+	return real(clk, flags, req, rem);
+}
+
+int sched_setaffinity(pid_t pid, size_t size, const cpu_set_t *set)
+{
+	static int (*real)(pid_t, size_t, const cpu_set_t *);
+	int r;
+
+	if (!real)
+		real = (int (*)(pid_t, size_t, const cpu_set_t *))dlsym(
+			RTLD_NEXT, "sched_setaffinity");
+	r = real(pid, size, set);
+	if (r == 0 && preload_mode && pid == 0) {
+		for (int c = 0; c < (int)(size * 8); c++) {
+			if (!CPU_ISSET_S(c, size, set))
+				continue;
+			emu_lock_acquire();
+			emu_preload_advance();
+			if (c != emu_cpu.cpu)
+				emu_migrate(c);
+			emu_lock_release();
+			break;
+		}
+	}
+	return r;
+}
+
+static unsigned parse_faults(const char *s)
+{
+	static const struct { const char *name; unsigned bit; } names[] = {
+		{ "metrics_swap", EMU_FAULT_METRICS_SWAP },
+		{ "slots_double", EMU_FAULT_SLOTS_DOUBLE },
+		{ "hide_reset", EMU_FAULT_HIDE_RESET },
+		{ "switch_scramble", EMU_FAULT_SWITCH_SCRAMBLE },
+	};
+	unsigned bits = 0;
+
+	for (size_t i = 0; s && i < sizeof(names) / sizeof(names[0]); i++)
+		if (strstr(s, names[i].name))
+			bits |= names[i].bit;
+	return bits;
 }
 
 __attribute__((constructor)) static void emu_preload_init(void)
@@ -57,6 +201,7 @@ __attribute__((constructor)) static void emu_preload_init(void)
 	if (!p)
 		return;
 	emu_setup(strcmp(p, "icl") == 0 ? EMU_ICL : EMU_SPR);
+	emu.faults = parse_faults(getenv("TD_EMU_FAULT"));
 	preload_mode = true;
 }
 

@@ -118,12 +118,24 @@ static uint64_t emulate_rdpmc(uint32_t ecx)
 	__atomic_fetch_add(&emu.stats.rdpmcs, 1, __ATOMIC_RELAXED);
 	emu_preload_advance();
 	if (ecx == EMU_RDPMC_SLOTS) {
-		uint64_t v = hw->slots & ((UINT64_C(1) << 48) - 1);
+		uint64_t v = hw->slots;
+
+		if (emu.faults & EMU_FAULT_HIDE_RESET)
+			v += emu.hidden_slots;
+		if (emu.faults & EMU_FAULT_SLOTS_DOUBLE)
+			v *= 2;
+		v &= (UINT64_C(1) << 48) - 1;
 		clear_after_read(EMU_CLEAR_ON_SLOTS);
 		return v;
 	}
 	if (ecx == EMU_RDPMC_METRICS) {
 		uint64_t v = emu_hw_metrics(hw);
+
+		if ((emu.faults & EMU_FAULT_HIDE_RESET) && emu.frozen)
+			v = emu.frozen_metrics;
+		if (emu.faults & EMU_FAULT_METRICS_SWAP) /* bytes 0 and 3 */
+			v = (v & ~UINT64_C(0xff0000ff)) | (v & 0xff) << 24 |
+			    (v >> 24 & 0xff);
 		clear_after_read(EMU_CLEAR_ON_METRICS);
 		return v;
 	}

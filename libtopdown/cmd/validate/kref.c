@@ -1,0 +1,208 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The independent reference on PERF_METRICS: the kernel's own counts of
+ * the library's group.
+ *
+ * Why not a second group: fixed counter 3 (SLOTS) and PERF_METRICS exist
+ * once per core, so a second TopDown group of the thread would be
+ * multiplexed with the library's, never counting at the same time; and
+ * a read(2) of an active TopDown group makes the kernel fold the
+ * registers into the events' counts and zero them (arch/x86/events/
+ * intel/core.c, intel_update_topdown_event via intel_pmu_read_topdown_
+ * event).  So the validator reads the library's group itself, right
+ * before each region begins and right after it ends: the kernel's
+ * per-event counts (slots, and each metric as slots x field / 0xff, its
+ * own arithmetic, mul_u64_u32_div) over exactly that stretch, and
+ * nothing of the library's arithmetic.  No region spans these reads;
+ * the library sees each as a foreign reset between regions (counted in
+ * td_info.foreign_resets) and must not flag regions for it.
+ *
+ * libtopdown does not expose its descriptors, so the library's are found
+ * as the perf_event descriptors (/proc/self/fd links to
+ * "anon_inode:[perf_event]") that td_open created; its SLOTS leader is
+ * the lowest of them (opened first: descriptors are allocated lowest
+ * first), read with the library's read_format (PERF_FORMAT_GROUP |
+ * TOTAL_TIME_ENABLED | TOTAL_TIME_RUNNING; group.c), whose member order
+ * is SLOTS then the metric events in PERF_METRICS byte order.  The
+ * member count is checked against sysfs before any figure is trusted.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include "validate.h"
+
+static bool is_perf_fd(int fd)
+{
+	char path[64], link[64];
+	ssize_t n;
+
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+	n = readlink(path, link, sizeof(link) - 1);
+	if (n <= 0)
+		return false;
+	link[n] = '\0';
+	return strcmp(link, "anon_inode:[perf_event]") == 0;
+}
+
+/* Sorted list of this process's perf_event descriptors. */
+int v_perf_fds(int *fds, int max)
+{
+	DIR *d = opendir("/proc/self/fd");
+	struct dirent *de;
+	int n = 0;
+
+	if (!d)
+		return -errno;
+	while ((de = readdir(d)) && n < max) {
+		int fd = atoi(de->d_name);
+
+		if (de->d_name[0] >= '0' && de->d_name[0] <= '9' &&
+		    fd != dirfd(d) && is_perf_fd(fd))
+			fds[n++] = fd;
+	}
+	closedir(d);
+	for (int i = 1; i < n; i++) /* insertion sort: a handful */
+		for (int j = i; j > 0 && fds[j - 1] > fds[j]; j--) {
+			int t = fds[j];
+			fds[j] = fds[j - 1];
+			fds[j - 1] = t;
+		}
+	return n;
+}
+
+static bool in(const int *a, int n, int x)
+{
+	for (int i = 0; i < n; i++)
+		if (a[i] == x)
+			return true;
+	return false;
+}
+
+int v_kref_find(struct v_kref *k, const int *before, int nbefore,
+		unsigned nr_metrics)
+{
+	int fds[64], n = v_perf_fds(fds, 64);
+	struct v_counts c;
+
+	k->leader = k->any_fd = -1;
+	k->nr_metrics = nr_metrics;
+	for (int i = 0; i < n; i++)
+		if (!in(before, nbefore, fds[i])) {
+			k->leader = k->any_fd = fds[i];
+			break;
+		}
+	if (k->leader < 0) {
+		snprintf(k->why, sizeof(k->why),
+			 "no perf_event descriptor of the library found in "
+			 "/proc/self/fd");
+		return -ENOENT;
+	}
+	if (v_kref_read(k, &c) < 0) {
+		k->leader = -1;
+		return -EIO;
+	}
+	return 0;
+}
+
+int v_kref_read(const struct v_kref *k, struct v_counts *c)
+{
+	uint64_t buf[3 + 16];
+	ssize_t n;
+	struct v_kref *mk = (struct v_kref *)k;
+
+	memset(c, 0, sizeof(*c));
+	if (k->leader < 0)
+		return -ENOENT;
+	n = read(k->leader, buf, sizeof(buf));
+	if (n < (ssize_t)(4 * sizeof(uint64_t)) ||
+	    buf[0] != 1 + k->nr_metrics ||
+	    (size_t)n != (3 + buf[0]) * sizeof(uint64_t)) {
+		snprintf(mk->why, sizeof(mk->why),
+			 "the library's group read back %zd bytes, %llu "
+			 "members, expected %u", n,
+			 n >= 8 ? (unsigned long long)buf[0] : 0ull,
+			 1 + k->nr_metrics);
+		return -EIO;
+	}
+	c->enabled = buf[1];
+	c->running = buf[2];
+	c->slots = buf[3];
+	for (unsigned i = 0; i < k->nr_metrics && i < 8; i++)
+		c->cat[i] = buf[4 + i];
+	return 0;
+}
+
+int v_foreign_read(const struct v_kref *k)
+{
+	uint64_t buf[3 + 16];
+
+	if (k->any_fd < 0)
+		return -ENOENT;
+	return read(k->any_fd, buf, sizeof(buf)) > 0 ? 0 : -errno;
+}
+
+/* Voluntary and involuntary context switches of this thread so far. */
+static long switches(void)
+{
+	struct rusage ru;
+
+	if (getrusage(RUSAGE_THREAD, &ru) < 0)
+		return 0;
+	return ru.ru_nvcsw + ru.ru_nivcsw;
+}
+
+void v_ref_begin(const struct v_kref *k, struct v_ref *r)
+{
+	memset(r, 0, sizeof(*r));
+	r->kern_ok = v_kref_read(k, &r->kern0) == 0;
+	r->truth_ok = v_emu_truth(&r->truth0);
+	r->switches0 = switches();
+}
+
+void v_ref_end(const struct v_kref *k, struct v_ref *r)
+{
+	r->switches1 = switches();
+	r->kern_ok = r->kern_ok && v_kref_read(k, &r->kern1) == 0;
+	r->truth_ok = r->truth_ok && v_emu_truth(&r->truth1);
+}
+
+bool v_ref_fractions(const struct v_counts *a, const struct v_counts *b,
+		     double l1[4], uint64_t *slots)
+{
+	uint64_t s = b->slots - a->slots, sum = 0;
+
+	*slots = s;
+	for (int i = 0; i < 4; i++)
+		sum += b->cat[i] - a->cat[i];
+	if (!s || !sum)
+		return false;
+	/* A plain ratio; the level-1 counts sum to the slots within the
+	 * kernel's rounding, so divide by their sum, as perf's metrics do. */
+	for (int i = 0; i < 4; i++)
+		l1[i] = (double)(b->cat[i] - a->cat[i]) / (double)sum;
+	return true;
+}
+
+/*
+ * How far a region may be from a reference of the same stretch: its own
+ * err; one 8-bit step (1/255) for the kernel's quantisation of the
+ * stretch, plus one per context switch (each schedule-in writes the
+ * saved 8-bit PERF_METRICS back, then the kernel's count resumes from
+ * that word); and the share of the reference's slots outside the region
+ * (the library's begin/end code and the read(2) wrappers), which may all
+ * belong to one category.
+ */
+double v_tolerance(const struct td_result *res, uint64_t ref_slots,
+		   long sw)
+{
+	double outside = 0;
+
+	if (ref_slots > res->slots)
+		outside = (double)(ref_slots - res->slots) / (double)ref_slots;
+	return res->err + (1.0 + (double)sw) / 255.0 + outside + 0.002;
+}

@@ -1,0 +1,160 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * topdown-validate: evidence, on the machine it runs on, that libtopdown's
+ * numbers are right there.  See README "Validate your machine first".
+ */
+#ifndef TD_VALIDATE_H
+#define TD_VALIDATE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include <topdown.h>
+
+/* The contrasting workloads (workloads.c). */
+enum v_kernel {
+	V_K_RETIRING,
+	V_K_BAD_SPEC,
+	V_K_FRONTEND,
+	V_K_BE_MEMORY,
+	V_K_BE_CORE,
+	V_K_COUNT
+};
+
+struct v_kernel_desc {
+	const char *name;
+	int expect_l1;      /* enum td_l1 expected to dominate */
+	int expect_l2;      /* enum td_l2 child expected, or -1 */
+	double threshold;   /* perf's MetricThreshold for expect_l1 */
+	double l2_threshold;
+	/* The emulator's synthetic answer for this kernel (--emulate only):
+	 * 4 level-1 fractions, then heavy, br_mispredict, fetch_lat, mem. */
+	double emu_mix[8];
+};
+
+extern const struct v_kernel_desc v_kernels[V_K_COUNT];
+
+int v_workloads_init(bool small);
+void v_workloads_free(void);
+/* Run kernel k for about one region's worth of work. */
+void v_kernel_run(enum v_kernel k);
+
+/* The library group's own counts as the kernel keeps them (kref.c). */
+struct v_counts {
+	uint64_t slots;
+	uint64_t cat[8];        /* per metric event, PERF_METRICS byte order */
+	uint64_t enabled, running;
+};
+
+struct v_kref {
+	int leader;             /* fd of the library's SLOTS leader, or -1 */
+	int any_fd;             /* some perf fd of the library */
+	unsigned nr_metrics;
+	char why[160];          /* when leader < 0 */
+};
+
+int v_perf_fds(int *fds, int max);
+int v_kref_find(struct v_kref *k, const int *before, int nbefore,
+		unsigned nr_metrics);
+int v_kref_read(const struct v_kref *k, struct v_counts *c);
+/* A read(2) of a library fd whose result is thrown away: a foreign read. */
+int v_foreign_read(const struct v_kref *k);
+
+/* The emulator, when this process runs on it (emuhook.c). */
+bool v_emulated(void);
+void v_emu_set_mix(const double *f8);
+bool v_emu_truth(struct v_counts *c);
+bool v_emu_pmi(void);
+
+/* Reference of one stretch of work: kernel counts (and emulator truth). */
+struct v_ref {
+	struct v_counts kern0, kern1, truth0, truth1;
+	long switches0, switches1;
+	bool kern_ok, truth_ok;
+};
+void v_ref_begin(const struct v_kref *k, struct v_ref *r);
+void v_ref_end(const struct v_kref *k, struct v_ref *r);
+/* Fractions of the stretch from a counts delta; false if no slots. */
+bool v_ref_fractions(const struct v_counts *a, const struct v_counts *b,
+		     double l1[4], uint64_t *slots);
+
+/* Results and report (report.c). */
+enum v_status { V_PASS, V_FAIL, V_SKIP, V_INFO };
+
+struct v_check {
+	char name[40];
+	enum v_status status;
+	char detail[400];
+};
+
+#define V_MAX_CHECKS 48
+
+struct v_report {
+	bool emulated;
+	const char *profile;
+	struct td_info info;
+	bool perf_metrics;      /* sysfs events/slots of the PMU */
+	struct v_check checks[V_MAX_CHECKS];
+	int nchecks;
+	FILE *json_figures;     /* open_memstream of fig_buf */
+	char *fig_buf;
+	size_t fig_len;
+	int figures;
+	char machine_model[128];
+	double whole_l1[TD_L1_COUNT]; /* the library's regions, all kernels */
+	uint64_t whole_slots;
+};
+
+struct v_check *v_add(struct v_report *r, const char *name,
+		      enum v_status st, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+/* One JSON member of "figures": name and a preformatted JSON value. */
+void v_figure(struct v_report *r, const char *name, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+int v_write_json(const struct v_report *r, const char *path);
+void v_print_summary(const struct v_report *r, FILE *f);
+int v_failures(const struct v_report *r);
+void v_machine_json(FILE *f, const struct v_report *r);
+
+/* The checks. */
+struct v_opts {
+	bool emulated;
+	bool small;             /* short workloads (emulated) */
+	bool long_drills;       /* drills that wait for the NMI watchdog */
+	int regions;            /* per kernel */
+};
+
+void v_check_kernels(struct td *td, const struct v_kref *k,
+		     const struct v_opts *o, struct v_report *r);
+void v_check_drills(struct td *td, const struct v_kref *k,
+		    const struct v_opts *o, struct v_report *r);
+void v_check_perf_stat(const struct v_opts *o, struct v_report *r,
+		       const char *self);
+/* Run every kernel once per region without the library (perf stat). */
+int v_workload_only(int regions, bool small);
+
+/*
+ * Most of a reference stretch that may lie outside the region it
+ * brackets: the library's begin/end code and the read(2) wrappers, a few
+ * thousand slots against regions of milliseconds.  More means the region
+ * lost slots.  Emulated, the RDPMC traps (signal handlers, slower still
+ * under sanitizers) take a few percent of regions of about 1 ms: 0.15.
+ */
+extern double v_max_outside;
+
+/*
+ * Largest err accepted as a useful answer.  The validator's reads zero
+ * the registers right before every region, so err should be about
+ * 2/255 plus a step per context switch; an err near 1 is within itself
+ * whatever the fractions and would make any comparison pass.
+ */
+#define V_MAX_ERR 0.05
+
+/* Agreement of a region with a reference: the tolerance used. */
+double v_tolerance(const struct td_result *res, uint64_t ref_slots,
+		   long switches);
+
+int td_cmd_validate(int argc, char **argv);
+
+#endif
