@@ -1,6 +1,7 @@
 # libtopdown: plain make, no configure.
 #   make                 static and shared libraries
-#   make test            unit + emulator tests, against both libraries
+#   make test            unit + emulator tests, against both libraries, in
+#                        parallel (-jN or TEST_JOBS, 2); ends "N passed, M failed"
 #   make demo            build and run the demo (emulated when no PMU)
 #   make harness         build and run the microbenchmark harness (same)
 #   make gbench          the Google Benchmark example, if libbenchmark-dev
@@ -120,11 +121,18 @@ $(B)/test/%-shared: $(B)/test/%.o $(EMU_OBJS) $(B)/libtopdown.so
 $(B)/libtdemu.so: $(filter-out $(B)/emu/emu_rseq.o,$(EMU_OBJS))
 	$(CC) $(LDFLAGS) -shared -o $@ $^ -ldl -lpthread -lm
 
+# The test binaries run in parallel (test/run-tests.sh), as many at once as
+# make's -jN, else TEST_JOBS; each one's output goes to LOGDIR/<name>.log,
+# printed when it fails; the last line adds up cmocka's counts.
+TEST_JOBS ?= 2
+test_jobs = $(if $(filter command line environment,$(origin TEST_JOBS)),$\
+	$(TEST_JOBS),$(or $(patsubst -j%,%,$(filter -j%,$(MAKEFLAGS))),$(TEST_JOBS)))
+run_tests = sh test/run-tests.sh -j $(test_jobs) -l $(1) $(TEST_BINS)
+
 test: $(TEST_BINS) test/cxx_header.cc
 	$(CXX) -Iinclude $(CXXWARN) -fsyntax-only test/cxx_header.cc
-	@set -e; for t in $(TEST_BINS); do echo "== $$t"; \
-		$(if $(TD_STRESS_REGIONS),TD_STRESS_REGIONS=$(TD_STRESS_REGIONS)) \
-		$(TEST_RUN) $$t; done
+	@$(if $(TD_STRESS_REGIONS),TD_STRESS_REGIONS=$(TD_STRESS_REGIONS)) \
+		TEST_RUN="$(TEST_RUN)" $(call run_tests,$(B)/test)
 
 # ---- arm64: cross-built, run under qemu-aarch64 ----------------------------
 # EL0 MRS of a PMU register raises SIGILL under qemu-user; the emulator
@@ -233,8 +241,8 @@ test-tsan:
 VALGRIND := valgrind -q --error-exitcode=1 --leak-check=full \
 	--errors-for-leak-kinds=definite,indirect --track-fds=no
 test-valgrind: $(TEST_BINS)
-	@set -e; for t in $(TEST_BINS); do echo "== valgrind $$t"; \
-		TD_STRESS_REGIONS=300 TD_UNDER_VALGRIND=1 $(VALGRIND) $$t; done
+	@TD_STRESS_REGIONS=300 TD_UNDER_VALGRIND=1 TEST_RUN="$(VALGRIND)" \
+		$(call run_tests,$(B)/test/valgrind)
 
 FUZZ_CC ?= clang
 FUZZ_TIME ?= 20
