@@ -129,7 +129,7 @@ test_jobs = $(if $(filter command line environment,$(origin TEST_JOBS)),$\
 	$(TEST_JOBS),$(or $(patsubst -j%,%,$(filter -j%,$(MAKEFLAGS))),$(TEST_JOBS)))
 run_tests = sh test/run-tests.sh -j $(test_jobs) -l $(1) $(TEST_BINS)
 
-test: $(TEST_BINS) test/cxx_header.cc
+test: $(TEST_BINS) test/cxx_header.cc test-cxx-benchmark
 	$(CXX) -Iinclude $(CXXWARN) -fsyntax-only test/cxx_header.cc
 	@$(if $(TD_STRESS_REGIONS),TD_STRESS_REGIONS=$(TD_STRESS_REGIONS)) \
 		TEST_RUN="$(TEST_RUN)" $(call run_tests,$(B)/test)
@@ -190,7 +190,7 @@ GBENCH_HEADER := /usr/include/benchmark/benchmark.h
 GBENCH_ARGS ?= --benchmark_min_time=0.05
 CXXWARN := -Wall -Wextra $(if $(filter 1,$(WERROR)),-Werror)
 ifneq ($(wildcard $(GBENCH_HEADER)),)
-$(B)/examples/gbench: examples/gbench.cc $(STATIC_LIB)
+$(B)/examples/gbench: examples/gbench.cc include/topdown_benchmark.hpp $(STATIC_LIB)
 	@mkdir -p $(@D)
 	$(CXX) -Iinclude -std=c++17 -O2 -g $(CXXWARN) -o $@ $< $(STATIC_LIB) \
 		-lbenchmark -lpthread -lm
@@ -198,9 +198,17 @@ $(B)/examples/gbench: examples/gbench.cc $(STATIC_LIB)
 gbench: $(B)/examples/gbench $(B)/libtdemu.so
 	@sh examples/run-demo.sh $(B)/examples/gbench $(B)/libtdemu.so \
 		$(GBENCH_ARGS)
+
+# The installed helper header, compiled as the oldest and a recent C++.
+test-cxx-benchmark: test/cxx_benchmark.cc include/topdown_benchmark.hpp
+	$(CXX) -Iinclude -std=c++11 -Wpedantic $(CXXWARN) -fsyntax-only $<
+	$(CXX) -Iinclude -std=c++17 -Wpedantic $(CXXWARN) -fsyntax-only $<
 else
 gbench:
 	@echo "gbench: $(GBENCH_HEADER) not found (apt install libbenchmark-dev); skipped"
+
+test-cxx-benchmark:
+	@echo "test-cxx-benchmark: $(GBENCH_HEADER) not found (apt install libbenchmark-dev); skipped"
 endif
 
 # ---- install ---------------------------------------------------------------
@@ -211,13 +219,15 @@ install: all
 	install -m 755 $(SHARED_LIB) $(DESTDIR)$(LIBDIR)/
 	ln -sf libtopdown.so.$(VERSION) $(DESTDIR)$(LIBDIR)/$(SONAME)
 	ln -sf $(SONAME) $(DESTDIR)$(LIBDIR)/libtopdown.so
-	install -m 644 include/topdown.h $(DESTDIR)$(INCLUDEDIR)/
+	install -m 644 include/topdown.h include/topdown_benchmark.hpp \
+		$(DESTDIR)$(INCLUDEDIR)/
 	install -m 644 $(B)/topdown.pc $(DESTDIR)$(PKGCONFIGDIR)/
 
 uninstall:
 	rm -f $(DESTDIR)$(LIBDIR)/libtopdown.a \
 	      $(DESTDIR)$(LIBDIR)/libtopdown.so* \
 	      $(DESTDIR)$(INCLUDEDIR)/topdown.h \
+	      $(DESTDIR)$(INCLUDEDIR)/topdown_benchmark.hpp \
 	      $(DESTDIR)$(PKGCONFIGDIR)/topdown.pc
 
 clean:
@@ -266,7 +276,7 @@ fuzz: $(FUZZ_TARGETS:%=$(B)/fuzz/%)
 			$(B)/fuzz/$$t.log; \
 	done
 
-.PHONY: all test test-arm64 demo bench harness gbench install uninstall clean FORCE \
+.PHONY: all test test-cxx-benchmark test-arm64 demo bench harness gbench install uninstall clean FORCE \
 	test-asan test-tsan \
 	test-valgrind fuzz
 FORCE:
