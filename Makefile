@@ -5,7 +5,8 @@
 #   make demo            build and run the demo (emulated when no PMU)
 #   make harness         build and run the microbenchmark harness (same)
 #   make gbench          the Google Benchmark example, if libbenchmark-dev
-#   make install         PREFIX, DESTDIR, LIBDIR, INCLUDEDIR honoured
+#   make install         PREFIX, DESTDIR, LIBDIR, INCLUDEDIR, MANDIR honoured
+#   make test-man        the manual pages render without a groff warning
 #   make WERROR=1 ...    warnings are errors (CI)
 #   make test-asan       the tests under ASan+UBSan (build/asan)
 #   make test-tsan       the thread tests under ThreadSanitizer (build/tsan)
@@ -22,6 +23,7 @@ PREFIX ?= /usr/local
 LIBDIR ?= $(PREFIX)/lib
 INCLUDEDIR ?= $(PREFIX)/include
 PKGCONFIGDIR ?= $(LIBDIR)/pkgconfig
+MANDIR ?= $(PREFIX)/share/man
 
 CC ?= cc
 CFLAGS ?= -O2 -g
@@ -129,10 +131,16 @@ test_jobs = $(if $(filter command line environment,$(origin TEST_JOBS)),$\
 	$(TEST_JOBS),$(or $(patsubst -j%,%,$(filter -j%,$(MAKEFLAGS))),$(TEST_JOBS)))
 run_tests = sh test/run-tests.sh -j $(test_jobs) -l $(1) $(TEST_BINS)
 
-test: $(TEST_BINS) test/cxx_header.cc test-cxx-benchmark
+test: $(TEST_BINS) test/cxx_header.cc test-cxx-benchmark test-man
 	$(CXX) -Iinclude $(CXXWARN) -fsyntax-only test/cxx_header.cc
 	@$(if $(TD_STRESS_REGIONS),TD_STRESS_REGIONS=$(TD_STRESS_REGIONS)) \
 		TEST_RUN="$(TEST_RUN)" $(call run_tests,$(B)/test)
+
+# Every page renders without a groff warning; every public function and
+# struct of the header has one (test/check-man.sh).
+MAN_PAGES := $(wildcard libtopdown/man/man*/*.[137])
+test-man: $(MAN_PAGES) include/topdown.h test/check-man.sh
+	@sh test/check-man.sh include/topdown.h libtopdown/man
 
 # ---- arm64: cross-built, run under qemu-aarch64 ----------------------------
 # EL0 MRS of a PMU register raises SIGILL under qemu-user; the emulator
@@ -222,13 +230,19 @@ install: all
 	install -m 644 include/topdown.h include/topdown_benchmark.hpp \
 		$(DESTDIR)$(INCLUDEDIR)/
 	install -m 644 $(B)/topdown.pc $(DESTDIR)$(PKGCONFIGDIR)/
+	for sec in 1 3 7; do \
+		install -d $(DESTDIR)$(MANDIR)/man$$sec && \
+		install -m 644 libtopdown/man/man$$sec/*.$$sec \
+			$(DESTDIR)$(MANDIR)/man$$sec/ || exit 1; \
+	done
 
 uninstall:
 	rm -f $(DESTDIR)$(LIBDIR)/libtopdown.a \
 	      $(DESTDIR)$(LIBDIR)/libtopdown.so* \
 	      $(DESTDIR)$(INCLUDEDIR)/topdown.h \
 	      $(DESTDIR)$(INCLUDEDIR)/topdown_benchmark.hpp \
-	      $(DESTDIR)$(PKGCONFIGDIR)/topdown.pc
+	      $(DESTDIR)$(PKGCONFIGDIR)/topdown.pc \
+	      $(MAN_PAGES:libtopdown/man/%=$(DESTDIR)$(MANDIR)/%)
 
 clean:
 	rm -rf $(B)
@@ -276,7 +290,7 @@ fuzz: $(FUZZ_TARGETS:%=$(B)/fuzz/%)
 			$(B)/fuzz/$$t.log; \
 	done
 
-.PHONY: all test test-cxx-benchmark test-arm64 demo bench harness gbench install uninstall clean FORCE \
+.PHONY: all test test-cxx-benchmark test-man test-arm64 demo bench harness gbench install uninstall clean FORCE \
 	test-asan test-tsan \
 	test-valgrind fuzz
 FORCE:
