@@ -1,12 +1,14 @@
 # libtopdown: plain make, no configure.
 #   make                 static and shared libraries
-#   make test            unit + emulator tests, against both libraries
+#   make test            unit + emulator tests, against both libraries, in
+#                        parallel (-jN or TEST_JOBS, 2); ends "N passed, M failed"
 #   make demo            build and run the demo (emulated when no PMU)
 #   make harness         build and run the microbenchmark harness (same)
 #   make validate        build and run topdown-validate on this machine
 #                        (VALIDATE_ARGS, e.g. "--emulate -o report.json")
 #   make gbench          the Google Benchmark example, if libbenchmark-dev
-#   make install         PREFIX, DESTDIR, LIBDIR, INCLUDEDIR honoured
+#   make install         PREFIX, DESTDIR, LIBDIR, INCLUDEDIR, MANDIR honoured
+#   make test-man        the manual pages render without a groff warning
 #   make WERROR=1 ...    warnings are errors (CI)
 #   make test-asan       the tests under ASan+UBSan (build/asan)
 #   make test-tsan       the thread tests under ThreadSanitizer (build/tsan)
@@ -23,6 +25,7 @@ PREFIX ?= /usr/local
 LIBDIR ?= $(PREFIX)/lib
 INCLUDEDIR ?= $(PREFIX)/include
 PKGCONFIGDIR ?= $(LIBDIR)/pkgconfig
+MANDIR ?= $(PREFIX)/share/man
 
 CC ?= cc
 CFLAGS ?= -O2 -g
@@ -122,12 +125,25 @@ $(B)/test/%-shared: $(B)/test/%.o $(EMU_OBJS) $(B)/libtopdown.so
 $(B)/libtdemu.so: $(filter-out $(B)/emu/emu_rseq.o,$(EMU_OBJS))
 	$(CC) $(LDFLAGS) -shared -o $@ $^ -ldl -lpthread -lm
 
-test: $(TEST_BINS) test/cxx_header.cc
+# The test binaries run in parallel (test/run-tests.sh), as many at once as
+# make's -jN, else TEST_JOBS; each one's output goes to LOGDIR/<name>.log,
+# printed when it fails; the last line adds up cmocka's counts.
+TEST_JOBS ?= 2
+test_jobs = $(if $(filter command line environment,$(origin TEST_JOBS)),$\
+	$(TEST_JOBS),$(or $(patsubst -j%,%,$(filter -j%,$(MAKEFLAGS))),$(TEST_JOBS)))
+run_tests = sh test/run-tests.sh -j $(test_jobs) -l $(1) $(TEST_BINS)
+
+test: $(TEST_BINS) test/cxx_header.cc test-cxx-benchmark test-man
 	$(CXX) -Iinclude $(CXXWARN) -fsyntax-only test/cxx_header.cc
-	@set -e; for t in $(TEST_BINS); do echo "== $$t"; \
-		$(if $(TD_STRESS_REGIONS),TD_STRESS_REGIONS=$(TD_STRESS_REGIONS)) \
-		$(TEST_RUN) $$t; done
-	$(if $(VALIDATE_TEST),$(MAKE) $(VALIDATE_TEST))
+	$(if $(VALIDATE_TEST),@$(MAKE) -s $(VALIDATE_TEST))
+	@$(if $(TD_STRESS_REGIONS),TD_STRESS_REGIONS=$(TD_STRESS_REGIONS)) \
+		TEST_RUN="$(TEST_RUN)" $(call run_tests,$(B)/test)
+
+# Every page renders without a groff warning; every public function and
+# struct of the header has one (test/check-man.sh).
+MAN_PAGES := $(wildcard libtopdown/man/man*/*.[137])
+test-man: $(MAN_PAGES) include/topdown.h test/check-man.sh
+	@sh test/check-man.sh include/topdown.h libtopdown/man
 
 # ---- arm64: cross-built, run under qemu-aarch64 ----------------------------
 # EL0 MRS of a PMU register raises SIGILL under qemu-user; the emulator
@@ -207,7 +223,7 @@ GBENCH_HEADER := /usr/include/benchmark/benchmark.h
 GBENCH_ARGS ?= --benchmark_min_time=0.05
 CXXWARN := -Wall -Wextra $(if $(filter 1,$(WERROR)),-Werror)
 ifneq ($(wildcard $(GBENCH_HEADER)),)
-$(B)/examples/gbench: examples/gbench.cc $(STATIC_LIB)
+$(B)/examples/gbench: examples/gbench.cc include/topdown_benchmark.hpp $(STATIC_LIB)
 	@mkdir -p $(@D)
 	$(CXX) -Iinclude -std=c++17 -O2 -g $(CXXWARN) -o $@ $< $(STATIC_LIB) \
 		-lbenchmark -lpthread -lm
@@ -215,9 +231,17 @@ $(B)/examples/gbench: examples/gbench.cc $(STATIC_LIB)
 gbench: $(B)/examples/gbench $(B)/libtdemu.so
 	@sh examples/run-demo.sh $(B)/examples/gbench $(B)/libtdemu.so \
 		$(GBENCH_ARGS)
+
+# The installed helper header, compiled as the oldest and a recent C++.
+test-cxx-benchmark: test/cxx_benchmark.cc include/topdown_benchmark.hpp
+	$(CXX) -Iinclude -std=c++11 -Wpedantic $(CXXWARN) -fsyntax-only $<
+	$(CXX) -Iinclude -std=c++17 -Wpedantic $(CXXWARN) -fsyntax-only $<
 else
 gbench:
 	@echo "gbench: $(GBENCH_HEADER) not found (apt install libbenchmark-dev); skipped"
+
+test-cxx-benchmark:
+	@echo "test-cxx-benchmark: $(GBENCH_HEADER) not found (apt install libbenchmark-dev); skipped"
 endif
 
 # ---- install ---------------------------------------------------------------
@@ -228,14 +252,22 @@ install: all
 	install -m 755 $(SHARED_LIB) $(DESTDIR)$(LIBDIR)/
 	ln -sf libtopdown.so.$(VERSION) $(DESTDIR)$(LIBDIR)/$(SONAME)
 	ln -sf $(SONAME) $(DESTDIR)$(LIBDIR)/libtopdown.so
-	install -m 644 include/topdown.h $(DESTDIR)$(INCLUDEDIR)/
+	install -m 644 include/topdown.h include/topdown_benchmark.hpp \
+		$(DESTDIR)$(INCLUDEDIR)/
 	install -m 644 $(B)/topdown.pc $(DESTDIR)$(PKGCONFIGDIR)/
+	for sec in 1 3 7; do \
+		install -d $(DESTDIR)$(MANDIR)/man$$sec && \
+		install -m 644 libtopdown/man/man$$sec/*.$$sec \
+			$(DESTDIR)$(MANDIR)/man$$sec/ || exit 1; \
+	done
 
 uninstall:
 	rm -f $(DESTDIR)$(LIBDIR)/libtopdown.a \
 	      $(DESTDIR)$(LIBDIR)/libtopdown.so* \
 	      $(DESTDIR)$(INCLUDEDIR)/topdown.h \
-	      $(DESTDIR)$(PKGCONFIGDIR)/topdown.pc
+	      $(DESTDIR)$(INCLUDEDIR)/topdown_benchmark.hpp \
+	      $(DESTDIR)$(PKGCONFIGDIR)/topdown.pc \
+	      $(MAN_PAGES:libtopdown/man/%=$(DESTDIR)$(MANDIR)/%)
 
 clean:
 	rm -rf $(B)
@@ -258,8 +290,8 @@ test-tsan:
 VALGRIND := valgrind -q --error-exitcode=1 --leak-check=full \
 	--errors-for-leak-kinds=definite,indirect --track-fds=no
 test-valgrind: $(TEST_BINS)
-	@set -e; for t in $(TEST_BINS); do echo "== valgrind $$t"; \
-		TD_STRESS_REGIONS=300 TD_UNDER_VALGRIND=1 $(VALGRIND) $$t; done
+	@TD_STRESS_REGIONS=300 TD_UNDER_VALGRIND=1 TEST_RUN="$(VALGRIND)" \
+		$(call run_tests,$(B)/test/valgrind)
 
 FUZZ_CC ?= clang
 FUZZ_TIME ?= 20
@@ -283,7 +315,7 @@ fuzz: $(FUZZ_TARGETS:%=$(B)/fuzz/%)
 			$(B)/fuzz/$$t.log; \
 	done
 
-.PHONY: all test test-arm64 validate test-validate demo bench harness gbench install uninstall clean FORCE \
+.PHONY: all test test-cxx-benchmark test-man test-arm64 validate test-validate demo bench harness gbench install uninstall clean FORCE \
 	test-asan test-tsan \
 	test-valgrind fuzz
 FORCE:

@@ -1,62 +1,26 @@
 // SPDX-License-Identifier: MIT
 //
-// gbench: libtopdown in Google Benchmark.  Each benchmark's timing loop is
-// one region; its level-1 TopDown fractions, their error bound and the
-// slots per iteration become state.counters, printed as extra columns and
-// written to --benchmark_format=json|csv like any other counter.
+// gbench: libtopdown in Google Benchmark, through the installed helper
+// <topdown_benchmark.hpp>.  Each benchmark's timing loop is one region; its
+// level-1 TopDown shares in percent, their error bound and the slots per
+// iteration become state.counters, printed as extra columns and written to
+// --benchmark_format=json|csv like any other counter.
 //
 //   c++ gbench.cc $(pkg-config --cflags --libs topdown) -lbenchmark -lpthread
 //
 // Exit status 2 means no usable PMU here (the reason is printed); `make
 // gbench` then runs the same binary on the test emulator, labelled.
-#include <benchmark/benchmark.h>
-#include <topdown.h>
+#include <topdown_benchmark.hpp>
 
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <utility>
 #include <vector>
 
 namespace {
 
-// One handle per thread, opened on first use (handles are per thread).
-struct td *thread_handle(int *err)
-{
-	thread_local struct td *td = nullptr;
-	thread_local int open_err = td_open(&td, nullptr);
-
-	*err = open_err;
-	return td;
-}
-
-// Run the benchmark's loop as one region and report it as counters.
-template <class Body>
-void measured(benchmark::State &state, Body body)
-{
-	struct td_region r = {};
-	struct td_result res;
-	int err;
-	struct td *td = thread_handle(&err);
-
-	if (!td) {
-		state.SkipWithError(td_strerror(err));
-		return;
-	}
-	td_region_begin(td, &r);
-	for (auto _ : state)
-		body();
-	td_region_end(td, &r, &res);
-	if (res.flags & TD_RESULT_UNRELIABLE) {
-		state.SkipWithError("TopDown counts unreliable for this run");
-		return;
-	}
-	for (int i = 0; i < TD_L1_COUNT; i++)
-		state.counters[td_l1_name(i)] = res.l1[i];
-	state.counters["td_err"] = res.err;
-	state.counters["slots/iter"] = benchmark::Counter(
-		static_cast<double>(res.slots),
-		benchmark::Counter::kAvgIterations);
-}
+using topdown::measure;
 
 constexpr uint32_t kBytes = 1u << 16;
 constexpr uint32_t kSmall = 1u << 12;  // 16 KiB: L1-resident
@@ -93,7 +57,7 @@ std::vector<uint32_t> random_cycle(uint32_t n)  // Sattolo: one cycle
 void BM_branch_predictable(benchmark::State &state)
 {
 	static const auto bytes = random_bytes();
-	measured(state, [] {
+	measure(state, [] {
 		uint64_t sum = 0;
 		for (uint32_t i = 0; i < kBytes; i++)
 			if (i & 1)
@@ -105,7 +69,7 @@ void BM_branch_predictable(benchmark::State &state)
 void BM_branch_random(benchmark::State &state)
 {
 	static const auto bytes = random_bytes();
-	measured(state, [] {
+	measure(state, [] {
 		uint64_t sum = 0;
 		for (uint32_t i = 0; i < kBytes; i++)
 			if (bytes[i] < 128)
@@ -125,20 +89,20 @@ void chase(const std::vector<uint32_t> &next)
 void BM_walk_cached(benchmark::State &state)
 {
 	static const auto next = random_cycle(kSmall);
-	measured(state, [] { chase(next); });
+	measure(state, [] { chase(next); });
 }
 
 void BM_walk_dram(benchmark::State &state)
 {
 	static const auto next = random_cycle(kLarge);
-	measured(state, [] { chase(next); });
+	measure(state, [] { chase(next); });
 }
 
 constexpr uint64_t kMul = 6364136223846793005ull, kAdd = 1442695040888963407ull;
 
 void BM_dep_chain(benchmark::State &state)
 {
-	measured(state, [] {
+	measure(state, [] {
 		uint64_t x = 1;
 		for (uint32_t i = 0; i < 4096; i++) {
 			x = x * kMul + kAdd;
@@ -149,7 +113,7 @@ void BM_dep_chain(benchmark::State &state)
 
 void BM_independent(benchmark::State &state)
 {
-	measured(state, [] {
+	measure(state, [] {
 		uint64_t a = 1, b = 2, c = 3, d = 4;
 		for (uint32_t i = 0; i < 4096; i += 4) {
 			a = a * kMul + kAdd;
@@ -177,7 +141,7 @@ int main(int argc, char **argv)
 {
 	int err;
 
-	if (!thread_handle(&err)) {
+	if (!topdown::thread_handle(&err)) {
 		std::fprintf(stderr, "gbench: td_open: %s\n", td_strerror(err));
 		return 2;
 	}

@@ -23,3 +23,9 @@ int cxx_uses_named(struct td *td)
 	td_named_begin(td, &n);
 	return td_named_end(td, &n, &res);
 }
+
+// topdown.h alone must not pull Google Benchmark in: only
+// topdown_benchmark.hpp includes it, for benchmark code.
+#ifdef BENCHMARK_BENCHMARK_H_
+#error "topdown.h included benchmark/benchmark.h"
+#endif

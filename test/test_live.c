@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The one test that calls the real kernel (no emulator linked): on a
- * machine without a hardware PMU td_open must fail cleanly with -ENODEV
- * and a reason; where TopDown exists, a short region must measure.
+ * The one test that calls the real kernel (no emulator linked): where
+ * TopDown exists, a short region must measure.  A machine without a
+ * hardware PMU (or without usable TopDown) measures nothing, so the test
+ * is reported skipped there, not passed, after checking that td_open
+ * failed cleanly: -ENODEV, no handle, and a reason.
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -29,9 +31,10 @@ static void test_real_kernel(void **state)
 	}
 	if (err == -ENODEV) {
 		assert_null(td);
-		print_message("no PMU, as expected on a VM: %s\n",
+		assert_non_null(td_strerror(err));
+		print_message("no PMU here (a VM without a virtual PMU?): %s\n",
 			      td_strerror(err));
-		return;
+		skip();
 	}
 	assert_int_equal(err, 0);
 	assert_int_equal(td_region_begin(td, &r), 0);
