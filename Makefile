@@ -15,6 +15,9 @@
 #   make test-valgrind   the tests under valgrind memcheck
 #   make fuzz            libFuzzer targets, FUZZ_TIME seconds each (20)
 #   make test-arm64      cross-built arm64 suite under qemu-aarch64 (build/arm64)
+#   make bench           accuracy (targets enforced), overhead, timing
+#   make bench-arm64     Arm's overhead rows, counted under qemu-aarch64
+#   make bench-table     the README's overhead table from the overhead rows
 
 VERSION_MAJOR := 0
 VERSION_MINOR := 3
@@ -199,9 +202,17 @@ $(B)/bench/%.o: bench/%.c
 $(B)/bench/accuracy: $(B)/bench/accuracy.o $(EMU_OBJS) $(STATIC_LIB)
 	$(CC) $(LDFLAGS) -rdynamic -o $@ $^ -lm -ldl -lpthread
 
-$(B)/bench/overhead: $(B)/bench/overhead.o $(EMU_OBJS) $(B)/libtopdown.so
-	$(CC) $(LDFLAGS) -rdynamic -o $@ $< $(EMU_OBJS) -L$(B) -ltopdown \
-		-Wl,-rpath,'$$ORIGIN/..' -lm -ldl -lpthread
+OVERHEAD_OBJS := $(addprefix $(B)/bench/,overhead.o overhead_seq.o \
+		 overhead_report.o overhead_qemu.o)
+$(B)/bench/overhead: $(OVERHEAD_OBJS) $(EMU_OBJS) $(B)/libtopdown.so
+	$(CC) $(LDFLAGS) -rdynamic -o $@ $(OVERHEAD_OBJS) $(EMU_OBJS) -L$(B) \
+		-ltopdown -Wl,-rpath,'$$ORIGIN/..' -lm -ldl -lpthread
+
+# The arm64 counted process (built with the cross compiler, B=build/arm64).
+GUEST_OBJS := $(addprefix $(B)/bench/,overhead_guest.o overhead_seq.o)
+$(B)/bench/overhead-guest: $(GUEST_OBJS) $(EMU_OBJS) $(B)/libtopdown.so
+	$(CC) $(LDFLAGS) -rdynamic -o $@ $(GUEST_OBJS) $(EMU_OBJS) -L$(B) \
+		-ltopdown -Wl,-rpath,'$$ORIGIN/..' -lm -ldl -lpthread
 
 $(B)/bench/timing: $(B)/bench/timing.o $(STATIC_LIB)
 	$(CC) $(LDFLAGS) -o $@ $^ -lm -lpthread
@@ -210,7 +221,34 @@ bench: $(B)/bench/accuracy $(B)/bench/overhead $(B)/bench/timing \
        $(B)/libtdemu.so
 	$(B)/bench/accuracy
 	$(B)/bench/overhead
+	@$(MAKE) -s bench-arm64-if-possible
 	@sh examples/run-demo.sh $(B)/bench/timing $(B)/libtdemu.so
+
+# Arm's overhead rows: the guest cross-built like test-arm64, run under
+# qemu-aarch64 and counted from qemu's log by the host's overhead.
+ARM64_PROFILES := n2
+bench-arm64: $(B)/bench/overhead
+	$(MAKE) B=build/arm64 CC=$(ARM64_CROSS)gcc AR=$(ARM64_CROSS)ar \
+		build/arm64/bench/overhead-guest
+	@set -e; for p in $(ARM64_PROFILES); do \
+		sh bench/overhead-arm64.sh build/arm64/bench/overhead-guest \
+			$(B)/bench/overhead $$p build/arm64/bench $(ARM64_RUN); \
+	done
+
+bench-arm64-if-possible:
+	@if command -v $(ARM64_CROSS)gcc >/dev/null && \
+	    command -v $(firstword $(ARM64_RUN)) >/dev/null; then \
+		$(MAKE) -s bench-arm64; \
+	else \
+		echo "=== overhead on arm64: SKIPPED, needs $(ARM64_CROSS)gcc" \
+		     "and $(firstword $(ARM64_RUN)) (apt install" \
+		     "gcc-aarch64-linux-gnu qemu-user)"; \
+	fi
+
+# The README's overhead table (markdown) from the overhead,... lines.
+bench-table: $(B)/bench/overhead
+	@{ $(B)/bench/overhead; $(MAKE) -s bench-arm64-if-possible; } | \
+		sh bench/overhead-table.sh
 
 # HARNESS_ARGS: table, csv or jsonl for one format (default: all three).
 harness: $(B)/examples/harness $(B)/libtdemu.so
@@ -315,7 +353,9 @@ fuzz: $(FUZZ_TARGETS:%=$(B)/fuzz/%)
 			$(B)/fuzz/$$t.log; \
 	done
 
-.PHONY: all test test-cxx-benchmark test-man test-arm64 validate test-validate demo bench harness gbench install uninstall clean FORCE \
+.PHONY: all test test-cxx-benchmark test-man test-arm64 validate test-validate \
+	demo bench bench-arm64 bench-arm64-if-possible bench-table harness gbench \
+	install uninstall clean FORCE \
 	test-asan test-tsan \
 	test-valgrind fuzz
 FORCE:

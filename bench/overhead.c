@@ -1,206 +1,255 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Overhead benchmark, deterministic: counts the instructions a begin/end
- * pair executes on the RDPMC fast path by single-stepping it with ptrace.
- * The child runs the real libtopdown.so against the emulated kernel; the
- * tracer answers each RDPMC itself (SLOTS rising, a fixed PERF_METRICS
- * word) and does not count it.  Only instructions inside libtopdown.so's
- * text are counted (the caller's call/PLT instructions are not), and
- * separately those inside the measured window: after begin's last RDPMC,
- * before end's first, which every region pays as if it were its own work.
- * With records attached, end finds out only after its first read and
- * reads both registers again: its window runs to that second reading.
- * System calls (0f 05) inside the library are counted too.  Each region
- * object is warmed up first (two pairs), as in a loop: the first use of a
- * region takes the slow path to learn its length.
+ * Overhead benchmark, deterministic: counts the instructions the library
+ * executes for a begin/end pair (and a pair with a result, a nested pair,
+ * a pair with records attached) on every source's emulator profile.
+ *
+ * x86 (this program): a forked child runs the real libtopdown.so against
+ * the emulated kernel (overhead_seq.c) and is single-stepped with ptrace.
+ * Each counter read (RDPMC) faults as on these VMs and the emulator's
+ * trap handler answers it, as in every test: the values are the emulated
+ * PMU's, consistent with its user pages.  Only instructions inside
+ * libtopdown.so's text are counted (not the caller's call/PLT, not the
+ * emulator's handler or its emulated work), the RDPMCs apart as reads.
+ * System calls: those the emulator's interposed libc wrappers received
+ * (each would enter the kernel), plus any real syscall instruction
+ * stepped (the emulator's rt_sigreturn apart).
+ *
+ * Arm: ptrace cannot single-step guest code under qemu-user (the tracer
+ * would step qemu itself), so `overhead --qemu-log LOG GUEST_OUT PROFILE`
+ * counts from qemu's own execution log instead (overhead_qemu.c and
+ * bench/overhead-arm64.sh); the rows are made the same way.
  */
+#include <dlfcn.h>
 #include <errno.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ptrace.h>
+#include <sys/syscall.h>
 #include <sys/user.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "emu.h"
+#include "overhead.h"
+#include "overhead_qemu.h"
 #include "topdown.h"
 
-#define MAX_RDPMCS 8
-
-struct counts {
-	unsigned long lib, syscalls, rdpmcs;
-	unsigned long lib_at[MAX_RDPMCS]; /* lib instructions before each RDPMC */
+#if defined(__x86_64__)
+struct lib_text {
+	unsigned long lo, hi;        /* executable mapping of libtopdown.so */
+	unsigned long begin, end;    /* td_region_begin, td_region_end */
 };
 
-/*
- * RDPMCs of a begin/end pair: begin reads SLOTS then PERF_METRICS, end
- * reads SLOTS first.  The window is what runs between begin's last read
- * and end's first (reads 2 and 3, or 4 and 5 for the inner region of the
- * nested sequence); "between" what runs between begin's two reads, which
- * separates its SLOTS reading from its PERF_METRICS reading.
- */
-static unsigned long span(const struct counts *c, unsigned from, unsigned to)
+/* Executable range of libtopdown.so and its two entry points. */
+static int lib_text(pid_t pid, struct lib_text *t)
 {
-	if (to > c->rdpmcs || to > MAX_RDPMCS)
-		return 0;
-	return c->lib_at[to - 1] - c->lib_at[from - 1];
-}
-
-/* The measured sequences, run in the traced child between two SIGSTOPs. */
-static void child(void)
-{
-	struct td *td;
-	struct td_region r = { { 0 } }, outer = { { 0 } };
-	struct td_result res;
-	static struct td_record recs[64];
-
-	emu_setup(EMU_SPR);
-	if (td_open(&td, NULL) < 0)
-		_exit(3);
-	/* warm-up: each region object learns its length (policy threshold) */
-	for (int i = 0; i < 2; i++) {
-		td_region_begin(td, &outer);
-		td_region_begin(td, &r);
-		td_region_end(td, &r, NULL);
-		td_region_end(td, &outer, NULL);
-	}
-	ptrace(PTRACE_TRACEME, 0, NULL, NULL);
-	raise(SIGSTOP);
-	td_region_begin(td, &r);          /* 1: pair, no result */
-	td_region_end(td, &r, NULL);
-	raise(SIGSTOP);
-	td_region_begin(td, &r);          /* 2: pair with a result */
-	td_region_end(td, &r, &res);
-	raise(SIGSTOP);
-	td_region_begin(td, &outer);      /* 3: nested pair, no result */
-	td_region_begin(td, &r);
-	td_region_end(td, &r, NULL);
-	td_region_end(td, &outer, NULL);
-	raise(SIGSTOP);
-	td_records_attach(td, recs, 64);  /* (not counted: setup) */
-	td_region_begin(td, &r);
-	td_region_end(td, &r, NULL);
-	raise(SIGSTOP);
-	td_region_begin(td, &r);          /* 4: pair writing a record */
-	td_region_end(td, &r, NULL);
-	raise(SIGSTOP);
-	td_close(td);
-	emu_teardown();
-	_exit(0);
-}
-
-/* Executable range of libtopdown.so in the child. */
-static int lib_range(pid_t pid, unsigned long *lo, unsigned long *hi)
-{
-	char path[64], line[512];
+	char path[64], line[512], so[400] = "";
+	void *h;
 	FILE *f;
 
 	snprintf(path, sizeof(path), "/proc/%d/maps", pid);
 	f = fopen(path, "r");
 	if (!f)
 		return -1;
-	*lo = *hi = 0;
+	t->lo = t->hi = 0;
 	while (fgets(line, sizeof(line), f)) {
 		unsigned long a, b;
 		char perms[8];
-		if (sscanf(line, "%lx-%lx %7s", &a, &b, perms) == 3 &&
-		    perms[2] == 'x' && strstr(line, "libtopdown.so")) {
-			*lo = a;
-			*hi = b;
+		if (sscanf(line, "%lx-%lx %7s %*s %*s %*s %399s", &a, &b, perms,
+			   so) == 4 &&
+		    perms[2] == 'x' && strstr(so, "libtopdown.so")) {
+			t->lo = a;
+			t->hi = b;
+			break;
 		}
 	}
 	fclose(f);
-	return *hi ? 0 : -1;
+	if (!t->hi)
+		return -1;
+	/* the child is a fork: the library sits at the same address here */
+	h = dlopen(so, RTLD_LAZY | RTLD_NOLOAD);
+	if (!h)
+		return -1;
+	t->begin = (unsigned long)dlsym(h, "td_region_begin");
+	t->end = (unsigned long)dlsym(h, "td_region_end");
+	dlclose(h);
+	return t->begin && t->end ? 0 : -1;
 }
 
-/* Single-step until the child stops with SIGSTOP; count. */
-static struct counts step_section(pid_t pid, unsigned long lo,
-				  unsigned long hi, uint64_t *slots)
+/* The child's section boundary: the tracer stops at the int3. */
+static volatile unsigned long marked_syscalls;
+
+static void child_mark(unsigned next, unsigned long syscalls)
 {
-	struct counts c = { 0, 0, 0, { 0 } };
-	int status;
+	(void)next;
+	marked_syscalls = syscalls;
+	__asm__ __volatile__("int3" ::: "memory");
+}
+
+static void child(const struct ovh_profile *prof)
+{
+	ptrace(PTRACE_TRACEME, 0, NULL, NULL);
+	raise(SIGSTOP);
+	_exit(ovh_run_sections(prof, child_mark) < 0 ? 3 : 0);
+}
+
+/* Run freely (passing the emulator its RDPMC faults) until the int3. */
+static int run_to_mark(pid_t pid)
+{
+	int status, sig = 0;
 
 	for (;;) {
-		struct user_regs_struct regs;
-		unsigned long word;
-
-		ptrace(PTRACE_GETREGS, pid, NULL, &regs);
-		errno = 0;
-		word = (unsigned long)ptrace(PTRACE_PEEKTEXT, pid,
-					     (void *)regs.rip, NULL);
-		if ((word & 0xffff) == 0x330f) { /* rdpmc: answer it */
-			uint64_t v = (regs.rcx == (1u << 29)) ? 0x4040403f
-							      : (*slots += 100);
-			regs.rax = (uint32_t)v;
-			regs.rdx = v >> 32;
-			regs.rip += 2;
-			ptrace(PTRACE_SETREGS, pid, NULL, &regs);
-			if (c.rdpmcs < MAX_RDPMCS)
-				c.lib_at[c.rdpmcs] = c.lib;
-			c.rdpmcs++;
-			continue;
-		}
-		if (regs.rip >= lo && regs.rip < hi) {
-			c.lib++;
-			if ((word & 0xffff) == 0x050f)
-				c.syscalls++;
-		}
-		ptrace(PTRACE_SINGLESTEP, pid, NULL, NULL);
-		waitpid(pid, &status, 0);
-		if (WIFEXITED(status) || (WIFSTOPPED(status) &&
-					  WSTOPSIG(status) == SIGSTOP))
-			return c;
+		ptrace(PTRACE_CONT, pid, NULL, (void *)(long)sig);
+		if (waitpid(pid, &status, 0) < 0 || !WIFSTOPPED(status))
+			return -1;
+		sig = WSTOPSIG(status);
+		if (sig == SIGTRAP)
+			return 0;
 	}
 }
 
-int main(void)
+static bool native_rdpmc; /* an RDPMC did not fault: a host PMU answered */
+
+/* Look at the instruction about to execute; false at the section's end. */
+static bool account(pid_t pid, const struct lib_text *t,
+		    struct user_regs_struct *regs, struct ovh_section_count *c)
 {
-	static const char *const names[] = {
-		"begin+end, res NULL", "begin+end, with td_result",
-		"nested pair (2 begin+end), res NULL", NULL,
-		"begin+end, records attached" };
-	unsigned long lo, hi;
-	uint64_t slots = 0;
-	int status, ok = 1;
-	pid_t pid = fork();
+	unsigned long rip = regs->rip;
+	unsigned long word = (unsigned long)ptrace(PTRACE_PEEKTEXT, pid,
+						   (void *)rip, NULL);
+	bool in_lib = rip >= t->lo && rip < t->hi;
 
+	if (!in_lib && (word & 0xff) == 0xcc) { /* child_mark's int3 */
+		regs->rip++;
+		ptrace(PTRACE_SETREGS, pid, NULL, regs);
+		c->syscalls += (unsigned long)ptrace(
+			PTRACE_PEEKDATA, pid, (void *)&marked_syscalls, NULL);
+		return false;
+	}
+	if (rip == t->begin || rip == t->end)
+		ovh_count_call(c);
+	if (in_lib && (word & 0xffff) == 0x330f) /* rdpmc */
+		ovh_count_read(c);
+	else if (in_lib)
+		c->lib++;
+	if ((word & 0xffff) == 0x050f && regs->rax != SYS_rt_sigreturn)
+		c->syscalls++;
+	return true;
+}
+
+/* Single-step one section, up to the child's next mark. */
+static int step_section(pid_t pid, const struct lib_text *t,
+			struct ovh_section_count *c)
+{
+	int status, sig = 0;
+
+	memset(c, 0, sizeof(*c));
+	for (;;) {
+		struct user_regs_struct regs;
+		unsigned long rip;
+
+		ptrace(PTRACE_GETREGS, pid, NULL, &regs);
+		rip = regs.rip;
+		/* a fault stopped at the instruction: deliver it, no count */
+		if (!sig && !account(pid, t, &regs, c))
+			return 0;
+		ptrace(PTRACE_SINGLESTEP, pid, NULL, (void *)(long)sig);
+		if (waitpid(pid, &status, 0) < 0 || !WIFSTOPPED(status))
+			return -1;
+		sig = WSTOPSIG(status) == SIGTRAP ? 0 : WSTOPSIG(status);
+		if (!sig && rip >= t->lo && rip < t->hi) {
+			unsigned long w = (unsigned long)ptrace(
+				PTRACE_PEEKTEXT, pid, (void *)rip, NULL);
+			ptrace(PTRACE_GETREGS, pid, NULL, &regs);
+			if ((w & 0xffff) == 0x330f && regs.rip == rip + 2)
+				native_rdpmc = true;
+		}
+	}
+}
+
+/* One profile: fork, trace, count every section, report. */
+static int trace_profile(const struct ovh_profile *prof, bool *met)
+{
+	struct ovh_section_count sec[OVH_NR_SECTIONS];
+	struct lib_text t;
+	int status, err = 0;
+	pid_t pid;
+
+	fflush(stdout);
+	pid = fork();
 	if (pid == 0)
-		child();
-	waitpid(pid, &status, 0);
-	if (!WIFSTOPPED(status) || lib_range(pid, &lo, &hi) < 0) {
-		printf("overhead: ptrace is not permitted here; skipped\n");
-		return 0;
+		child(prof);
+	if (pid < 0 || waitpid(pid, &status, 0) < 0 || !WIFSTOPPED(status) ||
+	    lib_text(pid, &t) < 0) {
+		if (pid > 0)
+			kill(pid, SIGKILL);
+		return -EPERM;
 	}
-	printf("# instructions per begin/end on the RDPMC fast path "
-	       "(libtopdown.so only, RDPMCs excluded; single-stepped)\n");
-	printf("%-38s %6s %7s %8s %9s %6s\n", "sequence", "instr", "window",
-	       "between", "syscalls", "rdpmc");
-	for (int i = 0; i < 5; i++) {
-		struct counts c;
-		unsigned first = i == 2 ? 3 : 1; /* nested: the inner region */
-		/* with records, end re-reads both: its reading is the 2nd */
-		unsigned end_read = first + (i == 4 ? 3 : 2);
-		unsigned long window;
-
-		ptrace(PTRACE_SINGLESTEP, pid, NULL, NULL);
+	if (run_to_mark(pid) < 0)
+		err = -EIO;
+	for (unsigned s = 0; !err && s < OVH_NR_SECTIONS; s++)
+		if (step_section(pid, &t, &sec[s]) < 0)
+			err = -EIO;
+	if (!err) {
+		ptrace(PTRACE_CONT, pid, NULL, NULL);
 		waitpid(pid, &status, 0);
-		c = step_section(pid, lo, hi, &slots);
-		if (!names[i])
-			continue;
-		window = span(&c, first + 1, end_read);
-		printf("%-38s %6lu %7lu %8lu %9lu %6lu\n", names[i], c.lib,
-		       window, span(&c, first, first + 1), c.syscalls,
-		       c.rdpmcs);
-		if ((i == 0 && c.lib > 60) || (i < 3 && window > 12) ||
-		    c.syscalls)
-			ok = 0;
+		*met = ovh_report_profile(prof, sec) && *met;
+	} else {
+		kill(pid, SIGKILL);
+		waitpid(pid, &status, 0);
+		printf("%-10s the traced child stopped early: no rows\n",
+		       prof->name);
+		*met = false;
 	}
-	ptrace(PTRACE_CONT, pid, NULL, NULL);
-	waitpid(pid, &status, 0);
-	printf("\n# targets: <= 60 instructions per pair without result; "
-	       "<= 12 in the window with or without a result; 0 syscalls "
-	       "in every row: %s\n", ok ? "met" : "MISSED");
+	return err;
+}
+
+static int trace_all(void)
+{
+	bool met = true;
+
+	ovh_report_header("x86: single-stepped with ptrace, each RDPMC "
+			  "answered by the emulator's trap handler");
+	for (unsigned i = 0; i < ovh_nr_profiles; i++) {
+		int err;
+
+		if (ovh_profiles[i].emu >= EMU_ARM_N1)
+			continue; /* make bench-arm64 */
+		err = trace_profile(&ovh_profiles[i], &met);
+		if (err == -EPERM) {
+			printf("overhead: ptrace is not permitted here; "
+			       "skipped\n");
+			return 0;
+		}
+	}
+	if (native_rdpmc)
+		printf("# WARNING: an RDPMC did not fault: this host's PMU "
+		       "answered it, not the emulator\n");
+	ovh_report_footer();
+	printf("# targets: %s (see README, Overhead)\n",
+	       met ? "all met" : "some MISSED");
 	return 0; /* reported, not enforced: see README, Overhead */
+}
+#else
+static int trace_all(void)
+{
+	printf("overhead: the ptrace counter is x86-64 only; on arm64 "
+	       "use make bench-arm64 (qemu's log)\n");
+	return 0;
+}
+#endif
+
+int main(int argc, char **argv)
+{
+	if (argc == 5 && strcmp(argv[1], "--qemu-log") == 0)
+		return ovh_qemu_report(argv[2], argv[3], argv[4]);
+	if (argc != 1) {
+		fprintf(stderr, "usage: overhead\n"
+				"       overhead --qemu-log LOG GUEST_OUT "
+				"PROFILE\n");
+		return 2;
+	}
+	return trace_all();
 }

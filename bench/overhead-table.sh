@@ -1,0 +1,50 @@
+#!/bin/sh
+# The README's overhead table (markdown) from the machine-readable lines
+#   overhead,<profile>,<sequence>,<instructions>,<window>,<syscalls>,<reads>
+# that build/bench/overhead and make bench-arm64 print (other lines are
+# ignored).  usage: make bench-table, or
+#   ... | sh bench/overhead-table.sh [--update README.md]
+# With --update, the table between the README's overhead-table markers is
+# replaced and nothing is printed.
+set -eu
+table=$(awk -F, '
+BEGIN {
+	print "| profile | sequence | library instructions | window | syscalls | counter reads | target |"
+	print "|---|---|---:|---:|---:|---:|---|"
+}
+# The targets of bench/overhead_report.c, for the last column.
+function target(p, s, i, w, sys, r,   pm, imax, wmax, per) {
+	pm = p == "spr" || p == "lnl" || p == "adl-pcore"
+	imax = 0
+	wmax = 12
+	if (pm) {
+		if (s == "pair") imax = 60
+		if (s == "pair+result") imax = 200
+		if (s == "pair+records") imax = 80
+	} else {
+		if (s == "pair" || s == "nested") imax = 20 * r
+		per = s == "nested" ? r / 4 : r / 2 # reads of one boundary
+		wmax += per
+	}
+	if (w == "-" || w + 0 > wmax || sys + 0 != 0 || (imax && i + 0 > imax))
+		return "MISSED (" (imax ? "<= " imax ", " : "") "window <= " wmax ")"
+	return "met"
+}
+$1 == "overhead" && NF == 7 {
+	printf "| %s | %s | %s | %s | %s | %s | %s |\n", $2, $3, $4, $5, $6, $7,
+		target($2, $3, $4, $5, $6, $7)
+	n++
+}
+END { if (!n) exit 1 }')
+if [ "${1:-}" = --update ]; then
+	readme=$2
+	tmp=$readme.tmp.$$
+	TABLE=$table awk '
+		/<!-- overhead-table begin -->/ { print; print ENVIRON["TABLE"]; skip = 1; next }
+		/<!-- overhead-table end -->/ { skip = 0; found = 1 }
+		!skip { print }
+		END { if (!found) exit 1 }' "$readme" >"$tmp"
+	mv "$tmp" "$readme"
+else
+	printf '%s\n' "$table"
+fi
