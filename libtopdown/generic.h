@@ -145,6 +145,17 @@ struct td_gen {
 	struct perf_event_mmap_page *pc[TD_GEN_MAX];
 };
 
+/* generic.c: the ordinary-counter group of a model, opened for td. */
+struct td_open_req;
+typedef int (*td_model_fn)(const struct td_pmu *pmu, struct td_gen_model *m);
+TD_HIDDEN int td_generic_open(struct td *td, const struct td_open_req *req,
+			      td_model_fn model);
+TD_HIDDEN void td_generic_close(struct td *td);
+TD_HIDDEN int td_generic_sample(struct td *td, struct td_sample *s);
+TD_HIDDEN bool td_generic_consistent(const struct td *td,
+				     const struct td_delta *d);
+TD_HIDDEN void td_generic_info(const struct td *td, struct td_info *i);
+
 /* formulas.c: cumulative counter values v[] -> monotonic counts. */
 TD_HIDDEN void td_formula_zen(unsigned width, const uint64_t *v,
 			      struct td_counts *c);

@@ -261,25 +261,3 @@ void td_hybrid_fold(struct td *td, struct td_sample *s)
 	else
 		s->unsched -= t[1];
 }
-
-/*
- * E-cores measure level 1 only: a region has level 2 when none of its
- * slots came from an E-core (its own delta of TD_C_ECORE_SLOTS), so a
- * P-only region after an E-core stint still gets it.
- */
-bool td_region_l2(const struct td *td, const struct td_delta *d)
-{
-	return td->pmu.nr_metrics == TD_NR_METRICS &&
-	       d->cat[TD_C_ECORE_SLOTS] == 0;
-}
-
-/*
- * A level-1 region of a level-2 PMU (it ran on E-cores too): its P-only
- * level-2 counts go, index 4 would read as SMT contention.
- */
-void td_region_level_delta(const struct td *td, struct td_delta *d)
-{
-	if (td->pmu.nr_metrics == TD_NR_METRICS && !td_region_l2(td, d))
-		for (unsigned i = TD_NR_L1; i < TD_NR_METRICS; i++)
-			d->cat[i] = 0;
-}

@@ -25,7 +25,7 @@
 
 #include "arch.h"
 #include "barrier.h"
-#include "internal.h"
+#include "source.h"
 
 /* cap_user_rdpmc is bit 2 of perf_event_mmap_page.capabilities. */
 #define TD_CAP_USER_RDPMC (UINT64_C(1) << 2)
@@ -418,6 +418,16 @@ static void note_schedule(struct td *td, const struct td_sample *s)
 	}
 }
 
+/* The PERF_METRICS source's reading: metrics-clear, RDPMC or read(2). */
+int td_pm_sample(struct td *td, struct td_sample *s)
+{
+	if (TD_UNLIKELY(td->clear_mode))
+		return clear_sample(td, s);
+	if (TD_LIKELY(td->path == TD_PATH_RDPMC))
+		return rdpmc_sample(td, s);
+	return read_sample(td, s);
+}
+
 int td_take_sample(struct td *td, struct td_sample *s)
 {
 	struct td_snap before = td->snap;
@@ -425,16 +435,7 @@ int td_take_sample(struct td *td, struct td_sample *s)
 
 	s->qself = 0;
 	s->on_ecore = false;
-	if (TD_UNLIKELY(td->gen))
-		err = td_generic_sample(td, s);
-	else if (TD_UNLIKELY(td->clear_mode))
-		err = clear_sample(td, s);
-	else if (TD_LIKELY(td->path == TD_PATH_RDPMC))
-		err = rdpmc_sample(td, s);
-	else
-		err = read_sample(td, s);
-	if (TD_UNLIKELY(td->ecore) && err == 0)
-		td_hybrid_fold(td, s); /* before note_schedule: fixes unsched */
+	err = td->src->sample(td, s);
 	if (err == 0)
 		note_schedule(td, s);
 	td_snap_publish(td, &before);
