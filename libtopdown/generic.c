@@ -3,7 +3,8 @@
  * The generic-counter TopDown source: where the PMU has no PERF_METRICS,
  * a perf_event group of the ordinary events a formula needs (formulas.c),
  * every fd mapped, read with the standard seqlock protocol of
- * linux/perf_event.h (intel-kernel-topdown.md section 4):
+ * linux/perf_event.h (struct perf_event_mmap_page; libperf's
+ * perf_mmap__read_self):
  *   count = offset + sign_extend(rdpmc(index - 1), pmc_width)
  * and, when any index is 0 (not scheduled, or RDPMC not offered), one
  * read(2) of the group, which for ordinary counters is exact and resets

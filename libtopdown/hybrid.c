@@ -3,8 +3,8 @@
  * Hybrid parts (Alder Lake and later): the core PMU, cpu_core, exists only
  * on P-cores.  While the thread runs on an E-core the group is not
  * scheduled (index 0, time_running stops), and RDPMC of fixed counter 3 or
- * PERF_METRICS there would #GP (research note section 6; the #GP is an
- * inference from the SDM, those registers do not exist on E-cores).  The
+ * PERF_METRICS there would #GP (an inference from the Intel SDM: those
+ * registers do not exist on E-cores).  The
  * seqlock's index check does not protect: the thread can migrate between
  * it and the RDPMC.
  *
@@ -90,8 +90,8 @@ void td_hybrid_close(struct td *td)
  * The E-cores (issue 7 item 5).  cpu_core's group counts only on P-cores;
  * on E-cores TopDown comes from ordinary counters of cpu_atom (Atom V2
  * formula, encodings from cpu_atom's events/), in a second group: the
- * kernel refuses one group across hybrid PMUs (validate_group, note
- * section 6).  Exactly one of the two counts at any moment.  No counter
+ * kernel refuses one group across hybrid PMUs (arch/x86/events/core.c
+ * validate_group).  Exactly one of the two counts at any moment.  No counter
  * budget check here: on a P-core this group is rightly not running.
  * Any failure leaves the handle P-core only, as before.
  */
