@@ -4,7 +4,8 @@
 #   make demo            build and run the demo (emulated when no PMU)
 #   make harness         build and run the microbenchmark harness (same)
 #   make gbench          the Google Benchmark example, if libbenchmark-dev
-#   make install         PREFIX, DESTDIR, LIBDIR, INCLUDEDIR honoured
+#   make install         PREFIX, DESTDIR, BINDIR, LIBDIR, INCLUDEDIR honoured
+#   make examples/harness.svg   the README's picture (emulated harness run)
 #   make WERROR=1 ...    warnings are errors (CI)
 #   make test-asan       the tests under ASan+UBSan (build/asan)
 #   make test-tsan       the thread tests under ThreadSanitizer (build/tsan)
@@ -18,6 +19,7 @@ VERSION_PATCH := 0
 VERSION := $(VERSION_MAJOR).$(VERSION_MINOR).$(VERSION_PATCH)
 
 PREFIX ?= /usr/local
+BINDIR ?= $(PREFIX)/bin
 LIBDIR ?= $(PREFIX)/lib
 INCLUDEDIR ?= $(PREFIX)/include
 PKGCONFIGDIR ?= $(LIBDIR)/pkgconfig
@@ -64,7 +66,8 @@ TESTS := test_decode test_open test_region test_harness test_misuse \
 TEST_BINS := $(foreach t,$(TESTS),$(B)/test/$(t)-static) \
 	     $(foreach t,$(filter-out test_decode test_generic test_arm,$(TESTS)),$(B)/test/$(t)-shared)
 
-all: $(STATIC_LIB) $(B)/libtopdown.so $(B)/topdown.pc
+all: $(STATIC_LIB) $(B)/libtopdown.so $(B)/topdown.pc $(B)/topdown \
+     $(B)/libtdemu.so
 
 $(B)/static/%.o: libtopdown/%.c
 	@mkdir -p $(@D)
@@ -91,6 +94,19 @@ $(B)/topdown.pc: pkgconfig/topdown.pc.in FORCE
 	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(LIBDIR)|' \
 	    -e 's|@INCLUDEDIR@|$(INCLUDEDIR)|' -e 's|@VERSION@|$(VERSION)|' \
 	    $< > $@
+
+# ---- the topdown command (libtopdown/cmd: not part of the library) -------
+# Linked with the static library: it runs from any prefix without rpath.
+# It finds the emulated PMU from its own location (../lib/topdown/), else
+# LIBDIR, else the build tree's libtdemu.so beside it.
+CMD_SRCS := $(wildcard libtopdown/cmd/*.c)
+CMD_OBJS := $(CMD_SRCS:libtopdown/cmd/%.c=$(B)/cmd/%.o)
+$(B)/cmd/%.o: libtopdown/cmd/%.c
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) -DTOPDOWN_LIBDIR='"$(LIBDIR)"' $(CFLAGS) -c -o $@ $<
+
+$(B)/topdown: $(CMD_OBJS) $(STATIC_LIB)
+	$(CC) $(LDFLAGS) -o $@ $(CMD_OBJS) $(STATIC_LIB) -lm
 
 # ---- emulator and tests ----------------------------------------------------
 # The libc interposers run before a sanitizer runtime has initialised
@@ -126,6 +142,14 @@ test: $(TEST_BINS) test/cxx_header.cc
 	@set -e; for t in $(TEST_BINS); do echo "== $$t"; \
 		$(if $(TD_STRESS_REGIONS),TD_STRESS_REGIONS=$(TD_STRESS_REGIONS)) \
 		$(TEST_RUN) $$t; done
+	$(if $(SANITIZE)$(TSAN)$(TEST_RUN),,@$(MAKE) -s test-cmd)
+
+# The command end to end, on the emulator: check, run, plot (rendered by
+# rsvg-convert and checked pixel by pixel), help and bad arguments.
+test-cmd: $(B)/topdown $(B)/libtdemu.so $(B)/examples/harness \
+	  $(B)/examples/threads
+	@echo "== test/test_cmd.sh"
+	@sh test/test_cmd.sh $(B)
 
 # ---- arm64: cross-built, run under qemu-aarch64 ----------------------------
 # EL0 MRS of a PMU register raises SIGILL under qemu-user; the emulator
@@ -146,7 +170,18 @@ test-arm64:
 # ---- demo and examples -----------------------------------------------------
 $(B)/examples/%: examples/%.c $(STATIC_LIB)
 	@mkdir -p $(@D)
-	$(CC) $(CPPFLAGS) $(CFLAGS) -o $@ $< $(STATIC_LIB) -lm
+	$(CC) $(CPPFLAGS) $(CFLAGS) -o $@ $< $(STATIC_LIB) -lm -lpthread
+
+# The README's picture: the harness on the emulated PMU, its totals
+# through topdown run, its per-iteration records from its own output.
+examples/harness.svg: $(B)/topdown $(B)/libtdemu.so $(B)/examples/harness
+	$(B)/topdown run --emulate -f jsonl -o $(B)/harness-run.jsonl -- \
+		$(B)/examples/harness jsonl > $(B)/harness-out.txt
+	grep '^{"kind":"record"' $(B)/harness-out.txt | \
+		sed 's/}$$/,"pmu":"emulated:spr"}/' > $(B)/harness-plot.jsonl
+	cat $(B)/harness-run.jsonl >> $(B)/harness-plot.jsonl
+	$(B)/topdown plot $(B)/harness-plot.jsonl -o $@ \
+		-t "examples/harness on the emulated PMU (make examples/harness.svg)"
 
 demo: $(B)/examples/demo $(B)/libtdemu.so
 	@sh examples/run-demo.sh $(B)/examples/demo $(B)/libtdemu.so
@@ -199,7 +234,11 @@ endif
 # ---- install ---------------------------------------------------------------
 install: all
 	install -d $(DESTDIR)$(LIBDIR) $(DESTDIR)$(INCLUDEDIR) \
-		$(DESTDIR)$(PKGCONFIGDIR)
+		$(DESTDIR)$(PKGCONFIGDIR) $(DESTDIR)$(BINDIR) \
+		$(DESTDIR)$(LIBDIR)/topdown
+	install -m 755 $(B)/topdown $(DESTDIR)$(BINDIR)/topdown
+	install -m 755 $(B)/libtdemu.so \
+		$(DESTDIR)$(LIBDIR)/topdown/libtopdown-emulated-pmu.so
 	install -m 644 $(STATIC_LIB) $(DESTDIR)$(LIBDIR)/
 	install -m 755 $(SHARED_LIB) $(DESTDIR)$(LIBDIR)/
 	ln -sf libtopdown.so.$(VERSION) $(DESTDIR)$(LIBDIR)/$(SONAME)
@@ -211,7 +250,10 @@ uninstall:
 	rm -f $(DESTDIR)$(LIBDIR)/libtopdown.a \
 	      $(DESTDIR)$(LIBDIR)/libtopdown.so* \
 	      $(DESTDIR)$(INCLUDEDIR)/topdown.h \
-	      $(DESTDIR)$(PKGCONFIGDIR)/topdown.pc
+	      $(DESTDIR)$(PKGCONFIGDIR)/topdown.pc \
+	      $(DESTDIR)$(BINDIR)/topdown \
+	      $(DESTDIR)$(LIBDIR)/topdown/libtopdown-emulated-pmu.so
+	-rmdir $(DESTDIR)$(LIBDIR)/topdown 2>/dev/null
 
 clean:
 	rm -rf $(B)
@@ -259,7 +301,7 @@ fuzz: $(FUZZ_TARGETS:%=$(B)/fuzz/%)
 			$(B)/fuzz/$$t.log; \
 	done
 
-.PHONY: all test test-arm64 demo bench harness gbench install uninstall clean FORCE \
+.PHONY: all test test-cmd test-arm64 demo bench harness gbench install uninstall clean FORCE \
 	test-asan test-tsan \
 	test-valgrind fuzz
 FORCE:

@@ -119,6 +119,8 @@ static void adopt_process(void)
 /* td_open succeeded: the handle's totals will be in the report. */
 void td_env_report_register(struct td *td)
 {
+	struct td **link;
+
 	if (!td->env.path)
 		return;
 	pthread_mutex_lock(&proc.lock);
@@ -129,8 +131,11 @@ void td_env_report_register(struct td *td)
 		proc.format = td->env.format;
 		td->env.path = td->env.bad_format = NULL;
 	}
-	td->env.next = proc.open;
-	proc.open = td;
+	link = &proc.open; /* in the order opened */
+	while (*link)
+		link = &(*link)->env.next;
+	td->env.next = NULL;
+	*link = td;
 	td->env.listed = true;
 	pthread_mutex_unlock(&proc.lock);
 }
