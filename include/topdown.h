@@ -22,11 +22,11 @@
  * (S_b + S_e) / (255 * R) of its R slots.  The default policy (TD_RESET_AUTO)
  * resets the counters at a region begin when the error predicted for the
  * coming region (from that region object's previous length, else the
- * handle's last region) exceeds err_target, and only when at least
- * reset_cost_slots / reset_budget slots were counted since the previous
- * reset, so resets cost at most reset_budget of the slots counted (one
- * reset costs reset_cost_slots by the model).  Short regions therefore
- * get fewer resets than they would like, and their result's err says so.
+ * handle's last region) exceeds err_target, and only when the budget can
+ * pay: resets cost at most reset_budget of the measured slots (the slots
+ * of the regions ended; one reset costs reset_cost_slots by the model).
+ * Short regions therefore get fewer resets than they would like, the
+ * first region of a new handle none, and their result's err says so.
  * The environment variable TOPDOWN_RESET=auto|always|never overrides the
  * option.  Every reset folds the current reading into user-space counters
  * first, so regions that enclose or overlap the reset stay correct.

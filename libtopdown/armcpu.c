@@ -233,9 +233,14 @@ static bool lists_slot_events(const char *pmu)
 }
 
 /*
- * Level-2 encodings as the PMU's events/ lists them, where it does (the
- * driver lists only what PMCEID advertises, and perf's JSON names), over
- * the table's.
+ * Level-2 encodings as the PMU's events/ lists them, where it does, over
+ * the table's.  Evidence of this core, not another's: the driver's
+ * aliases are Arm's architectural common event numbers, shown only when
+ * the core's PMCEID registers say it implements them
+ * (drivers/perf/arm_pmuv3.c, armv8pmu_event_attr_is_visible).  STALL_
+ * FRONTEND and STALL_BACKEND are listed that way; the _MEMBOUND events
+ * (0x8158, 0x8164 in perf's arm64 lists) lie outside the PMCEID ranges
+ * and are not listed by that driver, so the table's encodings stand.
  */
 static void sysfs_l2_events(const char *pmu, struct td_gen_model *m)
 {

@@ -124,13 +124,18 @@ static void v1(struct td_gen_model *m, const char *name, unsigned fe_umask)
 }
 
 /*
- * Atom V2 defaults: the kernel's sysfs strings (intel-kernel-topdown.md
- * section 6): Gracemont fe 0x71, bad 0x73, retiring 0xc2, be 0x74;
- * Tremont bad 0x73/0x06; Crestmont retiring 0x72; Skymont retiring
- * 0xc2/0x02, fe 0x9c/0x01, be 0xa4/0x02.  The PMU's events/ overrides.
+ * Atom V2: TOPDOWN_FE_BOUND.ALL, TOPDOWN_BAD_SPECULATION.ALL,
+ * TOPDOWN_RETIRING.ALL and TOPDOWN_BE_BOUND.ALL of each core as perf's
+ * event lists give them (tools/perf/pmu-events/arch/x86/<dir>/
+ * pipeline.json), and the aliases the kernel publishes in events/
+ * (arch/x86/events/intel/core.c, intel_pmu_init: td_attr of each case).
+ * An alias wins over the table unless it is in `foreign`: the kernel's
+ * table of another core, naming another event on this one.
  */
+#define ALIAS(ev) (1u << (ev))
 static void atom(struct td_gen_model *m, unsigned width, const char *name,
-		 uint64_t fe, uint64_t bad, uint64_t ret, uint64_t be)
+		 uint64_t fe, uint64_t bad, uint64_t ret, uint64_t be,
+		 unsigned foreign)
 {
 	m->formula = TD_F_ATOM_V2;
 	m->width = width;
@@ -142,6 +147,43 @@ static void atom(struct td_gen_model *m, unsigned width, const char *name,
 	m->config[TD_V2_RET] = ret;
 	m->config[TD_V2_BE] = be;
 	m->derivable = TD_V2_BE;
+	m->alias_foreign = foreign;
+}
+
+/*
+ * Gracemont (perf's alderlaken and alderlake cpu_atom lists): retiring
+ * 0xc2, bad speculation 0x73 umask 0 (.ALL; umasks 0x1 NUKE, 0x2
+ * FASTNUKE, 0x4 MISPREDICT select parts of it), frontend 0x71, backend
+ * 0x74; 5 wide (adln-metrics.json: 5 * CPU_CLK_UNHALTED.CORE).
+ */
+static void gracemont(struct td_gen_model *m, unsigned foreign)
+{
+	atom(m, 5, "gracemont", EV(0x71, 0, 0), EV(0x73, 0, 0),
+	     EV(0xc2, 0, 0), EV(0x74, 0, 0), foreign);
+}
+
+/*
+ * Crestmont (sierraforest, grandridge, meteorlake cpu_atom lists):
+ * retiring is 0x72 (0xc2 is UOPS_RETIRED.ALL there); 6 wide
+ * (srf-metrics.json, mtl-metrics.json: 6 * CPU_CLK_UNHALTED.CORE).
+ */
+static void crestmont(struct td_gen_model *m, unsigned foreign)
+{
+	atom(m, 6, "crestmont", EV(0x71, 0, 0), EV(0x73, 0, 0),
+	     EV(0x72, 0, 0), EV(0x74, 0, 0), foreign);
+}
+
+/*
+ * Skymont and Darkmont (lunarlake/arrowlake cpu_atom, clearwaterforest
+ * lists): the architectural encodings, which the kernel schedules on
+ * fixed counters 4-6 (intel_skt_event_constraints); 8 wide
+ * (lnl-metrics.json: 8 * CPU_CLK_UNHALTED.CORE; Darkmont's width is an
+ * inference: its metrics list has no TopDown metrics).
+ */
+static void skymont(struct td_gen_model *m, const char *name)
+{
+	atom(m, 8, name, EV(0x9c, 0x01, 0), EV(0x73, 0, 0),
+	     EV(0xc2, 0x02, 0), EV(0xa4, 0x02, 0), 0);
 }
 
 /* Family 6 model numbers: the kernel's arch/x86/include/asm/intel-family.h. */
@@ -176,21 +218,30 @@ static int intel_lookup(unsigned family, unsigned model,
 	case 0x57: case 0x85: /* Knights Landing, Knights Mill */
 		v1(m, "knightslanding", 0x90);
 		return 0;
-	case 0x86: case 0x96: case 0x9c: /* width 4: inference */
+	/*
+	 * Tremont: the kernel's tnt_events_attrs are its own (snowridgex,
+	 * elkhartlake lists: bad speculation .ALL is umask 0x6 on Tremont,
+	 * which has no NUKE umask).  Width 4: inference.
+	 */
+	case 0x86: case 0x96: case 0x9c:
 		atom(m, 4, "tremont", EV(0x71, 0, 0), EV(0x73, 0x06, 0),
-		     EV(0xc2, 0, 0), EV(0x74, 0, 0));
+		     EV(0xc2, 0, 0), EV(0x74, 0, 0), 0);
 		return 0;
-	case 0xbe: /* Alder Lake-N */
-		atom(m, 5, "gracemont", EV(0x71, 0, 0), EV(0x73, 0, 0),
-		     EV(0xc2, 0, 0), EV(0x74, 0, 0));
+	/*
+	 * Alder Lake-N: case INTEL_ATOM_GRACEMONT publishes Tremont's
+	 * tnt_events_attrs, whose topdown-bad-spec (umask 0x6: FASTNUKE |
+	 * MISPREDICT on Gracemont) leaves out the NUKE slots: foreign.
+	 */
+	case 0xbe:
+		gracemont(m, ALIAS(TD_V2_BAD));
 		return 0;
-	case 0xaf: case 0xb6: /* Sierra Forest, Grand Ridge */
-		atom(m, 6, "crestmont", EV(0x71, 0, 0), EV(0x73, 0, 0),
-		     EV(0x72, 0, 0), EV(0x74, 0, 0));
+	/* Sierra Forest, Grand Ridge: cmt_events_attrs, Crestmont's own. */
+	case 0xaf: case 0xb6:
+		crestmont(m, 0);
 		return 0;
-	case 0xdd: /* Clearwater Forest: inference */
-		atom(m, 8, "skymont", EV(0x9c, 0x01, 0), EV(0x73, 0, 0),
-		     EV(0xc2, 0x02, 0), EV(0xa4, 0x02, 0));
+	/* Clearwater Forest: INTEL_ATOM_DARKMONT_X, skt_events_attrs. */
+	case 0xdd:
+		skymont(m, "darkmont");
 		return 0;
 	default:
 		return -ENOSYS;
@@ -198,11 +249,15 @@ static int intel_lookup(unsigned family, unsigned model,
 }
 
 /*
- * The E-core of each hybrid part (family 6 models: intel-family.h): Alder
- * Lake and Raptor Lake have Gracemont (5 wide), Meteor Lake Crestmont
- * (6), Lunar Lake and Arrow Lake Skymont (8) (intel-kernel-topdown.md
- * section 6: perf's JSON widths per file).  Encodings as in the standalone
- * table; the cpu_atom events/ strings override them.
+ * The E-core of each hybrid part (family 6 models: intel-family.h) and
+ * cpu_atom's aliases, the first string of each EVENT_ATTR_STR_HYBRID in
+ * arch/x86/events/intel/core.c.  Alder Lake and Raptor Lake: Gracemont,
+ * adl strings, its own.  Meteor Lake and Arrow Lake-U: Crestmont with
+ * the same adl strings, so topdown-retiring is 0xc2 (UOPS_RETIRED.ALL on
+ * Crestmont; meteorlake lists TOPDOWN_RETIRING.ALL as 0x72): foreign.
+ * Lunar Lake, Arrow Lake, Arrow Lake-H: Skymont, lnl/arl_h strings, its
+ * own.  (Arrow Lake-H's low-power E-cores are a third PMU, cpu_lowpower,
+ * whose retiring alias is 0xc2 too; the library opens cpu_atom only.)
  */
 int td_hybrid_atom_lookup(unsigned family, unsigned model,
 			  struct td_gen_model *m)
@@ -212,16 +267,13 @@ int td_hybrid_atom_lookup(unsigned family, unsigned model,
 		return -ENOSYS;
 	switch (model) {
 	case 0x97: case 0x9a: case 0xb7: case 0xba: case 0xbf:
-		atom(m, 5, "gracemont", EV(0x71, 0, 0), EV(0x73, 0, 0),
-		     EV(0xc2, 0, 0), EV(0x74, 0, 0));
+		gracemont(m, 0);
 		return 0;
-	case 0xaa: case 0xac:
-		atom(m, 6, "crestmont", EV(0x71, 0, 0), EV(0x73, 0, 0),
-		     EV(0x72, 0, 0), EV(0x74, 0, 0));
+	case 0xaa: case 0xac: case 0xb5:
+		crestmont(m, ALIAS(TD_V2_RET));
 		return 0;
-	case 0xbd: case 0xc5: case 0xc6: case 0xb5:
-		atom(m, 8, "skymont", EV(0x9c, 0x01, 0), EV(0x73, 0, 0),
-		     EV(0xc2, 0x02, 0), EV(0xa4, 0x02, 0));
+	case 0xbd: case 0xc5: case 0xc6:
+		skymont(m, "skymont");
 		return 0;
 	default:
 		return -ENOSYS;
@@ -283,7 +335,10 @@ int td_cpuinfo_parse(const char *text, char *vendor, size_t len,
 	return 0;
 }
 
-/* Atom cores: the PMU's own topdown-* strings win over the table. */
+/*
+ * Atom cores: the PMU's topdown-* strings win over the table, but for
+ * those the table marks foreign (another core's kernel table).
+ */
 static void sysfs_overrides(const char *pmu, struct td_gen_model *m)
 {
 	static const struct { const char *name; int idx; } ev[] = {
@@ -299,6 +354,8 @@ static void sysfs_overrides(const char *pmu, struct td_gen_model *m)
 	for (size_t i = 0; i < sizeof(ev) / sizeof(ev[0]); i++) {
 		uint64_t config;
 
+		if (m->alias_foreign & ALIAS(ev[i].idx))
+			continue;
 		snprintf(path, sizeof(path),
 			 "/sys/bus/event_source/devices/%s/events/%s", pmu,
 			 ev[i].name);

@@ -107,6 +107,13 @@ struct td_gen_model {
 				   group) */
 	uint64_t config2[TD_GEN_MAX];
 	struct td_arm_params arm;
+	/*
+	 * Atom V2: the events (bit 1 << TD_V2_*) whose topdown-* alias the
+	 * kernel publishes for this model from another core's table, so
+	 * that it names another event here: the table's encoding is used.
+	 * The other aliases are the core's own and win over the table.
+	 */
+	unsigned alias_foreign;
 };
 
 /*

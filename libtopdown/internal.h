@@ -159,40 +159,37 @@ struct td_policy {
 	double err_x255;      /* err_target * 255, to compare without dividing */
 	double budget;
 	uint64_t cost;        /* slots charged per reset */
-	uint64_t k_q16;       /* auto: reset when S > len x k (Q16) ... */
-	uint64_t floor;       /* ... and S > reset_cost / reset_budget - 1 */
-	uint64_t recent_reset_at; /* threshold from the last region ended */
+	uint64_t k_q16;       /* error side: reset when S > len x k (Q16) */
+	/*
+	 * Budget side: resets may cost at most budget x the measured slots
+	 * (the slots of the regions ended).  credit is budget x measured
+	 * minus cost x resets, capped at one reset's cost so that a quiet
+	 * stretch cannot pay for a burst; it is brought up to date only on
+	 * the slow path, from measured, which every end adds to.
+	 */
+	uint64_t measured;    /* slots of every region ended */
+	uint64_t measured_seen; /* measured when credit was last updated */
+	double credit;
+	/*
+	 * Raw SLOTS below which the budget cannot allow a reset: measured
+	 * slots are counted slots, so credit cannot reach the cost before
+	 * SLOTS has grown by what is missing / budget.  The fast begin
+	 * compares against it and stays fast while a reset is unaffordable.
+	 */
+	uint64_t budget_at;
+	uint64_t recent_len;  /* the handle's last region's slots: the
+				 length expected of a region never ended */
 };
 
 /*
- * The policy as one threshold on raw SLOTS at a begin (policy.c): a reset
- * is due when SLOTS since the last reset exceed both its error side (from
- * len, the coming region's expected slots: a shift and a multiply, no
- * division) and its budget side, floor.  The fast path keeps the two
- * apart and compares twice (region.c); the slow path joins them.
+ * The policy's error side as a threshold on raw SLOTS at a begin
+ * (policy.c): from len, the coming region's expected slots, a shift and
+ * a multiply, no division.
  */
 static inline uint64_t td_policy_by_err(const struct td_policy *p,
 					uint64_t len)
 {
 	return (len >> 16) * p->k_q16;
-}
-
-static inline uint64_t td_policy_threshold_auto(const struct td_policy *p,
-						uint64_t len)
-{
-	uint64_t by_err = td_policy_by_err(p, len);
-
-	/* never: td_policy_setup made floor UINT64_MAX - 1 */
-	return by_err > p->floor ? by_err : p->floor;
-}
-
-/* Any policy; len 0 (unknown) is taken as a short region. */
-static inline uint64_t td_policy_threshold(const struct td_policy *p,
-					   uint64_t len)
-{
-	if (p->kind == TD_RESET_ALWAYS)
-		return 0;
-	return td_policy_threshold_auto(p, len ? len : TD_SHORT_SLOTS);
 }
 
 /* Where td_region_end sends records: record.c. */
@@ -482,6 +479,10 @@ TD_HIDDEN int td_env_choice(const char *var, const char *const *words, int n,
 /* policy.c */
 TD_HIDDEN void td_policy_setup(struct td_policy *p, bool level2);
 TD_HIDDEN int td_policy_init(struct td_policy *p, const struct td_options *o);
+TD_HIDDEN bool td_policy_reset_due(struct td_policy *p, uint64_t raw_slots,
+				   uint64_t len);
+TD_HIDDEN void td_policy_charge(struct td_policy *p);
+TD_HIDDEN void td_policy_refund(struct td_policy *p);
 
 
 #endif /* TD_INTERNAL_H */

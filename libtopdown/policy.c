@@ -2,16 +2,24 @@
 /*
  * When the library resets the counters (see "Resets" in topdown.h).
  *
- * A region read at S_b slots after the last reset and lasting R slots ends
- * at about S_b + R, so the bound of decode.c predicts an error of
- * k (2 S_b + R) / (255 R), k = 2 when level 2 is reported (derived
- * categories), 1 otherwise.  auto resets when that exceeds err_target and
- * the budget allows it: at least reset_cost / reset_budget slots (800,000
- * by default) have been counted since the previous reset, so that resets
- * never take more than reset_budget of the slots the handle counts,
- * whatever the region lengths.  S_b is exactly that count, so the rule
- * needs no state beyond the reading.  Both tests are multiplications: no
- * division on the hot path.
+ * Error side.  A region read at S_b slots after the last reset and
+ * lasting R slots ends at about S_b + R, so the bound of decode.c predicts
+ * an error of k (2 S_b + R) / (255 R), k = 2 when level 2 is reported
+ * (derived categories), 1 otherwise.  A reset is wanted when that exceeds
+ * err_target, R being the region's previous length (or the handle's last
+ * region's, for a region never ended).
+ *
+ * Budget side, which wins.  Resets may cost at most reset_budget of the
+ * measured slots, the slots of the regions ended, by the cost model
+ * (reset_cost_slots each).  A wanted reset is made only when the credit
+ * (budget x measured slots - cost x resets so far, at most one reset's
+ * worth) plus what the coming region will earn (budget x R) covers it:
+ * charged against the region it serves, a reset is affordable for a
+ * region of at least reset_cost / reset_budget slots (800,000 by
+ * default), and shorter regions earn one in turn.  A region whose reset
+ * the budget refused keeps its honest err: large when it is short next to
+ * the slots since the last reset.  In particular the first region of a new
+ * handle (no measured slots, length unknown) never resets.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -52,7 +60,6 @@ int td_policy_init(struct td_policy *p, const struct td_options *o)
 	p->budget = budget;
 	p->cost = o->reset_cost_slots ? o->reset_cost_slots
 				      : TD_DEFAULT_RESET_COST;
-	p->recent_reset_at = 0;
 	return 0;
 }
 
@@ -67,10 +74,62 @@ void td_policy_setup(struct td_policy *p, bool level2)
 	double factor = (p->err_x255 / k - 1) / 2;
 
 	p->k_q16 = factor > 0 ? (uint64_t)(factor * 65536) : 0;
-	p->floor = (uint64_t)((double)p->cost / p->budget);
-	if (p->kind == TD_RESET_NEVER) { /* threshold never reached */
-		p->k_q16 = 0;
-		p->floor = UINT64_MAX - 1;
-	}
+	p->measured = p->measured_seen = 0;
+	p->credit = 0;
+	p->recent_len = 0;
+	p->budget_at = (uint64_t)((double)p->cost / p->budget);
+	if (p->kind == TD_RESET_NEVER) /* never reached */
+		p->budget_at = UINT64_MAX;
 }
 
+/* budget x the slots measured since the last update, capped. */
+static void credit_update(struct td_policy *p)
+{
+	p->credit += p->budget * (double)(p->measured - p->measured_seen);
+	p->measured_seen = p->measured;
+	if (p->credit > (double)p->cost)
+		p->credit = (double)p->cost;
+}
+
+/* The raw SLOTS the budget needs before credit can cover a reset. */
+static uint64_t budget_threshold(const struct td_policy *p, uint64_t now)
+{
+	double missing = (double)p->cost - p->credit;
+
+	return missing <= 0 ? now : now + (uint64_t)(missing / p->budget);
+}
+
+/*
+ * Slow path, auto policy: is a reset due at a begin that read raw_slots
+ * since the last reset, for a region expected to last len slots (0:
+ * unknown)?  When the error side wants one the budget cannot pay for,
+ * budget_at moves to where it might.
+ */
+bool td_policy_reset_due(struct td_policy *p, uint64_t raw_slots,
+			 uint64_t len)
+{
+	uint64_t expect = len ? len : p->recent_len;
+
+	if (raw_slots <= td_policy_by_err(p, expect ? expect : TD_SHORT_SLOTS))
+		return false;
+	credit_update(p);
+	if (p->credit + p->budget * (double)expect >= (double)p->cost)
+		return true;
+	p->budget_at = budget_threshold(p, raw_slots);
+	return false;
+}
+
+/* A reset was made: pay for it (SLOTS restarts from 0). */
+void td_policy_charge(struct td_policy *p)
+{
+	credit_update(p);
+	p->credit -= (double)p->cost;
+	p->budget_at = budget_threshold(p, 0);
+}
+
+/* A reset turned out not to have happened (the group was switched out). */
+void td_policy_refund(struct td_policy *p)
+{
+	p->credit += (double)p->cost;
+	p->budget_at = 0;
+}

@@ -50,8 +50,9 @@ struct td_region_priv {
 		uint64_t metrics;
 		uint32_t metrics_half[2]; /* x86: little endian */
 	};
-	uint64_t reset_at;        /* policy threshold for the next begin, or
-				     its error side alone after a fast end */
+	uint64_t reset_at;        /* the policy's error side for the next
+				     begin (td_policy_by_err of len) */
+	uint64_t len;             /* slots of its last call; 0: unknown */
 	struct td_snap snap;      /* td->snap at begin */
 };
 
@@ -102,34 +103,26 @@ void td_fast_path_setup(struct td *td)
  * user-mode tail of the ioctl wrapper after the kernel's reset is charged
  * to them, the head before it (a few dozen slots) is lost.
  */
-static uint64_t reset_threshold(const struct td *td,
-				const struct td_region_priv *p)
+static bool reset_due(struct td *td, const struct td_region_priv *p,
+		      uint64_t raw_slots)
 {
 	if (td->policy.kind == TD_RESET_ALWAYS)
-		return 0;
-	if (p->key || p->reset_at) { /* this region's own previous length */
-		uint64_t floor = td->policy.floor;
-
-		return p->reset_at > floor ? p->reset_at : floor;
-	}
-	if (td->policy.recent_reset_at) /* the handle's last region */
-		return td->policy.recent_reset_at;
-	return td_policy_threshold(&td->policy, 0);
+		return true;
+	return td_policy_reset_due(&td->policy, raw_slots, p->len);
 }
 
 static void maybe_reset(struct td *td, const struct td_region_priv *p,
 			struct td_sample *s)
 {
-	uint64_t at = reset_threshold(td, p);
-
 	if (td->path != TD_PATH_RDPMC || td->clear_mode || !s->valid ||
-	    s->raw_slots <= at)
+	    !reset_due(td, p, s->raw_slots))
 		return;
 	struct td_snap saved = td->snap;
 	uint64_t fold_slots = s->raw_slots, fold_metrics = s->raw_metrics;
 
 	if (td_fold_and_reset(td, s) < 0)
 		return;
+	td_policy_charge(&td->policy);
 	struct td_counts folded_base = td->snap.base;
 
 	td_take_sample(td, s);
@@ -156,6 +149,7 @@ static void maybe_reset(struct td *td, const struct td_region_priv *p,
 		td->last_raw_slots = fold_slots;
 		td->last_raw_metrics = fold_metrics;
 		td->resets--;
+		td_policy_refund(&td->policy);
 		td_snap_publish(td, &folded);
 		td_take_sample(td, s);
 	}
@@ -221,7 +215,7 @@ int td_region_begin(struct td *td, struct td_region *r)
 	td_compiler_barrier();
 	td_rdpmc_halves(TD_RDPMC_SLOTS, &lo, &hi);
 	slots = td_join48(lo, hi);
-	if (TD_UNLIKELY((slots > p->reset_at && slots > td->policy.floor) ||
+	if (TD_UNLIKELY((slots > p->reset_at && slots > td->policy.budget_at) ||
 			slots < td->last_raw_slots))
 		return slow_begin(td, p);
 	td->last_raw_slots = slots;
@@ -251,6 +245,19 @@ static uint32_t region_resets(const struct td *td,
 			      const struct td_region_priv *p)
 {
 	return (td->snap.resets - p->snap.resets) & TD_SNAP_RESETS_MASK;
+}
+
+/*
+ * What the policy learns from a region that ended with a reading: its
+ * length (the next begin's error side) and its slots, measured.
+ */
+static void learn_length(struct td *td, struct td_region_priv *p,
+			 uint64_t len)
+{
+	p->len = len;
+	p->reset_at = td_policy_by_err(&td->policy, len);
+	td->policy.recent_len = len;
+	td->policy.measured += len;
 }
 
 /* Returns the result flags the source adds (td_source_delta). */
@@ -322,11 +329,8 @@ static void emit_record(struct td *td, const struct td_region_priv *p,
 static void finish_end(struct td *td, struct td_region_priv *p,
 		       const struct td_sample *s, struct td_result *res)
 {
-	if (s->valid && !(p->snap.resets & TD_BEGIN_UNREAD)) {
-		uint64_t len = s->c.slots - (p->snap.base.slots + p->slots);
-		p->reset_at = td_policy_threshold(&td->policy, len);
-		td->policy.recent_reset_at = p->reset_at;
-	}
+	if (s->valid && !(p->snap.resets & TD_BEGIN_UNREAD))
+		learn_length(td, p, s->c.slots - (p->snap.base.slots + p->slots));
 	if (res)
 		fill_result(td, p, s, res);
 	if (td->sink.buf || td->sink.pending)
@@ -425,8 +429,7 @@ static void end_same_snap(struct td *td, struct td_region_priv *p,
 	res->resets = 0;
 	if (!td_delta_consistent(&d, td->pmu.nr_metrics == TD_NR_METRICS))
 		td_record_mark_unreliable(res);
-	p->reset_at = td_policy_threshold(&td->policy, (uint64_t)d.slots);
-	td->policy.recent_reset_at = p->reset_at;
+	learn_length(td, p, (uint64_t)d.slots);
 	p->owner = NULL;
 }
 
@@ -505,7 +508,9 @@ int td_region_end(struct td *td, struct td_region *r, struct td_result *res)
 	/* No output wanted: learn the length for the policy, close. */
 	td->last_raw_slots = slots;
 	len = td->snap.base.slots + slots - (p->snap.base.slots + p->slots);
+	p->len = len;
 	p->reset_at = td_policy_by_err(&td->policy, len);
+	td->policy.measured += len;
 	p->owner = NULL;
 	return 0;
 }

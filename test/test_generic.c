@@ -143,6 +143,45 @@ static void test_formula_derive(void **state)
 }
 
 /*
+ * Which kernel aliases are another core's (arch/x86/events/intel/core.c
+ * intel_pmu_init against perf's event lists): Alder Lake-N's bad
+ * speculation (Tremont's umask 0x6), Meteor Lake's and Arrow Lake-U's
+ * cpu_atom retiring (0xc2, UOPS_RETIRED.ALL on Crestmont).  Values
+ * written from the event lists, not from the table.
+ */
+static void test_alias_audit(void **state)
+{
+	struct td_gen_model m;
+
+	(void)state;
+	assert_int_equal(td_cpu_lookup("GenuineIntel", 6, 0xbe, &m), 0);
+	assert_int_equal(m.alias_foreign, 1u << TD_V2_BAD);
+	assert_int_equal(m.config[TD_V2_BAD], 0x73);
+	assert_int_equal(td_cpu_lookup("GenuineIntel", 6, 0x86, &m), 0);
+	assert_int_equal(m.alias_foreign, 0);
+	assert_int_equal(m.config[TD_V2_BAD], 0x673);
+	assert_int_equal(td_cpu_lookup("GenuineIntel", 6, 0xaf, &m), 0);
+	assert_int_equal(m.alias_foreign, 0);
+	assert_int_equal(td_cpu_lookup("GenuineIntel", 6, 0xdd, &m), 0);
+	assert_string_equal(m.name, "darkmont");
+	assert_int_equal(m.alias_foreign, 0);
+	for (unsigned model = 0xaa; model <= 0xb5; model++) {
+		if (model != 0xaa && model != 0xac && model != 0xb5)
+			continue;
+		assert_int_equal(td_hybrid_atom_lookup(6, model, &m), 0);
+		assert_string_equal(m.name, "crestmont");
+		assert_int_equal(m.width, 6);
+		assert_int_equal(m.alias_foreign, 1u << TD_V2_RET);
+		assert_int_equal(m.config[TD_V2_RET], 0x72);
+	}
+	assert_int_equal(td_hybrid_atom_lookup(6, 0x97, &m), 0);
+	assert_int_equal(m.alias_foreign, 0);
+	assert_int_equal(td_hybrid_atom_lookup(6, 0xbd, &m), 0);
+	assert_string_equal(m.name, "skymont");
+	assert_int_equal(m.alias_foreign, 0);
+}
+
+/*
  * V4.5 SMT form: THREAD_ANY 2000 core clocks / 2 x 4 = 4000 slots, IDQ
  * not delivered 800 (.20), retire slots 1600 (.40), issued 1900 + 4 x
  * RECOVERY_CYCLES_ANY 100 / 2 = bad 500 (.125), backend .275.
@@ -389,7 +428,7 @@ static struct td *open_profile(enum emu_profile p)
 					: p == EMU_HSW  ? "haswell"
 					: p == EMU_TNT  ? "tremont"
 					: p == EMU_CMT  ? "crestmont"
-					: p == EMU_SKT  ? "skymont"
+					: p == EMU_SKT  ? "darkmont"
 							: "gracemont");
 	return td;
 }
@@ -441,8 +480,8 @@ static void test_e2e_haswell(void **state)
 }
 
 /*
- * Standalone Atom V2 cores without topdown-* in sysfs: the table's
- * encodings and widths (Tremont 4, Crestmont 6, Skymont 8).
+ * Standalone Atom V2 cores with the kernel's own aliases: widths
+ * Tremont 4, Crestmont 6, Darkmont 8.
  */
 static void test_e2e_tremont(void **state)
 {
@@ -462,7 +501,11 @@ static void test_e2e_skymont(void **state)
 	e2e(EMU_SKT, false);
 }
 
-/* Gracemont: retiring's encoding comes from sysfs (0x72 in the emulator). */
+/*
+ * Alder Lake-N: the kernel publishes Tremont's topdown-bad-spec (umask
+ * 0x6, no NUKE slots on Gracemont); the table's umask 0 must be used, or
+ * every category shifts.
+ */
 static void test_e2e_gracemont(void **state)
 {
 	(void)state;
@@ -729,6 +772,7 @@ int main(void)
 		cmocka_unit_test(test_formula_v45),
 		cmocka_unit_test(test_formula_atom_v2),
 		cmocka_unit_test(test_formula_derive),
+		cmocka_unit_test(test_alias_audit),
 		cmocka_unit_test(test_formula_v45_any),
 		cmocka_unit_test(test_formula_v1),
 		cmocka_unit_test(test_formula_zen_l2),

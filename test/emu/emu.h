@@ -48,15 +48,17 @@ enum emu_profile {
 	EMU_ZEN4,        /* AMD family 19h model 11h, 6 counters, width 6 */
 	EMU_ZEN5,        /* AMD family 1Ah model 02h, width 8 */
 	EMU_SKL,         /* Intel Skylake (6/0x5e), V4.5 events, width 4 */
-	EMU_GRT,         /* Intel Alder Lake-N Gracemont (6/0xbe), width 5 */
+	EMU_GRT,         /* Intel Alder Lake-N Gracemont (6/0xbe), width 5,
+			    the kernel's aliases: Tremont's (tnt) */
 	EMU_SLM,         /* Intel Silvermont (6/0x4d), V1, width 2: 2 GP
 			    counters, clocks on a fixed counter */
 	EMU_HSW,         /* Intel Haswell (6/0x3c), V4.5 with the
 			    pre-Skylake INT_MISC.RECOVERY_CYCLES umask 3 */
-	EMU_TNT,         /* Intel Tremont (6/0x86), Atom V2 width 4, no
-			    topdown-* in sysfs: the library's table */
-	EMU_CMT,         /* Intel Crestmont (6/0xaf), width 6, same */
-	EMU_SKT,         /* Intel Skymont (6/0xdd), width 8, same */
+	EMU_TNT,         /* Intel Tremont (6/0x86), Atom V2 width 4, the
+			    kernel's tnt aliases */
+	EMU_CMT,         /* Intel Crestmont (6/0xaf), width 6, cmt aliases */
+	EMU_SKT,         /* Intel Darkmont, Clearwater Forest (6/0xdd),
+			    width 8, skt aliases (Skymont's encodings) */
 	/*
 	 * Arm PMUv3 (emu_arm.c), ordinary counters with the arm_pmuv3
 	 * driver's semantics: 6 event counters + the cycle counter (index

@@ -47,10 +47,18 @@ static const struct map skl_map[] = {
 	{ 0x3c, SIG_CYCLES }, { 0x19c, SIG_FE }, { 0x10e, SIG_ISSUED },
 	{ 0x2c2, SIG_RET }, { 0x100010dull, SIG_RECOVERY }, { 0, 0 },
 };
-/* Gracemont retiring as its sysfs lists it here (0x72): see emu_sysfs.c. */
+/*
+ * Gracemont (perf's alderlaken list): TOPDOWN_BAD_SPECULATION.ALL is
+ * umask 0; its umask bits select NUKE (0x1), FASTNUKE (0x2) and
+ * MISPREDICT (0x4) slots, so Tremont's 0x6, which the kernel publishes
+ * on Alder Lake-N, counts all but the NUKE slots.
+ */
 static const struct map grt_map[] = {
 	{ 0x3c, SIG_CYCLES }, { 0x71, SIG_FE }, { 0x73, SIG_BAD },
-	{ 0x72, SIG_RET }, { 0x74, SIG_BE }, { 0, 0 },
+	{ 0x173, SIG_BAD_NUKE }, { 0x273, SIG_BAD_FASTNUKE },
+	{ 0x373, SIG_BAD_CLEARS }, { 0x473, SIG_BAD_MISP },
+	{ 0x673, SIG_BAD_FASTNUKE_MISP },
+	{ 0xc2, SIG_RET }, { 0x74, SIG_BE }, { 0, 0 },
 };
 
 /* Silvermont V1: cycle counts for FE and bad speculation. */
@@ -64,7 +72,11 @@ static const struct map hsw_map[] = {
 	{ 0x3c, SIG_CYCLES }, { 0x19c, SIG_FE }, { 0x10e, SIG_ISSUED },
 	{ 0x2c2, SIG_RET }, { 0x100030dull, SIG_RECOVERY }, { 0, 0 },
 };
-/* Tremont, Crestmont, Skymont: the kernel's strings of each (section 6). */
+/*
+ * Tremont, Crestmont, Darkmont: each core's TOPDOWN_*.ALL (perf's
+ * snowridgex, sierraforest, clearwaterforest lists), which are also the
+ * kernel's aliases for them (tnt, cmt, skt_events_attrs).
+ */
 static const struct map tnt_map[] = {
 	{ 0x3c, SIG_CYCLES }, { 0x71, SIG_FE }, { 0x673, SIG_BAD },
 	{ 0xc2, SIG_RET }, { 0x74, SIG_BE }, { 0, 0 },
@@ -460,6 +472,25 @@ static void zen_l2_parts(uint64_t slots, const struct emu_mix *m, uint64_t w,
 	t->cat[7] += p->load_nc;
 }
 
+/*
+ * Gracemont's bad speculation by cause: mispredicts as the mix's level-2
+ * share says (half of it for a level-1 mix), the machine clears split
+ * evenly between nukes and fast nukes.
+ */
+static void grt_bad_parts(uint64_t slots, const struct emu_mix *m,
+			  struct emu_parts *p)
+{
+	uint64_t misp = (uint64_t)((double)slots * m->f[5]);
+	uint64_t clears;
+
+	if (!misp || misp > p->bad)
+		misp = p->bad / 2;
+	clears = p->bad - misp;
+	p->bad_misp = misp;
+	p->bad_nuke = clears / 2;
+	p->bad_fastnuke = clears - p->bad_nuke;
+}
+
 static void split(uint64_t slots, const struct emu_mix *m,
 		  struct emu_parts *p)
 {
@@ -480,6 +511,8 @@ static void split(uint64_t slots, const struct emu_mix *m,
 		p->bad -= p->bad % w;
 	}
 	p->be = slots - p->ret - p->bad - p->fe - p->smt;
+	if (emu.profile == EMU_GRT)
+		grt_bad_parts(slots, m, p);
 	if (emu.arm) { /* level 2: within their parents */
 		p->fe_lat = (uint64_t)((double)slots * m->f[6]);
 		p->be_mem = (uint64_t)((double)slots * m->f[7]);
@@ -518,6 +551,11 @@ static uint64_t increment(int sig, const struct emu_parts *p)
 	case SIG_DISP: return p->ret + p->bad;
 	case SIG_RET: return p->ret;
 	case SIG_BAD: return p->bad;
+	case SIG_BAD_NUKE: return p->bad_nuke;
+	case SIG_BAD_FASTNUKE: return p->bad_fastnuke;
+	case SIG_BAD_CLEARS: return p->bad_nuke + p->bad_fastnuke;
+	case SIG_BAD_MISP: return p->bad_misp;
+	case SIG_BAD_FASTNUKE_MISP: return p->bad_fastnuke + p->bad_misp;
 	case SIG_ISSUED: return p->issued;
 	case SIG_RECOVERY: return p->recovery_cycles;
 	case SIG_FE_SLOT: return p->fe_slot;

@@ -126,7 +126,12 @@ enum emu_sig { SIG_NONE, SIG_CYCLES, SIG_FE, SIG_BE, SIG_SMT, SIG_DISP,
 	       SIG_UCODE,
 	       /* Arm level 2 */
 	       SIG_FE_MEM_CYC, SIG_FE_CPU_CYC, SIG_BE_MEM_CYC, SIG_BE_CPU_CYC,
-	       SIG_BE_BUSY_CYC };
+	       SIG_BE_BUSY_CYC,
+	       /* Gracemont TOPDOWN_BAD_SPECULATION umasks: NUKE 0x1,
+	        * FASTNUKE 0x2, MACHINE_CLEARS 0x3, MISPREDICT 0x4, and the
+	        * 0x6 of Tremont's table (FASTNUKE | MISPREDICT) */
+	       SIG_BAD_NUKE, SIG_BAD_FASTNUKE, SIG_BAD_CLEARS, SIG_BAD_MISP,
+	       SIG_BAD_FASTNUKE_MISP };
 
 /* What one emu_run makes of its slots: truth and every event's share. */
 struct emu_parts {
@@ -139,6 +144,8 @@ struct emu_parts {
 	/* Arm level 2: true fetch-latency and memory-bound slots, and the
 	 * stall cycles of each (of fe_cyc, be_cyc) */
 	uint64_t fe_lat, be_mem, fe_mem_cyc, be_mem_cyc;
+	/* Gracemont: bad speculation's parts (bad = the three summed) */
+	uint64_t bad_nuke, bad_fastnuke, bad_misp;
 };
 
 struct emu_state {

@@ -78,10 +78,55 @@ static void core_pmu(const char *name, unsigned type, bool topdown, bool l2)
 }
 
 /*
+ * The topdown-* aliases arch/x86/events/intel/core.c publishes for a
+ * standalone Atom (intel_pmu_init: td_attr of its case): fe, bad spec,
+ * retiring, be strings.
+ */
+static void atom_aliases(const char *fe, const char *bad, const char *ret,
+			 const char *be)
+{
+	put("cpu/events/topdown-fe-bound", fe);
+	put("cpu/events/topdown-bad-spec", bad);
+	put("cpu/events/topdown-retiring", ret);
+	put("cpu/events/topdown-be-bound", be);
+}
+
+/*
+ * Each Atom profile as the kernel presents it: its case's td_attr and
+ * name (caps/pmu_name).  Alder Lake-N (INTEL_ATOM_GRACEMONT) gets
+ * Tremont's tnt_events_attrs, bad speculation umask 0x6 included.
+ */
+static void atom_pmu(void)
+{
+	static const char *const tnt_bad = "event=0x73,umask=0x6";
+	static const char *const cmt_bad = "event=0x73,umask=0x0";
+
+	switch (emu.profile) {
+	case EMU_TNT:
+	case EMU_GRT:
+		put("cpu/caps/pmu_name",
+		    emu.profile == EMU_TNT ? "Tremont" : "gracemont");
+		atom_aliases("event=0x71,umask=0x0", tnt_bad,
+			     "event=0xc2,umask=0x0", "event=0x74,umask=0x0");
+		break;
+	case EMU_CMT:
+		put("cpu/caps/pmu_name", "crestmont");
+		atom_aliases("event=0x71,umask=0x0", cmt_bad,
+			     "event=0x72,umask=0x0", "event=0x74,umask=0x0");
+		break;
+	case EMU_SKT:
+		put("cpu/caps/pmu_name", "darkmont");
+		atom_aliases("event=0x9c,umask=0x01", cmt_bad,
+			     "event=0xc2,umask=0x02", "event=0xa4,umask=0x02");
+		break;
+	default:
+		break;
+	}
+}
+
+/*
  * Profiles without PERF_METRICS.  AMD's event format has bits 35:32
- * (arch/x86/events/amd/core.c).  Gracemont lists its topdown-* events;
- * retiring is given here as 0x72 (the encoding perf's JSON once used),
- * unlike the library's table (0xc2), to show that the sysfs string wins.
+ * (arch/x86/events/amd/core.c).
  */
 static void generic_pmu(void)
 {
@@ -92,13 +137,7 @@ static void generic_pmu(void)
 		put("cpu/caps/pmu_name", "skylake");
 	if (emu.profile == EMU_SLM)
 		put("cpu/caps/pmu_name", "silvermont");
-	if (emu.profile != EMU_GRT)
-		return;
-	put("cpu/caps/pmu_name", "gracemont");
-	put("cpu/events/topdown-fe-bound", "event=0x71,umask=0x0");
-	put("cpu/events/topdown-bad-spec", "event=0x73,umask=0x0");
-	put("cpu/events/topdown-retiring", "event=0x72,umask=0x0");
-	put("cpu/events/topdown-be-bound", "event=0x74,umask=0x0");
+	atom_pmu();
 }
 
 void emu_sysfs_create(void)
