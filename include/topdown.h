@@ -272,10 +272,10 @@ struct td;
  * thread that opened it.
  *
  * Returns 0 and sets *out, or:
- *  -EINVAL      out is NULL, opts has a bad size or value, TOPDOWN_RESET
- *               holds something other than auto|always|never,
- *               TOPDOWN_REPORT is empty, or TOPDOWN_FORMAT holds something
- *               other than table|csv|jsonl (see "Reports" below);
+ *  -EINVAL      out is NULL, opts has a bad size or value, or
+ *               TOPDOWN_RESET holds something other than
+ *               auto|always|never (bad TOPDOWN_REPORT or TOPDOWN_FORMAT
+ *               values do not fail: see "Reports" below);
  *  -ENODEV      no hardware PMU (e.g. a VM without a virtual PMU);
  *  -EOPNOTSUPP  the kernel refused the TopDown events it listed;
  *  -ENOSYS      no TopDown source for this CPU: no PERF_METRICS (sysfs
@@ -296,7 +296,8 @@ TD_API int td_open(struct td **out, const struct td_options *opts);
 /*
  * Close a handle; NULL is ignored.  Open regions become invalid.  Named
  * regions are unlinked (their totals are kept).  With TOPDOWN_REPORT set,
- * first writes the handle's named-region report there.  May be called
+ * first hands the handle's named-region totals to the process's report
+ * (written at exit, see "Reports" below).  May be called
  * from any thread (not concurrently with the handle's use), and in a
  * fork() child on an inherited handle, where it releases the child's
  * copies.  Using td after td_close is undefined (it is freed).
@@ -491,7 +492,7 @@ TD_API int td_decode_readings(uint64_t slots0, uint64_t metrics0,
 
 /*
  * Reports.  The library writes only to the FILE * it is given (and, when
- * the caller opts in with TOPDOWN_REPORT, at td_close or process exit).
+ * the caller opts in with TOPDOWN_REPORT, at process exit).
  *
  * TD_FORMAT_TABLE: aligned text for people.  For named regions one block
  *   per region: calls, slots, err, each level-1 fraction with its min/max,
@@ -503,6 +504,11 @@ TD_API int td_decode_readings(uint64_t slots0, uint64_t metrics0,
  * CSV columns and JSON keys are the same, in this order, and stable:
  *   kind        "region" (named-region totals) or "record"
  *   name        the region's name ("" for an unnamed record)
+ *   thread      (a string) the id of the thread that measured, then
+ *               ":" and its name where one was set (pthread_setname_np,
+ *               prctl PR_SET_NAME) and differs from the process's, e.g.
+ *               "4242:worker-1"; "all" for the all-threads row of the
+ *               process report; "" for a record
  *   calls       calls (1 for a record)
  *   unreliable  calls flagged unreliable (0 or 1 for a record)
  *   slots       pipeline slots (reliable calls only, for a region)
@@ -524,9 +530,20 @@ TD_API int td_decode_readings(uint64_t slots0, uint64_t metrics0,
  * Fractions are in [0, 1].  All but kind, name and basis are numbers.
  *
  * Zero-code-change reports: with TOPDOWN_REPORT=stderr or a file path
- * (appended to) in the environment of td_open, td_close writes
- * td_report_named of the handle there, in TOPDOWN_FORMAT=table (default),
- * csv or jsonl; handles still open at process exit report then.
+ * (appended to) in the environment of td_open, the process writes one
+ * report there at exit, in TOPDOWN_FORMAT=table (default), csv or jsonl,
+ * whatever the number of handles and threads: one header, then for each
+ * region name (in the order first seen) one row per thread that measured
+ * it (several handles of one thread merged) and a row with thread "all":
+ * calls, unreliable and slots summed, every fraction and err
+ * slot-weighted over the threads, min_ and max_ the extremes over every
+ * thread's calls.  Handles closed before exit hand their totals over at
+ * td_close, so threads that end early are in it.  The settings of the
+ * first td_open that found TOPDOWN_REPORT set are the report's.  Bad
+ * settings do not stop measurement: an unknown TOPDOWN_FORMAT gives the
+ * table, preceded by a line naming the value and the accepted ones; an
+ * empty or unwritable TOPDOWN_REPORT sends the report to stderr after
+ * such a line.  A fork() child reports only the handles it opened.
  */
 enum td_format {
 	TD_FORMAT_TABLE = 1,

@@ -207,7 +207,10 @@ struct td_sink {
 struct td_env_report {
 	char *path;              /* NULL: no report; "stderr" or a file */
 	enum td_format format;
-	bool done;               /* written at process exit already */
+	char *bad_format;        /* TOPDOWN_FORMAT not accepted, or NULL */
+	bool listed;             /* on the process's list of open handles */
+	int pid, tid;            /* the opening process and thread */
+	char thread[48];         /* the report's thread column: tid[:name] */
 	struct td *next;         /* list of handles that will report */
 };
 
@@ -421,6 +424,32 @@ TD_HIDDEN void td_env_report_close(struct td *td);
 
 /* open.c: 1, or 2 where the handle's source measures level 2. */
 TD_HIDDEN unsigned td_levels(const struct td *td);
+
+/* report.c: the rows of named-region totals, one line each. */
+TD_HIDDEN void td_report_totals_header(FILE *f, enum td_format fmt);
+TD_HIDDEN void td_report_totals_row(FILE *f, enum td_format fmt,
+				    const char *name, const char *thread,
+				    const struct td_totals *t);
+
+/* thread_report.c: totals per (thread, region name), merged. */
+struct td_report_row {
+	char *name;              /* the region's name, owned */
+	char thread[48];         /* struct td_env_report.thread */
+	struct td_totals t;
+};
+struct td_report_rows {
+	struct td_report_row *v;
+	size_t n, cap;
+};
+TD_HIDDEN void td_totals_merge(struct td_totals *into,
+			       const struct td_totals *t);
+TD_HIDDEN int td_rows_add_handle(struct td_report_rows *rows,
+				 const struct td *td);
+TD_HIDDEN int td_rows_copy(struct td_report_rows *dst,
+			   const struct td_report_rows *src);
+TD_HIDDEN void td_rows_free(struct td_report_rows *rows);
+TD_HIDDEN int td_rows_write(FILE *f, const struct td_report_rows *rows,
+			    enum td_format fmt);
 
 /* region.c */
 TD_HIDDEN void td_fast_path_setup(struct td *td);
