@@ -59,7 +59,17 @@ SONAME := libtopdown.so.$(VERSION_MAJOR).$(VERSION_MINOR)
 else
 SONAME := libtopdown.so.$(VERSION_MAJOR)
 endif
-LIB_SRCS := $(wildcard libtopdown/*.c)
+# The library: libtopdown/ but its command (cmd/) and manual (man/).
+# core/     the handle, the hot path (region.c), the reset policy
+# sources/  the TopDown source interface (source.h) and one folder per
+#           family: perf_metrics, hybrid, counters (x86), arm
+# kernel/   syscalls, sysfs discovery, event strings, CPU-specific asm
+# output/   records, named regions, reports
+LIB_DIRS := core sources sources/perf_metrics sources/hybrid \
+	    sources/counters sources/arm kernel output
+LIB_SRCS := $(foreach d,$(LIB_DIRS),$(wildcard libtopdown/$(d)/*.c))
+LIB_HDRS := $(foreach d,$(LIB_DIRS),$(wildcard libtopdown/$(d)/*.h))
+LIB_INCS := $(foreach d,$(LIB_DIRS),-Ilibtopdown/$(d))
 LIB_STATIC_OBJS := $(LIB_SRCS:libtopdown/%.c=$(B)/static/%.o)
 LIB_SHARED_OBJS := $(LIB_SRCS:libtopdown/%.c=$(B)/shared/%.o)
 STATIC_LIB := $(B)/libtopdown.a
@@ -79,11 +89,11 @@ all: $(STATIC_LIB) $(B)/libtopdown.so $(B)/topdown.pc $(B)/topdown \
 
 $(B)/static/%.o: libtopdown/%.c
 	@mkdir -p $(@D)
-	$(CC) $(CPPFLAGS) $(CFLAGS) -fvisibility=hidden -c -o $@ $<
+	$(CC) $(CPPFLAGS) $(LIB_INCS) $(CFLAGS) -fvisibility=hidden -c -o $@ $<
 
 $(B)/shared/%.o: libtopdown/%.c
 	@mkdir -p $(@D)
-	$(CC) $(CPPFLAGS) $(CFLAGS) -fPIC -fvisibility=hidden -c -o $@ $<
+	$(CC) $(CPPFLAGS) $(LIB_INCS) $(CFLAGS) -fPIC -fvisibility=hidden -c -o $@ $<
 
 $(STATIC_LIB): $(LIB_STATIC_OBJS)
 	$(AR) rcs $@ $^
@@ -126,7 +136,7 @@ $(B)/emu/%.o: test/emu/%.c
 
 $(B)/test/%.o: test/%.c
 	@mkdir -p $(@D)
-	$(CC) $(CPPFLAGS) -Ilibtopdown -Itest/emu $(CFLAGS) -c -o $@ $<
+	$(CC) $(CPPFLAGS) $(LIB_INCS) -Itest/emu $(CFLAGS) -c -o $@ $<
 
 TEST_LIBS := -lcmocka -lm -ldl -lpthread
 # test_live talks to the real kernel: no emulator linked in.
@@ -233,7 +243,7 @@ demo: $(B)/examples/demo $(B)/libtdemu.so
 # ---- benchmarks (not unit tests: targets are checked here) ---------------
 $(B)/bench/%.o: bench/%.c
 	@mkdir -p $(@D)
-	$(CC) $(CPPFLAGS) -Ilibtopdown -Itest -Itest/emu $(CFLAGS) -c -o $@ $<
+	$(CC) $(CPPFLAGS) $(LIB_INCS) -Itest -Itest/emu $(CFLAGS) -c -o $@ $<
 
 $(B)/bench/accuracy: $(B)/bench/accuracy.o $(EMU_OBJS) $(STATIC_LIB)
 	$(CC) $(LDFLAGS) -rdynamic -o $@ $^ -lm -ldl -lpthread
@@ -377,9 +387,9 @@ test-valgrind: $(TEST_BINS)
 FUZZ_CC ?= clang
 FUZZ_TIME ?= 20
 FUZZ_TARGETS := fuzz_decode fuzz_event fuzz_cpulist fuzz_options
-FUZZ_FLAGS := -g -O1 -std=c11 -D_GNU_SOURCE -Iinclude -Ilibtopdown \
+FUZZ_FLAGS := -g -O1 -std=c11 -D_GNU_SOURCE -Iinclude $(LIB_INCS) \
 	-fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined
-$(B)/fuzz/%: test/fuzz/%.c $(LIB_SRCS) libtopdown/internal.h
+$(B)/fuzz/%: test/fuzz/%.c $(LIB_SRCS) $(LIB_HDRS)
 	@mkdir -p $(@D)
 	$(FUZZ_CC) $(FUZZ_FLAGS) -o $@ $< $(LIB_SRCS) -lm
 
@@ -403,4 +413,4 @@ fuzz: $(FUZZ_TARGETS:%=$(B)/fuzz/%)
 	test-valgrind fuzz
 FORCE:
 .SECONDARY:
--include $(wildcard $(B)/*/*.d)
+-include $(wildcard $(B)/*/*.d $(B)/*/*/*.d $(B)/*/*/*/*.d)

@@ -13,7 +13,7 @@
 #include <string.h>
 
 #include "helpers.h"
-#include "generic.h"
+#include "counter_group.h"
 
 /* ---- pure formulas ------------------------------------------------------- */
 

@@ -12,7 +12,7 @@
 #include <string.h>
 
 #include "helpers.h"
-#include "generic.h"
+#include "counter_group.h"
 
 /* ---- pure formulas ------------------------------------------------------- */
 

@@ -2,13 +2,14 @@
 /*
  * Opening a group of ordinary counters within the counter budget: the
  * full event set, else the smallest exact one, else -ENOSPC; and Intel
- * V4.5's AnyThread form when SMT is on.  Reading is generic.c's job.
+ * V4.5's AnyThread form when SMT is on.  Reading is counters_read.c's
+ * job.
  */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "generic.h"
+#include "counter_group.h"
 
 void td_gen_close_group(struct td *td, struct td_gen *g)
 {
@@ -109,21 +110,6 @@ bool td_gen_rdpmc_offered(const struct td *td, const struct td_gen *g)
 		if (!g->pc[k]->cap_user_rdpmc)
 			return false;
 	return true;
-}
-
-/* read(2) of the group: {nr, time_enabled, time_running, value[nr]}. */
-int td_gen_read_group(const struct td_gen *g, uint64_t *v, uint64_t *times)
-{
-	uint64_t buf[3 + TD_GEN_MAX];
-	size_t len = (3 + g->nr) * sizeof(uint64_t);
-	int n = td_sys_read(g->fd[0], buf, len);
-
-	if (n != (int)len || buf[0] != g->nr)
-		return n < 0 ? n : -EIO;
-	memcpy(v, buf + 3, g->nr * sizeof(uint64_t));
-	times[0] = buf[1];
-	times[1] = buf[2];
-	return 0;
 }
 
 /*

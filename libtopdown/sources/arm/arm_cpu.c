@@ -17,7 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "generic.h"
+#include "counter_group.h"
 
 /* PMUv3 common event numbers (perf's arm64 common-and-microarch.json). */
 #define EV_BR_MIS_PRED          0x0010

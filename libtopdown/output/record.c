@@ -15,7 +15,7 @@ void td_sink_put(struct td *td, struct td_record *rec, const uint64_t *l2raw)
 
 	if (k->pending) {
 		rec->name = k->pending->name;
-		td_named_add(k->pending, rec, l2raw);
+		k->to_named(k->pending, rec, l2raw);
 		k->pending = NULL;
 	}
 	if (!k->buf)

@@ -15,7 +15,7 @@
  */
 #include <string.h>
 
-#include "generic.h"
+#include "counter_group.h"
 
 void td_arm_counts(const struct td_gen_model *m, const uint64_t *v,
 		   struct td_counts *c)

@@ -13,7 +13,7 @@
  */
 #include <string.h>
 
-#include "generic.h"
+#include "counter_group.h"
 
 /*
  * AMD Zen 4 (W=6) / Zen 5 (W=8) PipelineL1: slots = W x ls_not_halted_cyc,

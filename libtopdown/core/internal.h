@@ -201,6 +201,9 @@ struct td_sink {
 	size_t cap, used;
 	uint64_t dropped;
 	struct td_named *pending; /* the named region td_named_end is ending */
+	/* where its record goes: named.c's totals (set with pending) */
+	void (*to_named)(struct td_named *n, const struct td_record *rec,
+			 const uint64_t *l2raw);
 };
 
 /* TOPDOWN_REPORT / TOPDOWN_FORMAT: env_report.c. */
@@ -413,8 +416,6 @@ TD_HIDDEN void td_sink_put(struct td *td, struct td_record *rec,
 TD_HIDDEN void td_record_mark_unreliable(struct td_result *res);
 
 /* named.c */
-TD_HIDDEN void td_named_add(struct td_named *n, const struct td_record *rec,
-			     const uint64_t *l2raw);
 TD_HIDDEN void td_named_unlink_all(struct td *td);
 
 /* env_report.c */

@@ -4,8 +4,8 @@
  * table that picks one (cpumodel.c) and the counter group (generic.c).
  * Not installed.
  */
-#ifndef TD_GENERIC_H
-#define TD_GENERIC_H
+#ifndef TD_COUNTER_GROUP_H
+#define TD_COUNTER_GROUP_H
 
 #include <stdint.h>
 

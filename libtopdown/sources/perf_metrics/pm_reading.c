@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Taking a reading and turning it into monotonic counts (struct td_counts).
+ * The PERF_METRICS source's readings, turned into monotonic counts
+ * (struct td_counts).
  *
  * RDPMC path, following the kernel's semantics (arch/x86/events/intel/core.c
  * intel_update_topdown_event, icl_set_topdown_event_period; arch/x86/events/
@@ -386,42 +387,6 @@ static int read_sample(struct td *td, struct td_sample *s)
 	return 0;
 }
 
-/* Versions of struct td_snap, process-wide (see td->epoch_hi); never 0. */
-static uint64_t next_epoch_hi(void)
-{
-	static uint32_t counter;
-	uint32_t e;
-
-	do
-		e = __atomic_add_fetch(&counter, 1, __ATOMIC_RELAXED);
-	while (e == 0);
-	return (uint64_t)e << 32;
-}
-
-void td_snap_publish(struct td *td, const struct td_snap *before)
-{
-	td->snap.resets = (uint32_t)td->resets & TD_SNAP_RESETS_MASK;
-	td->snap.untrusted = (uint32_t)td->untrusted;
-	if (!td->epoch_hi || memcmp(before, &td->snap, sizeof(*before)) != 0)
-		td->epoch_hi = next_epoch_hi();
-	td_end_key_refresh(td);
-}
-
-/*
- * A region begun before a descheduling (time_enabled - time_running grew:
- * multiplexed out, or a hybrid E-core) and ended after it did not count
- * all of its time; so does one spanning an unreadable reading.
- */
-static void note_schedule(struct td *td, const struct td_sample *s)
-{
-	if (!s->valid) {
-		td->untrusted++;
-	} else if (s->unsched != td->last_unsched) {
-		td->untrusted++;
-		td->last_unsched = s->unsched;
-	}
-}
-
 /* The PERF_METRICS source's reading: metrics-clear, RDPMC or read(2). */
 int td_pm_sample(struct td *td, struct td_sample *s)
 {
@@ -432,20 +397,6 @@ int td_pm_sample(struct td *td, struct td_sample *s)
 	return read_sample(td, s);
 }
 
-int td_take_sample(struct td *td, struct td_sample *s)
-{
-	struct td_snap before = td->snap;
-	int err;
-
-	s->qself = 0;
-	s->on_ecore = false;
-	err = td->src->sample(td, s);
-	if (err == 0)
-		note_schedule(td, s);
-	td_snap_publish(td, &before);
-	s->qerr_base = td->snap.qerr_base;
-	return err;
-}
 
 /*
  * Fold the reading s into the user-space counters and zero the hardware.
@@ -470,3 +421,4 @@ int td_fold_and_reset(struct td *td, const struct td_sample *s)
 	td_snap_publish(td, &before);
 	return 0;
 }
+

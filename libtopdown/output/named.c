@@ -74,28 +74,6 @@ int td_named_begin(struct td *td, struct td_named *n)
 	return 0;
 }
 
-int td_named_end(struct td *td, struct td_named *n, struct td_result *res)
-{
-	struct td_named_priv *p;
-	int err;
-
-	if (!td || !n)
-		return -EINVAL;
-	if (!td_owner_ok(td)) /* before touching the owner's state */
-		return td_owner_error(td);
-	p = priv(n);
-	if (p->owner != td)
-		return p->owner ? -EXDEV : -ESRCH;
-	td->sink.pending = n;
-	td_end_key_refresh(td);
-	err = td_region_end(td, &p->region, res);
-	td->sink.pending = NULL;
-	td_end_key_refresh(td);
-	if (err == 0)
-		p->open = false;
-	return err;
-}
-
 /* a/b < c/d for b, d > 0, without dividing (products exact enough). */
 static bool less(int64_t a, int64_t b, int64_t c, int64_t d)
 {
@@ -124,8 +102,8 @@ static void add_extremes(struct td_named_priv *p, const int64_t *cat)
 	p->counted++;
 }
 
-void td_named_add(struct td_named *n, const struct td_record *rec,
-		  const uint64_t *l2raw)
+static void named_add(struct td_named *n, const struct td_record *rec,
+		      const uint64_t *l2raw)
 {
 	struct td_named_priv *p = priv(n);
 
@@ -153,6 +131,29 @@ void td_named_add(struct td_named *n, const struct td_record *rec,
 				  TD_RESULT_MULTIPLEXED | TD_RESULT_L2_FE_BE);
 	p->l1_call |= !(rec->flags & TD_RESULT_L2);
 	add_extremes(p, rec->cat);
+}
+
+int td_named_end(struct td *td, struct td_named *n, struct td_result *res)
+{
+	struct td_named_priv *p;
+	int err;
+
+	if (!td || !n)
+		return -EINVAL;
+	if (!td_owner_ok(td)) /* before touching the owner's state */
+		return td_owner_error(td);
+	p = priv(n);
+	if (p->owner != td)
+		return p->owner ? -EXDEV : -ESRCH;
+	td->sink.pending = n;
+	td->sink.to_named = named_add;
+	td_end_key_refresh(td);
+	err = td_region_end(td, &p->region, res);
+	td->sink.pending = NULL;
+	td_end_key_refresh(td);
+	if (err == 0)
+		p->open = false;
+	return err;
 }
 
 int td_named_totals(const struct td_named *n, struct td_totals *t)

@@ -130,13 +130,13 @@ static bool reset_due(struct td *td, const struct td_region_priv *p,
 static void maybe_reset(struct td *td, const struct td_region_priv *p,
 			struct td_sample *s)
 {
-	if (td->path != TD_PATH_RDPMC || td->clear_mode || !s->valid ||
-	    !reset_due(td, p, s->raw_slots))
+	if (!td->src->reset || td->path != TD_PATH_RDPMC || td->clear_mode ||
+	    !s->valid || !reset_due(td, p, s->raw_slots))
 		return;
 	struct td_snap saved = td->snap;
 	uint64_t fold_slots = s->raw_slots, fold_metrics = s->raw_metrics;
 
-	if (td_fold_and_reset(td, s) < 0)
+	if (td->src->reset(td, s) < 0)
 		return;
 	td_policy_charge(&td->policy);
 	struct td_counts folded_base = td->snap.base;

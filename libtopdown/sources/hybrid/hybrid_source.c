@@ -1,0 +1,82 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The hybrid source (Alder Lake and later): the PERF_METRICS source on
+ * the P-cores' PMU composed with an ordinary-counter group (the Atom V2
+ * formula) on the E-cores' PMU, folded into one count at every reading
+ * (hybrid.c), and the rseq guard that keeps RDPMC of the fixed
+ * selectors off the E-cores.
+ */
+#include <stdio.h>
+
+#include "counter_group.h"
+#include "perf_metrics.h"
+
+static int hybrid_open(struct td *td, const struct td_open_req *req)
+{
+	int err = td_pm_group_open(td, req);
+
+	if (err < 0)
+		return err;
+	td_hybrid_ecore_open(td, req->include_kernel);
+	td_hybrid_init(td);
+	return 0; /* never fast_capable: the E-cores fault on the selectors */
+}
+
+static void hybrid_close(struct td *td)
+{
+	td_pm_close(td);
+	td_hybrid_close(td);
+}
+
+static int hybrid_sample(struct td *td, struct td_sample *s)
+{
+	int err = td_pm_sample(td, s);
+
+	if (td->ecore && err == 0)
+		td_hybrid_fold(td, s); /* before note_schedule: fixes unsched */
+	return err;
+}
+
+/*
+ * E-cores measure level 1 only: a region has level 2 when none of its
+ * slots came from an E-core (its own delta of TD_C_ECORE_SLOTS), so a
+ * P-only region after an E-core stint still gets it; a region that ran
+ * on E-cores too loses its P-only level-2 counts.
+ */
+static unsigned hybrid_delta(const struct td *td, const struct td_counts *a,
+			     const struct td_counts *b, struct td_delta *d)
+{
+	unsigned flags = td_pm_delta(td, a, b, d);
+
+	if (b->cat[TD_C_ECORE_SLOTS] == a->cat[TD_C_ECORE_SLOTS])
+		return flags;
+	for (unsigned i = TD_NR_L1; i < TD_NR_METRICS; i++)
+		d->cat[i] = 0;
+	return flags & ~TD_RESULT_L2;
+}
+
+static void hybrid_info(const struct td *td, struct td_info *i)
+{
+	char caps[32] = "";
+
+	td_pm_info(td, i);
+	if (!td->ecore)
+		return;
+	i->flags |= TD_INFO_HYBRID_ECORE;
+	td_pm_pmu_name(td, caps, sizeof(caps));
+	/* e.g. "alderlake_hybrid+gracemont"; a longer one is cut short */
+	if (snprintf(i->uarch, sizeof(i->uarch), "%s+%s", caps,
+		     td->ecore->m.name) >= (int)sizeof(i->uarch))
+		i->uarch[sizeof(i->uarch) - 1] = '\0';
+}
+
+const struct td_source_ops td_source_hybrid = {
+	.name = "hybrid",
+	.open = hybrid_open,
+	.close = hybrid_close,
+	.sample = hybrid_sample,
+	.reset = td_fold_and_reset,
+	.delta = hybrid_delta,
+	.consistent = td_pm_consistent,
+	.info = hybrid_info,
+};

@@ -1,0 +1,94 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The Intel PERF_METRICS source (its operations; the readings are
+ * pm_reading.c's, the group pm_group.c's).
+ *
+ * Counts are PERF_METRICS' eight 8-bit fields times SLOTS (x255 units,
+ * struct td_counts), in the kernel's byte order (INTEL_TD_METRIC_* of
+ * arch/x86/include/asm/perf_event.h); readings are taken by reading.c's
+ * RDPMC, metrics-clear and read(2) paths.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "perf_metrics.h"
+
+/* RDPMC metrics-clear mode where the PMU offers it (format/metrics_clear). */
+int td_pm_group_open(struct td *td, const struct td_open_req *req)
+{
+	td->clear_mode = td->pmu.metrics_clear_config1 && req->metrics_clear;
+	return td_group_open(td, req->include_kernel, req->want_rdpmc);
+}
+
+static int pm_open(struct td *td, const struct td_open_req *req)
+{
+	int err = td_pm_group_open(td, req);
+
+	/*
+	 * Every CPU of a PMU that covers them all has fixed counter 3 and
+	 * PERF_METRICS: begin/end may RDPMC their fixed selectors before
+	 * any check (region.c).
+	 */
+	if (err == 0)
+		td->fast_capable = true;
+	return err;
+}
+
+void td_pm_close(struct td *td)
+{
+	if (td->leader_fd >= 0)
+		td_group_close(td);
+}
+
+static bool pm_level2(const struct td *td)
+{
+	return td->pmu.nr_metrics == TD_NR_METRICS;
+}
+
+/* Counts of PERF_METRICS subtract: b - a per category. */
+unsigned td_pm_delta(const struct td *td, const struct td_counts *a,
+		     const struct td_counts *b, struct td_delta *d)
+{
+	d->slots = (int64_t)(b->slots - a->slots);
+	for (unsigned i = 0; i < TD_NR_METRICS; i++)
+		d->cat[i] = (int64_t)(b->cat[i] - a->cat[i]);
+	d->cat[TD_M_SMT] = 0;
+	return pm_level2(td) ? TD_RESULT_L2 : 0;
+}
+
+bool td_pm_consistent(const struct td *td, const struct td_delta *d)
+{
+	return td_delta_consistent(d, pm_level2(td));
+}
+
+/* The kernel's caps/pmu_name of the core PMU, "" when it does not say. */
+void td_pm_pmu_name(const struct td *td, char *out, size_t len)
+{
+	char path[96];
+	int n;
+
+	snprintf(path, sizeof(path),
+		 "/sys/bus/event_source/devices/%s/caps/pmu_name",
+		 td->pmu.name);
+	n = td_sys_read_file(path, out, len);
+	out[n > 0 ? strcspn(out, "\n") : 0] = '\0';
+}
+
+void td_pm_info(const struct td *td, struct td_info *i)
+{
+	i->levels = pm_level2(td) ? 2 : 1;
+	if (td->clear_mode)
+		i->flags |= TD_INFO_METRICS_CLEAR;
+	td_pm_pmu_name(td, i->uarch, sizeof(i->uarch));
+}
+
+const struct td_source_ops td_source_perf_metrics = {
+	.name = "perf_metrics",
+	.open = pm_open,
+	.close = td_pm_close,
+	.sample = td_pm_sample,
+	.reset = td_fold_and_reset,
+	.delta = td_pm_delta,
+	.consistent = td_pm_consistent,
+	.info = td_pm_info,
+};

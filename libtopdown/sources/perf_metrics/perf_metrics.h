@@ -1,0 +1,21 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The PERF_METRICS source's operations, for the hybrid source that
+ * composes it with the E-cores' group.  Not installed.
+ */
+#ifndef TD_PERF_METRICS_H
+#define TD_PERF_METRICS_H
+
+#include "source.h"
+
+/* perf_metrics.c */
+TD_HIDDEN int td_pm_group_open(struct td *td, const struct td_open_req *req);
+TD_HIDDEN void td_pm_close(struct td *td);
+TD_HIDDEN unsigned td_pm_delta(const struct td *td, const struct td_counts *a,
+			       const struct td_counts *b, struct td_delta *d);
+TD_HIDDEN bool td_pm_consistent(const struct td *td, const struct td_delta *d);
+TD_HIDDEN void td_pm_info(const struct td *td, struct td_info *i);
+/* The kernel's caps/pmu_name of the core PMU, "" when it does not say. */
+TD_HIDDEN void td_pm_pmu_name(const struct td *td, char *out, size_t len);
+
+#endif
