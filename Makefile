@@ -136,7 +136,7 @@ test_jobs = $(if $(filter command line environment,$(origin TEST_JOBS)),$\
 	$(TEST_JOBS),$(or $(patsubst -j%,%,$(filter -j%,$(MAKEFLAGS))),$(TEST_JOBS)))
 run_tests = sh test/run-tests.sh -j $(test_jobs) -l $(1) $(TEST_BINS)
 
-test: $(TEST_BINS) test/cxx_header.cc test-cxx-benchmark test-man
+test: $(TEST_BINS) test/cxx_header.cc test-cxx-benchmark test-man test-abi
 	$(CXX) -Iinclude $(CXXWARN) -fsyntax-only test/cxx_header.cc
 	$(if $(VALIDATE_TEST),@$(MAKE) -s $(VALIDATE_TEST))
 	@$(if $(TD_STRESS_REGIONS),TD_STRESS_REGIONS=$(TD_STRESS_REGIONS)) \
@@ -147,6 +147,11 @@ test: $(TEST_BINS) test/cxx_header.cc test-cxx-benchmark test-man
 MAN_PAGES := $(wildcard libtopdown/man/man*/*.[137])
 test-man: $(MAN_PAGES) include/topdown.h test/check-man.sh
 	@sh test/check-man.sh include/topdown.h libtopdown/man
+
+# The public structs' layout without implicit holes, with the target's
+# compiler (test-arm64: aarch64).
+test-abi: test/abi_layout.c
+	$(CC) -std=c11 $(WARNINGS) -Iinclude -fsyntax-only test/abi_layout.c
 
 # ---- arm64: cross-built, run under qemu-aarch64 ----------------------------
 # EL0 MRS of a PMU register raises SIGILL under qemu-user; the emulator
@@ -353,7 +358,7 @@ fuzz: $(FUZZ_TARGETS:%=$(B)/fuzz/%)
 			$(B)/fuzz/$$t.log; \
 	done
 
-.PHONY: all test test-cxx-benchmark test-man test-arm64 validate test-validate \
+.PHONY: all test test-cxx-benchmark test-man test-abi test-arm64 validate test-validate \
 	demo bench bench-arm64 bench-arm64-if-possible bench-table harness gbench \
 	install uninstall clean FORCE \
 	test-asan test-tsan \

@@ -217,6 +217,7 @@ struct td_info {
 	unsigned levels;             /* 1, or 2 when L2 is measured */
 	unsigned pmu_type;           /* perf_event_attr.type of the core PMU */
 	char pmu_name[32];           /* "cpu", "cpu_core", "armv8_pmuv3_0" */
+	uint32_t reserved0;          /* 0 (explicit padding) */
 	uint64_t resets;             /* IOC_RESETs issued by the library */
 	uint64_t foreign_resets;     /* resets by others, detected */
 	unsigned flags;              /* TD_INFO_* */
@@ -228,6 +229,7 @@ struct td_info {
 	 * "alderlake_hybrid+gracemont"); "" when the kernel does not say.
 	 */
 	char uarch[32];
+	uint32_t reserved1;          /* 0 (explicit padding) */
 };
 
 /* td_info.flags */
@@ -452,6 +454,7 @@ struct td_record {
 	                               _CYCLES, _L2_FE_BE */
 	unsigned resets;            /* library resets inside the region */
 	const char *name;           /* the named region's name, else NULL */
+	uint64_t reserved[3];       /* 0; room to grow (128 bytes in all) */
 };
 
 /*
