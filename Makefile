@@ -50,8 +50,10 @@ override CPPFLAGS += -Iinclude -D_GNU_SOURCE
 override CFLAGS += -std=c11 $(WARNINGS) -MMD -MP
 
 B ?= build
-# Before 1.0 every minor release may change the ABI (0.3 grew struct
-# td_region), so the soname carries the minor: libtopdown.so.0.3.
+# The ABI policy (README.md "ABI"): before 1.0 any minor release may
+# change the ABI, so the soname carries the minor (libtopdown.so.0.3) and
+# libtopdown.map has the one version node TOPDOWN_0.3; test/check-abi.sh
+# holds the three together.
 ifeq ($(VERSION_MAJOR),0)
 SONAME := libtopdown.so.$(VERSION_MAJOR).$(VERSION_MINOR)
 else
@@ -148,10 +150,13 @@ MAN_PAGES := $(wildcard libtopdown/man/man*/*.[137])
 test-man: $(MAN_PAGES) include/topdown.h test/check-man.sh
 	@sh test/check-man.sh include/topdown.h libtopdown/man
 
-# The public structs' layout without implicit holes, with the target's
+# The ABI policy on the built library (soname, version node, exports) and
+# the public structs' layout without implicit holes, with the target's
 # compiler (test-arm64: aarch64).
-test-abi: test/abi_layout.c
+test-abi: $(B)/libtopdown.so test/abi_layout.c test/check-abi.sh
 	$(CC) -std=c11 $(WARNINGS) -Iinclude -fsyntax-only test/abi_layout.c
+	@sh test/check-abi.sh include/topdown.h libtopdown/libtopdown.map \
+		$(SHARED_LIB)
 
 # ---- arm64: cross-built, run under qemu-aarch64 ----------------------------
 # EL0 MRS of a PMU register raises SIGILL under qemu-user; the emulator

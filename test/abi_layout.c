@@ -6,7 +6,7 @@
  * No implicit holes: each struct's size is the sum of its members' sizes,
  * so every padding byte is a named member the library zeroes (a hole would
  * carry stack garbage to the caller and could not be given a meaning in a
- * later release).  The sizes are those of the LP64 ABI.
+ * later release).  The sizes are the LP64 ABI README.md "ABI" states.
  */
 #include <stddef.h>
 #include <topdown.h>
@@ -66,7 +66,7 @@ NO_HOLES(struct td_record,
 	 MEMBER_SIZE(struct td_record, name) +
 	 MEMBER_SIZE(struct td_record, reserved));
 
-/* The sizes on LP64 (x86_64, aarch64). */
+/* The sizes on LP64 (x86_64, aarch64), as README.md "ABI" lists them. */
 #if defined(__LP64__)
 SIZE_IS(struct td_result, 168);
 SIZE_IS(struct td_options, 40);
