@@ -7,8 +7,9 @@
 #   make validate        build and run topdown-validate on this machine
 #                        (VALIDATE_ARGS, e.g. "--emulate -o report.json")
 #   make gbench          the Google Benchmark example, if libbenchmark-dev
-#   make install         PREFIX, DESTDIR, LIBDIR, INCLUDEDIR, MANDIR honoured
+#   make install         PREFIX, DESTDIR, BINDIR, LIBDIR, INCLUDEDIR, MANDIR honoured
 #   make test-man        the manual pages render without a groff warning
+#   make examples/harness.svg   the README's picture (emulated harness run)
 #   make WERROR=1 ...    warnings are errors (CI)
 #   make test-asan       the tests under ASan+UBSan (build/asan)
 #   make test-tsan       the thread tests under ThreadSanitizer (build/tsan)
@@ -25,6 +26,7 @@ VERSION_PATCH := 0
 VERSION := $(VERSION_MAJOR).$(VERSION_MINOR).$(VERSION_PATCH)
 
 PREFIX ?= /usr/local
+BINDIR ?= $(PREFIX)/bin
 LIBDIR ?= $(PREFIX)/lib
 INCLUDEDIR ?= $(PREFIX)/include
 PKGCONFIGDIR ?= $(LIBDIR)/pkgconfig
@@ -69,11 +71,13 @@ EMU_SRCS := $(wildcard test/emu/*.c)
 EMU_OBJS := $(EMU_SRCS:test/emu/%.c=$(B)/emu/%.o)
 TESTS := test_decode test_open test_region test_harness test_misuse \
 	 test_hybrid test_threads test_live test_generic test_fastpath \
-	 test_budget test_hybrid_ecore test_smt_v1 test_arm test_zen_l2
+	 test_budget test_hybrid_ecore test_smt_v1 test_arm test_zen_l2 \
+	 test_env_report
 TEST_BINS := $(foreach t,$(TESTS),$(B)/test/$(t)-static) \
 	     $(foreach t,$(filter-out test_decode test_generic test_arm,$(TESTS)),$(B)/test/$(t)-shared)
 
-all: $(STATIC_LIB) $(B)/libtopdown.so $(B)/topdown.pc
+all: $(STATIC_LIB) $(B)/libtopdown.so $(B)/topdown.pc $(B)/topdown \
+     $(B)/libtdemu.so
 
 $(B)/static/%.o: libtopdown/%.c
 	@mkdir -p $(@D)
@@ -100,6 +104,19 @@ $(B)/topdown.pc: pkgconfig/topdown.pc.in FORCE
 	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(LIBDIR)|' \
 	    -e 's|@INCLUDEDIR@|$(INCLUDEDIR)|' -e 's|@VERSION@|$(VERSION)|' \
 	    $< > $@
+
+# ---- the topdown command (libtopdown/cmd: not part of the library) -------
+# Linked with the static library: it runs from any prefix without rpath.
+# It finds the emulated PMU from its own location (../lib/topdown/), else
+# LIBDIR, else the build tree's libtdemu.so beside it.
+CMD_SRCS := $(wildcard libtopdown/cmd/*.c)
+CMD_OBJS := $(CMD_SRCS:libtopdown/cmd/%.c=$(B)/cmd/%.o)
+$(B)/cmd/%.o: libtopdown/cmd/%.c
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) -DTOPDOWN_LIBDIR='"$(LIBDIR)"' $(CFLAGS) -c -o $@ $<
+
+$(B)/topdown: $(CMD_OBJS) $(STATIC_LIB)
+	$(CC) $(LDFLAGS) -o $@ $(CMD_OBJS) $(STATIC_LIB) -lm
 
 # ---- emulator and tests ----------------------------------------------------
 # The libc interposers run before a sanitizer runtime has initialised
@@ -141,6 +158,7 @@ run_tests = sh test/run-tests.sh -j $(test_jobs) -l $(1) $(TEST_BINS)
 test: $(TEST_BINS) test/cxx_header.cc test-cxx-benchmark test-man test-abi
 	$(CXX) -Iinclude $(CXXWARN) -fsyntax-only test/cxx_header.cc
 	$(if $(VALIDATE_TEST),@$(MAKE) -s $(VALIDATE_TEST))
+	$(if $(SANITIZE)$(TSAN)$(TEST_RUN),,@$(MAKE) -s test-cmd)
 	@$(if $(TD_STRESS_REGIONS),TD_STRESS_REGIONS=$(TD_STRESS_REGIONS)) \
 		TEST_RUN="$(TEST_RUN)" $(call run_tests,$(B)/test)
 
@@ -157,6 +175,13 @@ test-abi: $(B)/libtopdown.so test/abi_layout.c test/check-abi.sh
 	$(CC) -std=c11 $(WARNINGS) -Iinclude -fsyntax-only test/abi_layout.c
 	@sh test/check-abi.sh include/topdown.h libtopdown/libtopdown.map \
 		$(SHARED_LIB)
+
+# The command end to end, on the emulator: check, run, plot (rendered by
+# rsvg-convert and checked pixel by pixel), help and bad arguments.
+test-cmd: $(B)/topdown $(B)/libtdemu.so $(B)/examples/harness \
+	  $(B)/examples/threads
+	@echo "== test/test_cmd.sh"
+	@sh test/test_cmd.sh $(B)
 
 # ---- arm64: cross-built, run under qemu-aarch64 ----------------------------
 # EL0 MRS of a PMU register raises SIGILL under qemu-user; the emulator
@@ -199,7 +224,18 @@ test-validate: $(B)/topdown-validate $(B)/libtdemu.so
 # ---- demo and examples -----------------------------------------------------
 $(B)/examples/%: examples/%.c $(STATIC_LIB)
 	@mkdir -p $(@D)
-	$(CC) $(CPPFLAGS) $(CFLAGS) -o $@ $< $(STATIC_LIB) -lm
+	$(CC) $(CPPFLAGS) $(CFLAGS) -o $@ $< $(STATIC_LIB) -lm -lpthread
+
+# The README's picture: the harness on the emulated PMU, its totals
+# through topdown run, its per-iteration records from its own output.
+examples/harness.svg: $(B)/topdown $(B)/libtdemu.so $(B)/examples/harness
+	$(B)/topdown run --emulate -f jsonl -o $(B)/harness-run.jsonl -- \
+		$(B)/examples/harness jsonl > $(B)/harness-out.txt
+	grep '^{"kind":"record"' $(B)/harness-out.txt | \
+		sed 's/}$$/,"pmu":"emulated:spr"}/' > $(B)/harness-plot.jsonl
+	cat $(B)/harness-run.jsonl >> $(B)/harness-plot.jsonl
+	$(B)/topdown plot $(B)/harness-plot.jsonl -o $@ \
+		-t "examples/harness on the emulated PMU (make examples/harness.svg)"
 
 demo: $(B)/examples/demo $(B)/libtdemu.so
 	@sh examples/run-demo.sh $(B)/examples/demo $(B)/libtdemu.so
@@ -295,7 +331,11 @@ endif
 # ---- install ---------------------------------------------------------------
 install: all
 	install -d $(DESTDIR)$(LIBDIR) $(DESTDIR)$(INCLUDEDIR) \
-		$(DESTDIR)$(PKGCONFIGDIR)
+		$(DESTDIR)$(PKGCONFIGDIR) $(DESTDIR)$(BINDIR) \
+		$(DESTDIR)$(LIBDIR)/topdown
+	install -m 755 $(B)/topdown $(DESTDIR)$(BINDIR)/topdown
+	install -m 755 $(B)/libtdemu.so \
+		$(DESTDIR)$(LIBDIR)/topdown/libtopdown-emulated-pmu.so
 	install -m 644 $(STATIC_LIB) $(DESTDIR)$(LIBDIR)/
 	install -m 755 $(SHARED_LIB) $(DESTDIR)$(LIBDIR)/
 	ln -sf libtopdown.so.$(VERSION) $(DESTDIR)$(LIBDIR)/$(SONAME)
@@ -315,7 +355,10 @@ uninstall:
 	      $(DESTDIR)$(INCLUDEDIR)/topdown.h \
 	      $(DESTDIR)$(INCLUDEDIR)/topdown_benchmark.hpp \
 	      $(DESTDIR)$(PKGCONFIGDIR)/topdown.pc \
-	      $(MAN_PAGES:libtopdown/man/%=$(DESTDIR)$(MANDIR)/%)
+	      $(MAN_PAGES:libtopdown/man/%=$(DESTDIR)$(MANDIR)/%) \
+	      $(DESTDIR)$(BINDIR)/topdown \
+	      $(DESTDIR)$(LIBDIR)/topdown/libtopdown-emulated-pmu.so
+	-rmdir $(DESTDIR)$(LIBDIR)/topdown 2>/dev/null
 
 clean:
 	rm -rf $(B)
@@ -363,9 +406,9 @@ fuzz: $(FUZZ_TARGETS:%=$(B)/fuzz/%)
 			$(B)/fuzz/$$t.log; \
 	done
 
-.PHONY: all test test-cxx-benchmark test-man test-abi test-arm64 validate test-validate \
-	demo bench bench-arm64 bench-arm64-if-possible bench-table harness gbench \
-	install uninstall clean FORCE \
+.PHONY: all test test-abi test-cmd test-cxx-benchmark test-man test-arm64 \
+	validate test-validate demo bench bench-arm64 bench-arm64-if-possible \
+	bench-table harness gbench install uninstall clean FORCE \
 	test-asan test-tsan \
 	test-valgrind fuzz
 FORCE:

@@ -133,7 +133,8 @@ struct td;
 
 /* Open a handle for the calling thread, the only one that may use it.
  * opts may be NULL.  Returns 0 and sets *out, or:
- * -EINVAL      out NULL; bad opts; bad TOPDOWN_RESET/_REPORT/_FORMAT;
+ * -EINVAL      out NULL; bad opts; bad TOPDOWN_RESET (a bad
+ *              TOPDOWN_REPORT or TOPDOWN_FORMAT does not fail);
  * -ENODEV      no hardware PMU (e.g. a VM without a virtual PMU);
  * -EOPNOTSUPP  the kernel refused the TopDown events it listed;
  * -ENOSYS      no TopDown source for this CPU (td_strerror names it);
@@ -144,9 +145,9 @@ struct td;
  * or another negative errno of perf_event_open(2) or mmap(2). */
 TD_API int td_open(struct td **out, const struct td_options *opts);
 
-/* Close (NULL: no-op), unlinking named regions (totals kept) after their
- * TOPDOWN_REPORT report.  Any thread, not concurrently with use; a fork()
- * child releases its copies.  td is freed. */
+/* Close (NULL: no-op) and free td.  Named regions are unlinked, totals
+ * kept (with TOPDOWN_REPORT, handed to the process's report, written at
+ * exit).  Any thread, not concurrently with use; a fork() child too. */
 TD_API void td_close(struct td *td);
 
 /* Start a region.  Returns 0, or:
@@ -273,7 +274,7 @@ TD_API int td_decode_readings(uint64_t slots0, uint64_t metrics0,
 			      unsigned levels, struct td_result *res);
 
 /* Reports: written only to the FILE * given (or, with TOPDOWN_REPORT set,
- * at td_close or exit).  Formats, CSV columns and JSON keys, and
+ * once at process exit).  Formats, CSV columns and JSON keys, and
  * TOPDOWN_REPORT/TOPDOWN_FORMAT: README.md "Harnesses and reports". */
 enum td_format {
 	TD_FORMAT_TABLE = 1,  /* aligned text for people */

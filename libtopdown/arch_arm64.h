@@ -12,8 +12,8 @@
 
 /*
  * The counter the kernel publishes as the user page's index - 1
- * (drivers/perf/arm_pmuv3.c armv8pmu_user_event_idx; arm-amd-topdown.md
- * section 1.3): n in 0..30 is PMEVCNTR<n>_EL0, 31 is PMCCNTR_EL0.  The
+ * (drivers/perf/arm_pmuv3.c armv8pmu_user_event_idx): n in 0..30 is
+ * PMEVCNTR<n>_EL0, 31 is PMCCNTR_EL0.  The
  * register is encoded in the instruction, so a switch over the 32
  * encodings, each case its own register (libperf's table swaps 12 and 13:
  * not here).  Legal at EL0 only while the kernel has set PMUSERENR_EL0 for

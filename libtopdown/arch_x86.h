@@ -106,7 +106,7 @@ enum td_guard { TD_GUARD_OK, TD_GUARD_WRONG_CPU, TD_GUARD_ABORTED };
  * the check and the commit point (label 2), the kernel moves it to the
  * abort handler (label 4) before it runs another user instruction
  * (rseq_ip_fixup), so an RDPMC never executes on an E-core where it would
- * #GP (research note section 6: inference from the SDM; PAPI guards the
+ * #GP (inference from the Intel SDM; PAPI's topdown component guards the
  * same way).  The descriptor lives in __rseq_cs, the abort handler in
  * __rseq_failure preceded by the signature the kernel checks.  rseq_cs is
  * cleared on every exit so that no pointer into this object outlives the

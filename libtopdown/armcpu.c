@@ -3,14 +3,14 @@
  * Which Arm core this is, from MIDR_EL1 as the kernel publishes it
  * (sysfs regs/identification/midr_el1 of the current CPU, else the "CPU
  * implementer/variant/part/revision" lines of /proc/cpuinfo, as Arm's
- * topdown_tool does: arm-amd-topdown.md section 3), and the formula and
+ * topdown_tool's cpu_detector.py does), and the formula and
  * events that fit it.  Revision matters: Neoverse N2 before r0p3 needs
  * the STALL_SLOT erratum correction.  Cores outside the table that list
- * the slot events get the generic SBSA formula with caps/slots (the
- * note's inference: perf has no per-core metrics for them, Arm no
- * data); others get -ENOSYS, never a guessed formula.  The table's width
- * wins over caps/slots (the note's recommendation: caps/slots needs
- * PMUv3p4 and is absent on N1).
+ * the slot events get the generic SBSA formula with caps/slots (an
+ * inference: perf has no per-core metrics for them, Arm no data); others
+ * get -ENOSYS, never a guessed formula.  The table's width
+ * wins over caps/slots (drivers/perf/arm_pmuv3.c publishes caps/slots
+ * only from PMUv3p4, so N1 has none).
  */
 #include <errno.h>
 #include <stdio.h>
@@ -19,7 +19,7 @@
 
 #include "generic.h"
 
-/* PMUv3 common event numbers (arm-amd-topdown.md section 2.1). */
+/* PMUv3 common event numbers (perf's arm64 common-and-microarch.json). */
 #define EV_BR_MIS_PRED          0x0010
 #define EV_CPU_CYCLES           0x0011
 #define EV_STALL_FRONTEND       0x0023
@@ -31,8 +31,9 @@
 #define EV_STALL_SLOT           0x003f
 #define EV_STALL_FRONTEND_FLUSH 0x8162
 /*
- * Level 2 of N3 and V3 (Topdown_Frontend/Backend): the notes' section
- * 2.1 codes, the same in perf's common-and-microarch.json.
+ * Level 2 of N3 and V3 (Topdown_Frontend/Backend): codes from Arm's
+ * telemetry-solution neoverse-n3/v3.json, the same in perf's
+ * common-and-microarch.json.
  */
 #define EV_STALL_FRONTEND_MEMBOUND 0x8158
 #define EV_STALL_BACKEND_MEMBOUND  0x8164
@@ -105,7 +106,10 @@ static void l2_events(struct td_gen_model *m)
 	m->config2[TD_ARM2_BE_MEM] = EV_STALL_BACKEND_MEMBOUND;
 }
 
-/* Part numbers and widths: arm-amd-topdown.md sections 2.2 and 3. */
+/*
+ * Part numbers (arch/arm64/include/asm/cputype.h) and widths
+ * (telemetry-solution product_configuration num_slots).
+ */
 int td_arm_lookup(uint32_t midr, unsigned caps_slots, struct td_gen_model *m)
 {
 	unsigned part = MIDR_PART(midr);

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Arm's TopDown level 1 (arm-amd-topdown.md section 2.4; Arm's Topdown
- * Methodology for Neoverse; telemetry-solution data/pmu/cpu/neoverse/).
+ * Arm's TopDown level 1 (Arm's Topdown Methodology for Neoverse;
+ * telemetry-solution data/pmu/cpu/neoverse/; perf's arm64 metrics.json).
  *
  * Retiring and bad speculation split the non-stalled slots by the ratio
  * OP_RETIRED / OP_SPEC, so unlike formulas.c these are not linear in the
@@ -10,7 +10,7 @@
  * category slots x 255 as every other source does.  td_decode then
  * normalises by the sum, which is the whole of slots: per-mispredict
  * corrections move slots between categories (kf + kb = kbs), they do not
- * create any (the note's inference from the formulas; the algebra holds
+ * create any (an inference from the formulas; the algebra holds
  * exactly when STALL_SLOT = STALL_SLOT_FRONTEND + STALL_SLOT_BACKEND).
  */
 #include <string.h>
@@ -74,7 +74,7 @@ void td_arm_fractions(const struct td_arm_params *p, const double *dv,
  * STALL_BACKEND / CPU_CYCLES.  Reported in l1[TD_FE_BOUND] and
  * l1[TD_BE_BOUND], the cycles with neither in l1[TD_RETIRING], slots
  * counting cycles, under TD_RESULT_CYCLES: never slot-based TopDown
- * (reporting them so, labelled, is the note's inference).
+ * (reporting them so, labelled, is an inference).
  */
 static void cycles_delta(const double *dv, struct td_delta *d)
 {
@@ -119,9 +119,9 @@ static double share(int64_t part, int64_t whole)
  * (TD_ARM_L2_GAP unchanged).  Arm's frontend_mem_bound =
  * STALL_FRONTEND_MEMBOUND / STALL_FRONTEND and backend_mem_bound =
  * STALL_BACKEND_MEMBOUND / STALL_BACKEND are shares of stall cycles
- * (arm-amd-topdown.md section 2.5); scaled onto level 1's frontend and
+ * (telemetry-solution neoverse-v3.json); scaled onto level 1's frontend and
  * backend slots they become fetch latency and memory bound.  That
- * stalled cycles and stalled slots split alike is the note's inference,
+ * stalled cycles and stalled slots split alike is an inference,
  * not Arm's statement.  td_decode_src makes fetch bandwidth and core
  * bound the rest of their parents and leaves retiring's and bad
  * speculation's children 0 (TD_RESULT_L2_FE_BE).

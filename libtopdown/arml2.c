@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Arm level 2 (Neoverse N3, V3): Arm's Topdown_Frontend and
- * Topdown_Backend stall-cycle events (arm-amd-topdown.md section 2.5) as
+ * Topdown_Backend stall-cycle events (Arm's telemetry-solution
+ * neoverse-n3/v3.json; perf's arm64 neoverse-v3/metrics.json) as
  * a second group beside level 1's, kept only when both groups count
  * together.  Level 1 already takes six event counters and the cycle
  * counter, so on a six-counter part level 2 does not fit and is not

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The Arm core PMU, from sysfs (arm-amd-topdown.md section 1): the
+ * The Arm core PMU, from sysfs (drivers/perf/arm_pmuv3.c; perf.rst): the
  * armv8_* / armv9_* / arm_* directory with a cpus file (core PMUs of
  * drivers/perf/arm_pmu.c have one, uncore PMUs a cpumask) that lists the
  * current CPU; its type (user access needs the PMU opened by its own

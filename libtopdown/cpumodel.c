@@ -20,7 +20,7 @@
 	(((uint64_t)(event) & 0xff) | ((uint64_t)(event) >> 8) << 32 | \
 	 (uint64_t)(umask) << 8)
 
-/* Zen 4/5 PipelineL1 events (arm-amd-topdown.md section 5.1). */
+/* Zen 4/5 PipelineL1 events (perf's amdzen4/amdzen5 pipeline.json). */
 static void zen(struct td_gen_model *m, unsigned width, const char *name)
 {
 	m->formula = TD_F_ZEN;
@@ -34,7 +34,7 @@ static void zen(struct td_gen_model *m, unsigned width, const char *name)
 	m->config[TD_ZEN_DISP] = AMD_EV(0x0aa, 0x07); /* de_src_op_disp.all */
 	m->config[TD_ZEN_RET] = AMD_EV(0x0c1, 0);   /* ex_ret_ops */
 	m->derivable = TD_ZEN_SMT;
-	/* PipelineL2 (section 5.1): 6 more events, + cycles and ex_ret_ops
+	/* PipelineL2 (same files): 6 more events, + cycles and ex_ret_ops
 	 * again so that each of its ratios is counted in one group */
 	m->nr2 = TD_ZEN2_NR;
 	m->config2[TD_ZEN2_CYC] = m->config[TD_ZEN_CYC];
@@ -73,7 +73,7 @@ static int amd_lookup(unsigned family, unsigned model, struct td_gen_model *m)
 
 /*
  * V4.5 events by their Intel names; encodings from Intel's perfmon event
- * lists (inference: not in the project's notes).  INT_MISC.RECOVERY_CYCLES
+ * lists (as in perf's pmu-events/arch/x86 JSON).  INT_MISC.RECOVERY_CYCLES
  * is umask 0x03 before Skylake and 0x01 from Skylake on, cmask 1 both.
  */
 static void v45(struct td_gen_model *m, bool skylake, const char *name)
@@ -101,8 +101,9 @@ void td_model_anythread(struct td_gen_model *m)
 }
 
 /*
- * V1 events (Intel's perfmon lists for Silvermont and Knights Landing;
- * inference: not in the project's notes): CPU_CLK_UNHALTED.CORE 0x3c,
+ * V1 events (Intel's perfmon lists for Silvermont and Knights Landing,
+ * as in perf's silvermont/ and knightslanding/ JSON): CPU_CLK_UNHALTED.CORE
+ * 0x3c,
  * NO_ALLOC_CYCLES.MISPREDICTS 0xca/0x04, NO_ALLOC_CYCLES.NOT_DELIVERED
  * 0xca/0x50 (Knights Landing 0xca/0x90), UOPS_RETIRED.ALL 0xc2/0x10.
  * Both cores are 2 wide.  Three of the four need general-purpose

@@ -1,123 +1,234 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * TOPDOWN_REPORT=stderr|<path> and TOPDOWN_FORMAT=table|csv|jsonl: the
- * caller's opt-in to a named-region report at td_close, and at process
- * exit for handles still open.  Only here does the library write anywhere
- * the caller did not hand it, and only when asked to by the environment.
+ * caller's opt-in to one named-region report per process, written at
+ * process exit.  Only here does the library write anywhere the caller did
+ * not hand it, and only when asked to by the environment.
  *
- * Handles that will report are kept on one list, under a spinlock (cold
- * path, no libpthread needed), for the exit-time destructor.
+ * One report whatever the number of handles and threads: handles that
+ * will report are kept on a process-wide list; a handle closed before
+ * exit hands its totals, per thread and region name, to the process's
+ * list of closed totals; at exit the open handles' totals join them and
+ * the report is written once (thread_report.c).  A mutex guards both
+ * lists (cold path only: td_open, td_close, exit).
+ *
+ * A bad report setting never stops measurement: an unknown TOPDOWN_FORMAT
+ * gives the table, and an unwritable TOPDOWN_REPORT gives stderr, each
+ * with a line naming the bad value and the accepted ones.
  */
 #include <errno.h>
-#include <stdatomic.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "internal.h"
 
-static atomic_flag list_lock = ATOMIC_FLAG_INIT;
-static struct td *reporting;
+static const char *const format_names[] = { "table", "csv", "jsonl" };
 
-static void lock_list(void)
+static struct {
+	pthread_mutex_t lock;
+	int pid;                  /* the process the rest belongs to */
+	char *path;               /* of the first handle that asked */
+	enum td_format format;
+	char *bad_format;
+	bool written;             /* the exit report is out */
+	struct td *open;          /* open handles that will report */
+	struct td_report_rows closed; /* totals of closed handles */
+} proc = { .lock = PTHREAD_MUTEX_INITIALIZER };
+
+/*
+ * The report's thread column: the thread id, with its name (comm, set by
+ * pthread_setname_np or prctl PR_SET_NAME) where it differs from the
+ * process's; proc(5) /proc/[pid]/task/[tid]/comm.
+ */
+static void thread_label(struct td *td)
 {
-	while (atomic_flag_test_and_set_explicit(&list_lock,
-						 memory_order_acquire))
-		;
+	char path[64], comm[32] = "", main_comm[32] = "";
+
+	snprintf(path, sizeof(path), "/proc/self/task/%d/comm", td->env.tid);
+	if (td->env.tid != td->env.pid &&
+	    td_sys_read_file(path, comm, sizeof(comm)) > 0 &&
+	    td_sys_read_file("/proc/self/comm", main_comm,
+			     sizeof(main_comm)) >= 0 &&
+	    strcmp(comm, main_comm) != 0)
+		snprintf(td->env.thread, sizeof(td->env.thread), "%d:%s",
+			 td->env.tid, comm);
+	else
+		snprintf(td->env.thread, sizeof(td->env.thread), "%d",
+			 td->env.tid);
 }
 
-static void unlock_list(void)
+static int format_from_env(struct td_env_report *env)
 {
-	atomic_flag_clear_explicit(&list_lock, memory_order_release);
-}
-
-static int format_from_env(enum td_format *fmt)
-{
-	static const char *const names[] = { "table", "csv", "jsonl" };
+	const char *v = getenv("TOPDOWN_FORMAT");
 	int i = 0;
 
-	if (td_env_choice("TOPDOWN_FORMAT", names, 3, &i) < 0)
-		return -EINVAL;
-	*fmt = (enum td_format)(TD_FORMAT_TABLE + i);
-	return 0;
+	env->format = TD_FORMAT_TABLE;
+	if (td_env_choice("TOPDOWN_FORMAT", format_names, 3, &i) == 0) {
+		env->format = (enum td_format)(TD_FORMAT_TABLE + i);
+		return 0;
+	}
+	env->bad_format = strdup(v);
+	return env->bad_format ? 0 : -ENOMEM;
 }
 
-/* Parse the environment into td->env; the handle is not listed yet. */
+/* At td_open, in the opening thread: who opens, and what was asked. */
 int td_env_report_init(struct td *td)
 {
 	const char *path = getenv("TOPDOWN_REPORT");
-	int err = format_from_env(&td->env.format);
 
-	if (err < 0)
-		return err;
+	td->env.pid = getpid();
+	td->env.tid = gettid();
+	thread_label(td);
 	if (!path)
 		return 0;
-	if (!*path)
-		return -EINVAL;
 	td->env.path = strdup(path);
-	return td->env.path ? 0 : -ENOMEM;
+	if (!td->env.path)
+		return -ENOMEM;
+	return format_from_env(&td->env);
 }
 
-/* td_open succeeded: report at td_close or exit. */
+static void free_settings(struct td_env_report *env)
+{
+	free(env->path);
+	free(env->bad_format);
+	env->path = NULL;
+	env->bad_format = NULL;
+}
+
+/*
+ * A fork child inherits the parent's lists: they are the parent's to
+ * report.  The child's first handle that asks starts its own.
+ */
+static void adopt_process(void)
+{
+	int pid = getpid();
+
+	if (proc.pid == pid)
+		return;
+	td_rows_free(&proc.closed);
+	free(proc.path);
+	free(proc.bad_format);
+	proc.path = proc.bad_format = NULL;
+	proc.open = NULL;
+	proc.written = false;
+	proc.pid = pid;
+}
+
+/* td_open succeeded: the handle's totals will be in the report. */
 void td_env_report_register(struct td *td)
 {
+	struct td **link;
+
 	if (!td->env.path)
 		return;
-	lock_list();
-	td->env.next = reporting;
-	reporting = td;
-	unlock_list();
+	pthread_mutex_lock(&proc.lock);
+	adopt_process();
+	if (!proc.path) { /* the first handle's settings are the report's */
+		proc.path = td->env.path;
+		proc.bad_format = td->env.bad_format;
+		proc.format = td->env.format;
+		td->env.path = td->env.bad_format = NULL;
+	}
+	link = &proc.open; /* in the order opened */
+	while (*link)
+		link = &(*link)->env.next;
+	td->env.next = NULL;
+	*link = td;
+	td->env.listed = true;
+	pthread_mutex_unlock(&proc.lock);
 }
 
-static void write_report(struct td *td)
+static void unlist(struct td *td)
+{
+	for (struct td **link = &proc.open; *link; link = &(*link)->env.next) {
+		if (*link == td) {
+			*link = td->env.next;
+			return;
+		}
+	}
+}
+
+/* The thread may have been named after td_open: read its name again. */
+static void refresh_label(struct td *td)
+{
+	char path[64];
+
+	snprintf(path, sizeof(path), "/proc/self/task/%d", td->env.tid);
+	if (access(path, F_OK) == 0)
+		thread_label(td);
+}
+
+/* td_close: the handle's totals go to the process's list. */
+void td_env_report_close(struct td *td)
+{
+	free_settings(&td->env);
+	if (!td->env.listed)
+		return;
+	pthread_mutex_lock(&proc.lock);
+	if (proc.pid == td->env.pid && proc.pid == getpid()) {
+		unlist(td);
+		if (!proc.written) {
+			refresh_label(td);
+			td_rows_add_handle(&proc.closed, td);
+		}
+	}
+	td->env.listed = false;
+	pthread_mutex_unlock(&proc.lock);
+}
+
+/* Where the report goes; stderr, with the reason, when it cannot. */
+static FILE *open_report(void)
 {
 	FILE *f;
 
-	if (strcmp(td->env.path, "stderr") == 0) {
-		td_report_named(stderr, td, td->env.format);
-		return;
-	}
-	f = fopen(td->env.path, "ae");
-	if (!f)
-		return;
-	td_report_named(f, td, td->env.format);
-	fclose(f);
+	if (strcmp(proc.path, "stderr") == 0)
+		return stderr;
+	f = *proc.path ? fopen(proc.path, "ae") : NULL;
+	if (f)
+		return f;
+	fprintf(stderr,
+		"libtopdown: TOPDOWN_REPORT=\"%s\" cannot be written (%s); "
+		"accepted: stderr or a writable file path; the report "
+		"follows on stderr\n",
+		proc.path, *proc.path ? strerror(errno) : "empty");
+	return stderr;
 }
 
-static bool unlist(struct td *td)
+static void write_report(const struct td_report_rows *rows)
 {
-	struct td **link;
-	bool found = false;
+	FILE *f = open_report();
 
-	lock_list();
-	for (link = &reporting; *link; link = &(*link)->env.next) {
-		if (*link == td) {
-			*link = td->env.next;
-			found = true;
-			break;
-		}
-	}
-	unlock_list();
-	return found;
+	if (proc.bad_format)
+		fprintf(f,
+			"libtopdown: TOPDOWN_FORMAT=\"%s\" is not one of "
+			"table, csv, jsonl: the report follows as a table\n",
+			proc.bad_format);
+	td_rows_write(f, rows, proc.format);
+	if (f != stderr)
+		fclose(f);
+	else
+		fflush(f);
 }
 
-void td_env_report_close(struct td *td)
-{
-	if (!td->env.path)
-		return;
-	if (unlist(td) && !td->env.done)
-		write_report(td);
-	free(td->env.path);
-	td->env.path = NULL;
-}
-
-/* Process exit (or unload): handles never closed report now. */
+/* Process exit (or unload): the one report, open handles included. */
 __attribute__((destructor)) static void report_at_exit(void)
 {
-	lock_list();
-	for (struct td *td = reporting; td; td = td->env.next) {
-		if (!td->env.done)
-			write_report(td);
-		td->env.done = true;
+	struct td_report_rows rows = { 0 };
+
+	pthread_mutex_lock(&proc.lock);
+	if (proc.path && !proc.written && proc.pid == getpid()) {
+		int err = td_rows_copy(&rows, &proc.closed);
+
+		for (struct td *td = proc.open; td && !err; td = td->env.next) {
+			refresh_label(td);
+			err = td_rows_add_handle(&rows, td);
+		}
+		write_report(&rows);
+		proc.written = true;
 	}
-	unlock_list();
+	td_rows_free(&rows);
+	td_rows_free(&proc.closed);
+	pthread_mutex_unlock(&proc.lock);
 }

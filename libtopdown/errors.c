@@ -23,9 +23,8 @@ static const struct td_message messages[] = {
 		   "kernel.perf_event_paranoid=2 (user-mode self-monitoring; "
 		   "1 for TD_OPT_INCLUDE_KERNEL) or grant CAP_PERFMON" },
 	{ -EINVAL, "invalid argument: a NULL pointer, a bad td_options field "
-		   "or size, TOPDOWN_RESET not one of auto|always|never, "
-		   "TOPDOWN_REPORT empty (want stderr or a path), or "
-		   "TOPDOWN_FORMAT not one of table|csv|jsonl" },
+		   "or size, or the environment's TOPDOWN_RESET not one of "
+		   "auto|always|never (unset it or pick one)" },
 	{ -EALREADY, "region already begun: end it before beginning it again" },
 	{ -ESRCH, "region not in progress: td_region_end without a matching "
 		  "td_region_begin, or ended twice" },

@@ -19,7 +19,7 @@
  * AMD Zen 4 (W=6) / Zen 5 (W=8) PipelineL1: slots = W x ls_not_halted_cyc,
  * FE, BE and SMT contention from de_no_dispatch_per_slot, retiring =
  * ex_ret_ops, bad speculation = de_src_op_disp.all - ex_ret_ops (perf
- * amdzen4/amdzen5 pipeline.json; arm-amd-topdown.md section 5.2).
+ * amdzen4/amdzen5 pipeline.json).
  */
 void td_formula_zen(unsigned width, const uint64_t *v, struct td_counts *c)
 {
@@ -44,8 +44,8 @@ static int64_t share(int64_t part, uint64_t num, uint64_t den)
 }
 
 /*
- * AMD Zen 4/5 PipelineL2 (perf amdzen4/amdzen5 pipeline.json;
- * arm-amd-topdown.md section 5.2) over a region: cat[] holds its level-1
+ * AMD Zen 4/5 PipelineL2 (perf amdzen4/amdzen5 pipeline.json) over a
+ * region: cat[] holds its level-1
  * deltas (slots x 255, SMT contention at TD_M_SMT), w[] its level-2
  * event deltas (TD_ZEN2_*); fills the measured level-2 children of cat[]
  * (the rest are parent minus child in td_decode).  Mapping onto struct
@@ -81,7 +81,8 @@ void td_formula_zen_l2(const uint64_t *w, int64_t *cat)
 }
 
 /*
- * Intel V4.5, Sandy Bridge .. Cascade Lake (reference 001, "V4.5"):
+ * Intel V4.5, Sandy Bridge .. Cascade Lake (Intel's TMA metrics, as in
+ * perf's x86 skylake/skl-metrics.json):
  * slots = W x clocks, FE = IDQ_UOPS_NOT_DELIVERED.CORE, bad speculation =
  * UOPS_ISSUED.ANY - UOPS_RETIRED.RETIRE_SLOTS + W x recovery cycles,
  * retiring = RETIRE_SLOTS, backend = the rest.  This is the SMT-off form
@@ -105,8 +106,9 @@ void td_formula_v45(unsigned width, const uint64_t *v, struct td_counts *c)
 }
 
 /*
- * V4.5 with SMT on (reference 001): CORE_CLKS = CPU_CLK_UNHALTED.THREAD_ANY
- * / 2, Recovery_Cycles = INT_MISC.RECOVERY_CYCLES_ANY / 2; the rest as
+ * V4.5 with SMT on (perf's skl-metrics.json): CORE_CLKS =
+ * CPU_CLK_UNHALTED.THREAD_ANY / 2, Recovery_Cycles =
+ * INT_MISC.RECOVERY_CYCLES_ANY / 2; the rest as
  * above.  W is 4 on every V4.5 core, so W x clocks / 2 stays integral.
  */
 void td_formula_v45_any(unsigned width, const uint64_t *v,
@@ -125,7 +127,8 @@ void td_formula_v45_any(unsigned width, const uint64_t *v,
 }
 
 /*
- * Intel V1, Silvermont and Knights Landing (reference 001, "V1.0"), cycle
+ * Intel V1, Silvermont and Knights Landing (pmu-tools slm_ratios.py and
+ * knl_ratios.py), cycle
  * based: FE = NO_ALLOC_CYCLES.NOT_DELIVERED / clocks, bad speculation =
  * NO_ALLOC_CYCLES.MISPREDICTS / clocks, retiring = UOPS_RETIRED.ALL / (W x
  * clocks), backend by exclusion.  In slots (W x clocks): W x each cycle
@@ -145,8 +148,9 @@ void td_formula_v1(unsigned width, const uint64_t *v, struct td_counts *c)
 }
 
 /*
- * Intel Atom V2, Tremont .. Skymont (reference 001, "V2.0"; perf's JSON
- * for cpu_atom, intel-kernel-topdown.md section 6): slots = W x
+ * Intel Atom V2, Tremont .. Skymont (perf's JSON for cpu_atom, e.g.
+ * alderlake/adl-metrics.json; arch/x86/events/intel/core.c topdown-*
+ * aliases): slots = W x
  * CPU_CLK_UNHALTED.CORE, each category its TOPDOWN_*.ALL event.  The four
  * are counted independently; td_decode normalises by their sum and
  * reports how far it is from slots in err.
@@ -166,12 +170,12 @@ void td_formula_atom_v2(unsigned width, const uint64_t *v,
  * Counter budget (generic.c): the one event a formula can do without,
  * computed from the others, which must then sum to the slots exactly.
  * Zen: smt_contention = W x cycles - FE - BE - de_src_op_disp.all
- * (arm-amd-topdown.md section 6; inference there: empty slots by reason
+ * (inference: empty slots by reason
  * plus dispatched ops partition the slots).  Atom V2: backend = W x
  * clocks - FE - bad - retiring (inference: the V2 TOPDOWN_*.ALL events
  * classify every slot once, so the four partition the slots).  Arm:
  * STALL_SLOT = STALL_SLOT_FRONTEND + STALL_SLOT_BACKEND (the event's
- * description; an inference in the note, arm-amd-topdown.md section 2.6),
+ * description in Arm's PMUv3 event list; an inference),
  * which td_arm_fractions treats as it treats the event (derived_stall).
  */
 void td_formula_derive(const struct td_gen_model *m, unsigned derived,

@@ -3,7 +3,8 @@
  * The generic-counter TopDown source: where the PMU has no PERF_METRICS,
  * a perf_event group of the ordinary events a formula needs (formulas.c),
  * every fd mapped, read with the standard seqlock protocol of
- * linux/perf_event.h (intel-kernel-topdown.md section 4):
+ * linux/perf_event.h (struct perf_event_mmap_page; libperf's
+ * perf_mmap__read_self):
  *   count = offset + sign_extend(rdpmc(index - 1), pmc_width)
  * and, when any index is 0 (not scheduled, or RDPMC not offered), one
  * read(2) of the group, which for ordinary counters is exact and resets
@@ -13,6 +14,7 @@
  * td_take_sample: td->fast stays false for this source.
  */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -20,20 +22,22 @@
 #include "arch.h"
 #include "barrier.h"
 #include "generic.h"
+#include "source.h"
 
 #define TD_CAP_USER_RDPMC (UINT64_C(1) << 2)
 
-int td_generic_open(struct td *td, bool include_kernel, bool want_rdpmc,
-		    bool l2_mux)
+int td_generic_open(struct td *td, const struct td_open_req *req,
+		    td_model_fn model)
 {
 	struct td_gen *g = td_gen_new();
+	bool include_kernel = req->include_kernel;
+	bool want_rdpmc = req->want_rdpmc;
 	int err;
 
 	if (!g)
 		return -ENOMEM;
 	td->gen = g;
-	err = td->pmu.arm ? td_arm_model(&td->pmu, &g->m)
-			  : td_cpu_model(td->pmu.name, &g->m);
+	err = model(&td->pmu, &g->m);
 	if (err < 0)
 		return err;
 	td->page_size = (size_t)sysconf(_SC_PAGESIZE);
@@ -42,10 +46,6 @@ int td_generic_open(struct td *td, bool include_kernel, bool want_rdpmc,
 	if (err == 1)
 		err = td_gen_group_open(td, g, td->pmu.type, include_kernel,
 					true);
-	if (err == 0 && l2_mux && g->m.nr2) {
-		err = td_gen_open_l2_mux(td, include_kernel);
-		want_rdpmc = false; /* three groups' times: read(2) */
-	}
 	if (err < 0)
 		return err;
 	td->leader_fd = g->fd[0];
@@ -54,8 +54,6 @@ int td_generic_open(struct td *td, bool include_kernel, bool want_rdpmc,
 	td->metric_pc = g->pc[1];
 	td->path = want_rdpmc && td_gen_rdpmc_offered(td, g) ? TD_PATH_RDPMC
 						      : TD_PATH_READ;
-	td_arm_l2_open(td, g, include_kernel);
-	g->m.arm.l2 = g->l2 != NULL;
 	return 0;
 }
 
@@ -130,13 +128,11 @@ static unsigned mux_delta(const struct td_gen *g, const struct td_counts *a,
 	return flags | TD_RESULT_L2;
 }
 
-unsigned td_generic_delta(const struct td *td, const struct td_counts *a,
-			  const struct td_counts *b, struct td_delta *d)
+/* The formula table's counts are linear: b - a, or multiplexed. */
+static unsigned counters_delta(const struct td *td, const struct td_counts *a,
+			       const struct td_counts *b, struct td_delta *d)
 {
-	if (td->gen && (td->gen->m.formula == TD_F_ARM ||
-			td->gen->m.formula == TD_F_ARM_CYCLES))
-		return td_arm_delta(&td->gen->m, a, b, d);
-	if (td->gen && td->gen->mux[0])
+	if (td->gen->mux[0])
 		return mux_delta(td->gen, a, b, d);
 	d->slots = (int64_t)(b->slots - a->slots);
 	for (unsigned i = 0; i < TD_NR_COUNTS; i++)
@@ -341,7 +337,6 @@ int td_generic_sample(struct td *td, struct td_sample *s)
 	if (err & TD_GEN_SUSPECT)
 		td->untrusted++; /* regions spanning the bad reading */
 	td_formula_counts(&g->m, v, &s->c);
-	td_arm_l2_sample(g, td->path == TD_PATH_RDPMC, &s->c);
 	s->raw_slots = 0;    /* nothing to reset: never triggers a reset */
 	s->raw_metrics = 0;
 	s->unsched = t[0] - t[1];
@@ -354,3 +349,95 @@ int td_generic_sample(struct td *td, struct td_sample *s)
 	s->valid = true;
 	return 0;
 }
+
+/* Ordinary counters are exact: a small negative category is skew. */
+bool td_generic_consistent(const struct td *td, const struct td_delta *d)
+{
+	(void)td, (void)d;
+	return true;
+}
+
+void td_generic_info(const struct td *td, struct td_info *i)
+{
+	const struct td_gen *g = td->gen;
+
+	if (g->derived)
+		i->flags |= TD_INFO_DERIVED;
+	snprintf(i->uarch, sizeof(i->uarch), "%s", g->m.name);
+}
+
+static void counters_info(const struct td *td, struct td_info *i)
+{
+	const struct td_gen *g = td->gen;
+
+	td_generic_info(td, i);
+	i->levels = g->mux[0] ? 2 : 1;
+	if (g->smt_per_thread)
+		i->flags |= TD_INFO_SMT_PER_THREAD;
+	if (g->m.nr2) /* level 2 defined, its events beside level 1's */
+		i->flags |= g->mux[0] ? TD_INFO_MULTIPLEXED
+				      : TD_INFO_L2_NEEDS_MULTIPLEX;
+}
+
+static int cpu_model(const struct td_pmu *pmu, struct td_gen_model *m)
+{
+	return td_cpu_model(pmu->name, m);
+}
+
+/*
+ * TD_OPT_L2_MULTIPLEX where level 2 does not fit beside level 1 (Zen):
+ * its groups open beside level 1's and the kernel rotates them; three
+ * groups' times are read with read(2).
+ */
+static int counters_open(struct td *td, const struct td_open_req *req)
+{
+	int err = td_generic_open(td, req, cpu_model);
+
+	if (err == 0 && req->l2_multiplex && td->gen->m.nr2) {
+		err = td_gen_open_l2_mux(td, req->include_kernel);
+		td->path = TD_PATH_READ;
+	}
+	return err;
+}
+
+/*
+ * Named totals of multiplexed level 2 (TD_OPT_L2_MULTIPLEX): every call
+ * sees the level-2 groups for part of its time, if at all.  raw holds
+ * the sums over every call of what mux_delta kept (struct td_delta
+ * l2raw).  Slots: every call's counted slots scaled by level 1's time
+ * enabled / running summed over every call, the reliable calls'
+ * categories scaled alike.  Level 2: the level-2 events summed over
+ * every call give PipelineL2's ratios over all the time they counted,
+ * applied to the total level 1 (the estimate perf stat makes with
+ * multiplexed counts; it assumes the mix did not follow the rotation);
+ * none when a group never counted.
+ */
+static unsigned counters_fold_named(const uint64_t *raw, struct td_delta *d)
+{
+	double total, f;
+
+	memset(d->cat + TD_NR_L1, 0, TD_NR_L1 * sizeof(d->cat[0]));
+	if (raw[TD_MUXRAW_RUN] && d->slots > 0) {
+		total = (double)raw[TD_MUXRAW_SLOTS] *
+			(double)raw[TD_MUXRAW_ENA] / (double)raw[TD_MUXRAW_RUN];
+		f = total / (double)d->slots;
+		d->slots = (int64_t)total;
+		for (int i = 0; i < TD_NR_CATS; i++)
+			d->cat[i] = (int64_t)((double)d->cat[i] * f);
+	}
+	if (!raw[TD_ZEN2_CYC] || !raw[TD_MUXRAW_RUNB])
+		return 0;
+	td_formula_zen_l2(raw, d->cat);
+	return TD_RESULT_L2;
+}
+
+const struct td_source_ops td_source_counters = {
+	.name = "counters",
+	.open = counters_open,
+	.close = td_generic_close,
+	.sample = td_generic_sample,
+	.delta = counters_delta,
+	.consistent = td_generic_consistent,
+	.info = counters_info,
+	.fold_named = counters_fold_named,
+};

@@ -30,11 +30,11 @@ enum { TD_V45_CLK, TD_V45_IDQ_ND, TD_V45_ISSUED, TD_V45_RET_SLOTS,
 enum { TD_V2_CLK, TD_V2_FE, TD_V2_BAD, TD_V2_RET, TD_V2_BE, TD_V2_NR };
 enum { TD_V1_CLK, TD_V1_FE, TD_V1_BAD, TD_V1_RET, TD_V1_NR };
 /*
- * Zen 4/5 PipelineL2's events (arm-amd-topdown.md sections 5.1, 6), in
+ * Zen 4/5 PipelineL2's events (perf's amdzen4/amdzen5 pipeline.json), in
  * two groups of 4 that each fit the counters the NMI watchdog leaves
  * (5): each of PipelineL2's ratios has its numerator and denominator in
- * one group (the note: "each L2 ratio needs only its numerator and
- * denominator co-scheduled"), so multiplexing cannot skew a ratio.
+ * one group (inference: a ratio needs only those two counted together),
+ * so multiplexing cannot skew a ratio.
  */
 enum { TD_ZEN2_CYC, TD_ZEN2_FE_CMASK, TD_ZEN2_RET, TD_ZEN2_UCODE, /* A */
        TD_ZEN2_MISP, TD_ZEN2_RESTART, TD_ZEN2_NC, TD_ZEN2_LOAD_NC, /* B */
@@ -75,7 +75,8 @@ enum { TD_ARM2_FE, TD_ARM2_FE_MEM, TD_ARM2_BE, TD_ARM2_BE_MEM, TD_ARM2_NR };
 _Static_assert(TD_ARM_L2_GAP < TD_NR_COUNTS, "Arm counts exceed td_counts");
 
 /*
- * Per-core constants of Arm's level-1 formulas (arm-amd-topdown.md 2.4):
+ * Per-core constants of Arm's level-1 formulas (telemetry-solution
+ * neoverse-<core>.json; perf's arm64 neoverse-<core>/metrics.json):
  * X events take kf slots-per-cycle from frontend, kb from backend and
  * give kbs to bad speculation; erratum: N2 before r0p3 over-counts
  * STALL_SLOT and STALL_SLOT_FRONTEND by one per cycle.
@@ -144,6 +145,17 @@ struct td_gen {
 	int fd[TD_GEN_MAX];
 	struct perf_event_mmap_page *pc[TD_GEN_MAX];
 };
+
+/* generic.c: the ordinary-counter group of a model, opened for td. */
+struct td_open_req;
+typedef int (*td_model_fn)(const struct td_pmu *pmu, struct td_gen_model *m);
+TD_HIDDEN int td_generic_open(struct td *td, const struct td_open_req *req,
+			      td_model_fn model);
+TD_HIDDEN void td_generic_close(struct td *td);
+TD_HIDDEN int td_generic_sample(struct td *td, struct td_sample *s);
+TD_HIDDEN bool td_generic_consistent(const struct td *td,
+				     const struct td_delta *d);
+TD_HIDDEN void td_generic_info(const struct td *td, struct td_info *i);
 
 /* formulas.c: cumulative counter values v[] -> monotonic counts. */
 TD_HIDDEN void td_formula_zen(unsigned width, const uint64_t *v,

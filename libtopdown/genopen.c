@@ -36,14 +36,15 @@ static void choose_events(struct td_gen *g, unsigned derived)
 /*
  * Arm asks for EL0 access with config1 bit 1 and a 64-bit counter with
  * bit 0; without FEAT_PMUv3p5 the kernel refuses 64-bit event counters
- * (EOPNOTSUPP): then 32 bits, pmc_width says which (arm-amd-topdown.md
- * section 1.2; retrying with 2 is the note's inference from perf.rst,
- * not a documented recipe).  CPU_CYCLES is the exception: 64 bits on
+ * (EOPNOTSUPP): then 32 bits, pmc_width says which (drivers/perf/
+ * arm_pmuv3.c __armv8_pmuv3_map_event; Documentation/arch/arm64/perf.rst;
+ * retrying with 2 is an inference from perf.rst, not a documented
+ * recipe).  CPU_CYCLES is the exception: 64 bits on
  * PMCCNTR_EL0 only, so armv8pmu_get_event_idx returns EAGAIN for it when
  * that counter is not free, which validate_group turns into EINVAL at
  * open (a PMU whose cntr_mask lacks PMCCNTR) and which at schedule time
  * leaves the group unscheduled (the perf hard-lockup detector holding
- * PMCCNTR: the note's inference, section 6): the cycles event then
+ * PMCCNTR: an inference): the cycles event then
  * retries with 2 too, here at open and in td_gen_group_open after a
  * group that never got scheduled.  cyc32: the cycles event asks for 32
  * bits from the start.
@@ -129,7 +130,7 @@ int td_gen_read_group(const struct td_gen *g, uint64_t *v, uint64_t *times)
  * Counter budget (issue 7 item 4).  x86 validate_group refuses at open a
  * group larger than the PMU's counters (EINVAL on a member); a group that
  * fits the PMU but not the counters left free (the NMI watchdog pins a
- * cycles event on a GP counter on AMD, arm-amd-topdown.md section 6) is
+ * cycles event on a GP counter on AMD, arch/x86/events/amd/core.c) is
  * accepted and then never scheduled: right after the enable, with time
  * enabled, time_running is still 0.  Either way the group is too big for
  * this machine now.  Another perf user's group crowding it out at this
@@ -137,8 +138,8 @@ int td_gen_read_group(const struct td_gen *g, uint64_t *v, uint64_t *times)
  * nothing (the failure message names both causes).  The Arm PMU driver
  * refuses alike a group member that no free counter can take
  * (validate_group: EINVAL); VMs often expose fewer counters than the
- * hardware's six (arm-amd-topdown.md sections 2.6, 7): there STALL_SLOT
- * is the event derived, as frontend + backend.
+ * hardware's six (Arm's telemetry-solution topdown_tool README): there
+ * STALL_SLOT is the event derived, as frontend + backend.
  */
 static bool too_big(int err, unsigned opened)
 {
@@ -221,10 +222,11 @@ static bool smt_active(void)
 
 /*
  * V4.5 with SMT on: the _ANY form (exact per core, halved per thread as
- * the reference does).  The kernel lets AnyThread only through
- * perf_allow_cpu (EACCES otherwise; inference from x86 hw_config, not in
- * the notes) and older PMUs refuse it (EINVAL): then the per-thread form,
- * flagged approximate (TD_INFO_SMT_PER_THREAD).  1: not this case.
+ * perf's skl-metrics.json does).  The kernel lets AnyThread only through
+ * perf_allow_cpu (EACCES otherwise) and PMUs before version 3 refuse it
+ * (EINVAL; arch/x86/events/intel/core.c intel_pmu_hw_config): then the
+ * per-thread form, flagged approximate (TD_INFO_SMT_PER_THREAD).  1: not
+ * this case.
  */
 int td_gen_open_v45_smt(struct td *td, struct td_gen *g, bool include_kernel)
 {

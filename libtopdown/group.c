@@ -3,12 +3,15 @@
  * The perf_event group: SLOTS as leader, then the TopDown metric events,
  * for this thread, with identical exclude bits on every member.
  *
- * Kernel rules relied on (research note sections 3 and 5):
+ * Kernel rules relied on (arch/x86/events/intel/core.c intel_pmu_hw_config,
+ * icl_set_topdown_event_period; arch/x86/events/core.c
+ * x86_pmu_event_mapped):
  * - metric events need a non-sampling SLOTS leader, and at least one metric
  *   event must exist for the kernel to give SLOTS the TopDown treatment
  *   (start from zero, save/restore on context switch);
  * - fixed counter 3 takes its ring filter from the first TopDown event
- *   enabled (inference in the note), hence identical exclude_* bits;
+ *   enabled (inference from intel_pmu_enable_fixed), hence identical
+ *   exclude_* bits;
  * - the first enable of a fresh group zeroes SLOTS and PERF_METRICS, which
  *   is why the leader is opened disabled and enabled once, as a group;
  * - RDPMC needs the fd mmapped (sysfs rdpmc=1 sets CR4.PCE per mm only for

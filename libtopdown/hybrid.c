@@ -3,8 +3,8 @@
  * Hybrid parts (Alder Lake and later): the core PMU, cpu_core, exists only
  * on P-cores.  While the thread runs on an E-core the group is not
  * scheduled (index 0, time_running stops), and RDPMC of fixed counter 3 or
- * PERF_METRICS there would #GP (research note section 6; the #GP is an
- * inference from the SDM, those registers do not exist on E-cores).  The
+ * PERF_METRICS there would #GP (an inference from the Intel SDM: those
+ * registers do not exist on E-cores).  The
  * seqlock's index check does not protect: the thread can migrate between
  * it and the RDPMC.
  *
@@ -90,8 +90,8 @@ void td_hybrid_close(struct td *td)
  * The E-cores (issue 7 item 5).  cpu_core's group counts only on P-cores;
  * on E-cores TopDown comes from ordinary counters of cpu_atom (Atom V2
  * formula, encodings from cpu_atom's events/), in a second group: the
- * kernel refuses one group across hybrid PMUs (validate_group, note
- * section 6).  Exactly one of the two counts at any moment.  No counter
+ * kernel refuses one group across hybrid PMUs (arch/x86/events/core.c
+ * validate_group).  Exactly one of the two counts at any moment.  No counter
  * budget check here: on a P-core this group is rightly not running.
  * Any failure leaves the handle P-core only, as before.
  */
@@ -260,26 +260,4 @@ void td_hybrid_fold(struct td *td, struct td_sample *s)
 		s->unsched = ecore_unsched(td, s, t, err & TD_GEN_BY_READ);
 	else
 		s->unsched -= t[1];
-}
-
-/*
- * E-cores measure level 1 only: a region has level 2 when none of its
- * slots came from an E-core (its own delta of TD_C_ECORE_SLOTS), so a
- * P-only region after an E-core stint still gets it.
- */
-bool td_region_l2(const struct td *td, const struct td_delta *d)
-{
-	return td->pmu.nr_metrics == TD_NR_METRICS &&
-	       d->cat[TD_C_ECORE_SLOTS] == 0;
-}
-
-/*
- * A level-1 region of a level-2 PMU (it ran on E-cores too): its P-only
- * level-2 counts go, index 4 would read as SMT contention.
- */
-void td_region_level_delta(const struct td *td, struct td_delta *d)
-{
-	if (td->pmu.nr_metrics == TD_NR_METRICS && !td_region_l2(td, d))
-		for (unsigned i = TD_NR_L1; i < TD_NR_METRICS; i++)
-			d->cat[i] = 0;
 }

@@ -207,15 +207,21 @@ struct td_sink {
 struct td_env_report {
 	char *path;              /* NULL: no report; "stderr" or a file */
 	enum td_format format;
-	bool done;               /* written at process exit already */
+	char *bad_format;        /* TOPDOWN_FORMAT not accepted, or NULL */
+	bool listed;             /* on the process's list of open handles */
+	int pid, tid;            /* the opening process and thread */
+	char thread[48];         /* the report's thread column: tid[:name] */
 	struct td *next;         /* list of handles that will report */
 };
 
 struct td_gen;
+struct td_source_ops;
 
 struct td {
+	/* The TopDown source (source.h), chosen by td_open. */
+	const struct td_source_ops *src;
 	struct td_pmu pmu;
-	struct td_gen *gen;      /* generic-counter source (generic.c), or NULL */
+	struct td_gen *gen;      /* ordinary-counter sources' group, or NULL */
 	enum td_path path;
 	int leader_fd;
 	int metric_fd[TD_NR_METRICS];
@@ -237,6 +243,8 @@ struct td {
 	uint64_t last_raw_metrics; /* PERF_METRICS with it (slow path) */
 	uint64_t last_unsched;   /* time_enabled - time_running at it */
 	uint32_t last_lock;      /* slots page lock at the last slow reading */
+	bool fast_capable;       /* the source: its fixed selectors exist on
+				    every CPU the thread may run on */
 	bool fast;               /* RDPMC of the fixed selectors is safe */
 	struct td_counts last_read; /* read(2) path: last counts returned */
 	uint64_t foreign_resets; /* SLOTS went backwards: someone else reset */
@@ -346,9 +354,6 @@ TD_HIDDEN void td_hybrid_init(struct td *td);
 TD_HIDDEN void td_hybrid_close(struct td *td);
 TD_HIDDEN void td_hybrid_ecore_open(struct td *td, bool include_kernel);
 TD_HIDDEN void td_hybrid_fold(struct td *td, struct td_sample *s);
-/* Level 2 in a region's result; and its delta made to match. */
-TD_HIDDEN bool td_region_l2(const struct td *td, const struct td_delta *d);
-TD_HIDDEN void td_region_level_delta(const struct td *td, struct td_delta *d);
 
 /* evparse.c: the sysfs event grammar, pure; fmt fills buf with a term's
  * format string or returns a negative errno. */
@@ -379,43 +384,17 @@ TD_HIDDEN int td_group_open(struct td *td, bool include_kernel,
 TD_HIDDEN void td_group_close(struct td *td);
 TD_HIDDEN int td_group_reset(struct td *td);
 
-/* reading.c: take a reading on either path. */
+/* reading.c: take a reading through the handle's source. */
 TD_HIDDEN int td_take_sample(struct td *td, struct td_sample *s);
 TD_HIDDEN int td_fold_and_reset(struct td *td, const struct td_sample *s);
 /* After td->snap, resets or untrusted changed: new version, keys. */
 TD_HIDDEN void td_snap_publish(struct td *td, const struct td_snap *before);
 
-/* generic.c: TopDown from ordinary counters (no PERF_METRICS). */
-TD_HIDDEN int td_generic_open(struct td *td, bool include_kernel,
-			      bool want_rdpmc, bool l2_mux);
-TD_HIDDEN void td_generic_close(struct td *td);
-TD_HIDDEN int td_generic_sample(struct td *td, struct td_sample *s);
-/* generic.c: td_source_delta of the ordinary-counter source. */
-TD_HIDDEN unsigned td_generic_delta(const struct td *td,
-				    const struct td_counts *a,
-				    const struct td_counts *b,
-				    struct td_delta *d);
-
 /*
- * A region's delta b - a in category slots x 255; returns the result
- * flags the source adds (TD_RESULT_CYCLES).  Counts of PERF_METRICS and
- * of linear formulas subtract; Arm's formulas are applied here.
+ * reading.c: the PERF_METRICS source's reading, on whichever of its
+ * paths the handle uses (RDPMC, metrics-clear, read(2)).
  */
-static inline unsigned td_source_delta(const struct td *td,
-				       const struct td_counts *a,
-				       const struct td_counts *b,
-				       struct td_delta *d)
-{
-	if (TD_UNLIKELY(td->gen))
-		return td_generic_delta(td, a, b, d);
-	d->cat[TD_M_SMT] = 0;
-	d->slots = (int64_t)(b->slots - a->slots);
-	for (unsigned i = 0; i < TD_NR_METRICS; i++)
-		d->cat[i] = (int64_t)(b->cat[i] - a->cat[i]);
-	d->cat[TD_C_ECORE_SLOTS] = (int64_t)(b->cat[TD_C_ECORE_SLOTS] -
-					     a->cat[TD_C_ECORE_SLOTS]);
-	return 0;
-}
+TD_HIDDEN int td_pm_sample(struct td *td, struct td_sample *s);
 
 /* errors.c: the CPU named by td_strerror(-ENOSYS) on this thread. */
 TD_HIDDEN void td_set_unknown_cpu(const char *desc);
@@ -442,6 +421,35 @@ TD_HIDDEN void td_named_unlink_all(struct td *td);
 TD_HIDDEN int td_env_report_init(struct td *td);
 TD_HIDDEN void td_env_report_register(struct td *td);
 TD_HIDDEN void td_env_report_close(struct td *td);
+
+/* open.c: 1, or 2 where the handle's source measures level 2. */
+TD_HIDDEN unsigned td_levels(const struct td *td);
+
+/* report.c: the rows of named-region totals, one line each. */
+TD_HIDDEN void td_report_totals_header(FILE *f, enum td_format fmt);
+TD_HIDDEN void td_report_totals_row(FILE *f, enum td_format fmt,
+				    const char *name, const char *thread,
+				    const struct td_totals *t);
+
+/* thread_report.c: totals per (thread, region name), merged. */
+struct td_report_row {
+	char *name;              /* the region's name, owned */
+	char thread[48];         /* struct td_env_report.thread */
+	struct td_totals t;
+};
+struct td_report_rows {
+	struct td_report_row *v;
+	size_t n, cap;
+};
+TD_HIDDEN void td_totals_merge(struct td_totals *into,
+			       const struct td_totals *t);
+TD_HIDDEN int td_rows_add_handle(struct td_report_rows *rows,
+				 const struct td *td);
+TD_HIDDEN int td_rows_copy(struct td_report_rows *dst,
+			   const struct td_report_rows *src);
+TD_HIDDEN void td_rows_free(struct td_report_rows *rows);
+TD_HIDDEN int td_rows_write(FILE *f, const struct td_report_rows *rows,
+			    enum td_format fmt);
 
 /* region.c */
 TD_HIDDEN void td_fast_path_setup(struct td *td);

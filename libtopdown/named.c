@@ -9,12 +9,13 @@
 #include <errno.h>
 #include <string.h>
 
-#include "generic.h"
+#include "source.h"
 
 struct td_named_priv {
 	struct td_region region;
 	struct td_named *next;
 	const struct td *owner;
+	const struct td_source_ops *src; /* of the handle it was linked to */
 	uint64_t calls, unreliable, counted;
 	uint64_t slots, qerr;
 	int64_t cat[TD_NR_CATS];
@@ -51,6 +52,7 @@ static void link_tail(struct td *td, struct td_named *n)
 	*link = n;
 	priv(n)->next = NULL;
 	priv(n)->owner = td;
+	priv(n)->src = td->src;
 }
 
 int td_named_begin(struct td *td, struct td_named *n)
@@ -131,7 +133,7 @@ void td_named_add(struct td_named *n, const struct td_record *rec,
 	/*
 	 * Multiplexed: level-2 ratios and level 1's times hold even where
 	 * level 1 did not count; such a call is not unreliable, only
-	 * unsampled (mux_scale accounts for its slots).
+	 * unsampled (the source's fold_named accounts for its slots).
 	 */
 	for (int i = 0; l2raw && i < TD_NR_L2RAW; i++)
 		p->l2raw[i] += l2raw[i];
@@ -151,44 +153,6 @@ void td_named_add(struct td_named *n, const struct td_record *rec,
 				  TD_RESULT_MULTIPLEXED | TD_RESULT_L2_FE_BE);
 	p->l1_call |= !(rec->flags & TD_RESULT_L2);
 	add_extremes(p, rec->cat);
-}
-
-/*
- * Multiplexed level 2 (TD_OPT_L2_MULTIPLEX): each call sees the level-2
- * groups for part of its time, if at all.  Their events summed over every
- * call give PipelineL2's ratios over all the time they counted, applied
- * to the total level 1: the estimate perf stat makes with multiplexed
- * counts (flagged TD_RESULT_MULTIPLEXED; it assumes the mix did not
- * follow the rotation).  False when a group never counted.
- */
-static bool mux_l2(const struct td_named_priv *p, struct td_delta *d)
-{
-	const uint64_t *w = p->l2raw;
-
-	if (!w[TD_ZEN2_CYC] || !w[TD_MUXRAW_RUNB])
-		return false;
-	td_formula_zen_l2(w, d->cat);
-	return true;
-}
-
-/*
- * Multiplexed slots: every call's counted slots scaled by level 1's
- * time enabled / running summed over every call (sampled or not), the
- * reliable calls' categories scaled alike.
- */
-static void mux_scale(const struct td_named_priv *p, struct td_delta *d)
-{
-	const uint64_t *w = p->l2raw;
-	double total, f;
-
-	if (!w[TD_MUXRAW_RUN] || d->slots <= 0)
-		return;
-	total = (double)w[TD_MUXRAW_SLOTS] * (double)w[TD_MUXRAW_ENA] /
-		(double)w[TD_MUXRAW_RUN];
-	f = total / (double)d->slots;
-	d->slots = (int64_t)total;
-	for (int i = 0; i < TD_NR_CATS; i++)
-		d->cat[i] = (int64_t)((double)d->cat[i] * f);
 }
 
 int td_named_totals(const struct td_named *n, struct td_totals *t)
@@ -212,10 +176,9 @@ int td_named_totals(const struct td_named *n, struct td_totals *t)
 	 * after E-core slots have none), or as an estimate when the handle
 	 * multiplexes its level-2 groups.
 	 */
-	if (p->flags & TD_RESULT_MULTIPLEXED) {
-		memset(d.cat + TD_NR_L1, 0, TD_NR_L1 * sizeof(d.cat[0]));
-		mux_scale(p, &d);
-		l2 = mux_l2(p, &d);
+	if ((p->flags & TD_RESULT_MULTIPLEXED) && p->src &&
+	    p->src->fold_named) {
+		l2 = p->src->fold_named(p->l2raw, &d) & TD_RESULT_L2;
 		td_decode(&d, l2, &t->total);
 	} else {
 		l2 = (p->flags & TD_RESULT_L2) && !p->l1_call;

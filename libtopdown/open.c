@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "generic.h"
+#include "source.h"
 
 int td_open(struct td **out, const struct td_options *opts)
 {
@@ -27,24 +27,13 @@ int td_open(struct td **out, const struct td_options *opts)
 	if (err == 0)
 		err = td_env_report_init(td);
 	if (err == 0)
-		err = td_pmu_discover(&td->pmu);
-	td->clear_mode = td->pmu.metrics_clear_config1 &&
-			 !(o.flags & (TD_OPT_NO_METRICS_CLEAR | TD_OPT_NO_RDPMC));
-	if (err == -EOPNOTSUPP) /* no PERF_METRICS: ordinary counters */
-		err = td_generic_open(td, o.flags & TD_OPT_INCLUDE_KERNEL,
-				      !(o.flags & TD_OPT_NO_RDPMC),
-				      o.flags & TD_OPT_L2_MULTIPLEX);
-	else if (err == 0)
-		err = td_group_open(td, o.flags & TD_OPT_INCLUDE_KERNEL,
-				    !(o.flags & TD_OPT_NO_RDPMC));
+		err = td_source_open(td, &o);
 	if (err < 0) {
 		td_close(td);
 		return err;
 	}
-	td_hybrid_ecore_open(td, o.flags & TD_OPT_INCLUDE_KERNEL);
-	td_hybrid_init(td);
 	td_owner_init(td);
-	td_policy_setup(&td->policy, td->pmu.nr_metrics == TD_NR_METRICS);
+	td_policy_setup(&td->policy, td_levels(td) == 2);
 	td_fast_path_setup(td);
 	td_env_report_register(td);
 	*out = td;
@@ -57,32 +46,18 @@ void td_close(struct td *td)
 		return;
 	td_env_report_close(td);
 	td_named_unlink_all(td);
-	td_generic_close(td);
-	if (td->leader_fd >= 0)
-		td_group_close(td);
-	td_hybrid_close(td);
+	if (td->src)
+		td->src->close(td);
 	td_owner_free(td);
 }
 
-/* The microarchitecture's name (struct td_info.uarch). */
-static void uarch_name(const struct td *td, char *out, size_t len)
+/* Levels the handle measures: 1, or 2 where its source has level 2. */
+unsigned td_levels(const struct td *td)
 {
-	char path[96], caps[32] = "";
-	int n;
+	struct td_info i = { .levels = 1 };
 
-	if (td->gen) {
-		snprintf(out, len, "%s", td->gen->m.name);
-		return;
-	}
-	snprintf(path, sizeof(path),
-		 "/sys/bus/event_source/devices/%s/caps/pmu_name",
-		 td->pmu.name);
-	n = td_sys_read_file(path, caps, sizeof(caps));
-	caps[n > 0 ? strcspn(caps, "\n") : 0] = '\0';
-	if (td->ecore)
-		snprintf(out, len, "%s+%s", caps, td->ecore->m.name);
-	else
-		snprintf(out, len, "%s", caps);
+	td->src->info(td, &i);
+	return i.levels;
 }
 
 int td_query(const struct td *td, struct td_info *info)
@@ -94,27 +69,12 @@ int td_query(const struct td *td, struct td_info *info)
 	memset(&i, 0, sizeof(i));
 	i.size = info->size < sizeof(i) ? info->size : sizeof(i);
 	i.path = td->path;
-	i.levels = td->pmu.nr_metrics == TD_NR_METRICS ||
-			   (td->gen && (td->gen->l2 || td->gen->mux[0])) ? 2 : 1;
+	i.levels = 1;
 	i.pmu_type = td->pmu.type;
 	memcpy(i.pmu_name, td->pmu.name, sizeof(i.pmu_name));
 	i.resets = td->resets;
 	i.foreign_resets = td->foreign_resets;
-	i.flags = td->clear_mode ? TD_INFO_METRICS_CLEAR : 0;
-	if (td->pmu.arm && td->pmu.rdpmc_knob == 0)
-		i.flags |= TD_INFO_USER_ACCESS_OFF;
-	if (td->gen && td->gen->derived)
-		i.flags |= TD_INFO_DERIVED;
-	if (td->ecore)
-		i.flags |= TD_INFO_HYBRID_ECORE;
-	if (td->gen && td->gen->smt_per_thread)
-		i.flags |= TD_INFO_SMT_PER_THREAD;
-	if (td->gen && td->gen->m.nr2 && td->gen->m.formula == TD_F_ZEN)
-		i.flags |= td->gen->mux[0] ? TD_INFO_MULTIPLEXED
-					   : TD_INFO_L2_NEEDS_MULTIPLEX;
-	if (td->gen && td->gen->l2_unfit)
-		i.flags |= TD_INFO_L2_NO_COUNTERS;
-	uarch_name(td, i.uarch, sizeof(i.uarch));
+	td->src->info(td, &i);
 	memcpy(info, &i, i.size);
 	return 0;
 }

@@ -4,8 +4,9 @@
  * directory exists (cpu_core on hybrid parts, cpu otherwise), its type, the
  * slots and topdown-* events it lists, their encodings through its format/
  * files, and the rdpmc knob.  The kernel opens an unlisted metric config
- * without complaint as a meaningless raw event (research note section 5,
- * kernel commit 1ab5f235c176), so the listing is the only safe test.
+ * without complaint as a meaningless raw event (arch/x86/events/intel/
+ * core.c is_available_metric_event; kernel commit 1ab5f235c176), so the
+ * listing is the only safe test.
  */
 #include <errno.h>
 #include <stdio.h>

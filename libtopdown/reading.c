@@ -2,7 +2,9 @@
 /*
  * Taking a reading and turning it into monotonic counts (struct td_counts).
  *
- * RDPMC path, following the kernel's semantics (research note sections 1-4):
+ * RDPMC path, following the kernel's semantics (arch/x86/events/intel/core.c
+ * intel_update_topdown_event, icl_set_topdown_event_period; arch/x86/events/
+ * core.c x86_pmu_event_idx; tools/perf/Documentation/topdown.txt):
  * - SLOTS and PERF_METRICS are read raw.  The user page's offset and
  *   pmc_width are meaningless for them (the kernel never sets prev_count
  *   for TopDown events; sign-extending at 48 bits would corrupt bytes 6-7),
@@ -10,7 +12,8 @@
  *   cap_user_rdpmc, index != 0, and lock unchanged around the reads.
  * - A context switch saves and restores both registers: raw values carry on.
  * - A read(2) on the group or a PMI zeroes both registers without touching
- *   the page's lock (inference in the note), so the only sign of such a
+ *   the page's lock (inference: neither path calls
+ *   perf_event_update_userpage), so the only sign of such a
  *   reset is SLOTS going backwards.  When that is seen the last reading is
  *   folded as if the reset had come right after it, the event is counted,
  *   and regions spanning it are flagged.  A foreign reset followed by more
@@ -25,7 +28,7 @@
 
 #include "arch.h"
 #include "barrier.h"
-#include "internal.h"
+#include "source.h"
 
 /* cap_user_rdpmc is bit 2 of perf_event_mmap_page.capabilities. */
 #define TD_CAP_USER_RDPMC (UINT64_C(1) << 2)
@@ -44,7 +47,7 @@ struct raw_reading {
  * saved_metric), and PERF_METRICS only holds 8-bit fractions, so the
  * hardware carries on from a re-quantised state: each one adds up to
  * S_switch/255 slots of error per category, S_switch <= the SLOTS seen
- * now (inference: the note says the values are restored; that the
+ * now (inference: the kernel restores the saved values; that the
  * restore of an 8-bit word re-quantises is our reading of it).  Each
  * schedule-in also updates the user page, bumping lock by 2, so counting
  * lock steps since the previous reading bounds the number of restores
@@ -164,11 +167,11 @@ static void cumulative_sample(struct td *td, const struct raw_reading *r,
  * Hybrid, the P half of a reading the P RDPMC could not take: the thread
  * is on an E-core (or cpu_core's group is switched out).  The kernel
  * saved the group's counts at schedule-out (x86_pmu_del -> x86_pmu_stop
- * -> the topdown update's save branch; note sections 1 and 6), so read(2)
+ * -> intel_update_topdown_event's save branch), so read(2)
  * returns them, and on an inactive group it touches no register
  * (perf_event_read calls pmu->read, which resets, only for an active
- * event: an inference from kernel/events/core.c; the note names
- * pmu->read as the path that zeroes).  The page's lock brackets the
+ * event: an inference from kernel/events/core.c; the zeroing path is
+ * pmu->read, intel_pmu_read_event).  The page's lock brackets the
  * read (x86 writes the page at every schedule-in and -out, see
  * generic.c): unchanged, with index 0,
  * the group stayed inactive throughout.  Changed: a schedule-in raced
@@ -237,7 +240,8 @@ static int rdpmc_sample(struct td *td, struct td_sample *s)
 }
 
 /*
- * Metrics-clear mode (research note section 8): the hardware zeroes SLOTS
+ * Metrics-clear mode (tools/perf/Documentation/topdown.txt; the slots
+ * event's config1 bit 0): the hardware zeroes SLOTS
  * and PERF_METRICS after a user RDPMC, so every reading is the delta since
  * the previous one and is folded at once.  The kernel leaves open which of
  * the two reads triggers the clear (Intel's ISE specifies it), and reading
@@ -418,6 +422,16 @@ static void note_schedule(struct td *td, const struct td_sample *s)
 	}
 }
 
+/* The PERF_METRICS source's reading: metrics-clear, RDPMC or read(2). */
+int td_pm_sample(struct td *td, struct td_sample *s)
+{
+	if (TD_UNLIKELY(td->clear_mode))
+		return clear_sample(td, s);
+	if (TD_LIKELY(td->path == TD_PATH_RDPMC))
+		return rdpmc_sample(td, s);
+	return read_sample(td, s);
+}
+
 int td_take_sample(struct td *td, struct td_sample *s)
 {
 	struct td_snap before = td->snap;
@@ -425,16 +439,7 @@ int td_take_sample(struct td *td, struct td_sample *s)
 
 	s->qself = 0;
 	s->on_ecore = false;
-	if (TD_UNLIKELY(td->gen))
-		err = td_generic_sample(td, s);
-	else if (TD_UNLIKELY(td->clear_mode))
-		err = clear_sample(td, s);
-	else if (TD_LIKELY(td->path == TD_PATH_RDPMC))
-		err = rdpmc_sample(td, s);
-	else
-		err = read_sample(td, s);
-	if (TD_UNLIKELY(td->ecore) && err == 0)
-		td_hybrid_fold(td, s); /* before note_schedule: fixes unsched */
+	err = td->src->sample(td, s);
 	if (err == 0)
 		note_schedule(td, s);
 	td_snap_publish(td, &before);

@@ -34,7 +34,7 @@
 
 #include "arch.h"
 #include "barrier.h"
-#include "internal.h"
+#include "source.h"
 
 #define TD_RDPMC_SLOTS   ((1u << 30) | 3)
 #define TD_RDPMC_METRICS (1u << 29)
@@ -71,24 +71,18 @@ static inline uint64_t td_join48(uint64_t lo, uint64_t hi)
 	return (hi << 48 >> 16) | lo; /* bits 32-47 from hi */
 }
 
-/*
- * Fixed selectors are RDPMCed before any check, which is safe only where
- * every CPU has fixed counter 3 and PERF_METRICS: not on hybrid parts
- * (cpu_core), whose E-cores fault on them.
- */
-static bool td_fast_path_allowed(const struct td *td)
-{
-	return !td->pcores && strcmp(td->pmu.name, "cpu") == 0;
-}
-
 /* Called once by td_open: may begin/end take the fast path? */
 void td_fast_path_setup(struct td *td)
 {
 	struct td_snap before = td->snap;
 
-	td->fast = td->path == TD_PATH_RDPMC && !td->clear_mode && !td->gen &&
-		   TD_HAVE_USER_READ && td->policy.kind != TD_RESET_ALWAYS &&
-		   td_fast_path_allowed(td) &&
+	/*
+	 * Fixed selectors are RDPMCed before any check, which is safe only
+	 * where the source says every CPU has them (td->fast_capable).
+	 */
+	td->fast = td->path == TD_PATH_RDPMC && !td->clear_mode &&
+		   td->fast_capable && TD_HAVE_USER_READ &&
+		   td->policy.kind != TD_RESET_ALWAYS &&
 		   td->slots_pc->index == TD_RDPMC_SLOTS + 1 &&
 		   td->metric_pc->index == TD_RDPMC_METRICS + 1;
 	td_snap_publish(td, &before);
@@ -287,7 +281,7 @@ static void learn_length(struct td *td, struct td_region_priv *p,
 	td->policy.measured += len;
 }
 
-/* Returns the result flags the source adds (td_source_delta). */
+/* Returns the result flags the source adds (its delta operation). */
 static unsigned region_delta(const struct td *td,
 			     const struct td_region_priv *p,
 			     const struct td_sample *s, struct td_delta *d)
@@ -296,20 +290,9 @@ static unsigned region_delta(const struct td *td,
 	unsigned flags;
 
 	td_counts_add(&begin, p->slots, p->metrics);
-	flags = td_source_delta(td, &begin, &s->c, d);
+	flags = td->src->delta(td, &begin, &s->c, d);
 	d->qerr = s->qerr_base + s->raw_slots - p->snap.qerr_base + p->slots;
 	return flags;
-}
-
-/*
- * The consistency test is about PERF_METRICS quantisation; ordinary
- * counters (td->gen) are exact, and their formulas may legitimately give
- * a small negative category over a short region (in-flight skew).
- */
-static bool delta_consistent(const struct td *td, const struct td_delta *d)
-{
-	return td->gen ||
-	       td_delta_consistent(d, td->pmu.nr_metrics == TD_NR_METRICS);
 }
 
 static void fill_result(const struct td *td, const struct td_region_priv *p,
@@ -318,14 +301,13 @@ static void fill_result(const struct td *td, const struct td_region_priv *p,
 	struct td_delta d;
 	unsigned flags = region_delta(td, p, s, &d);
 
-	td_region_level_delta(td, &d);
-	td_decode_src(&d, td_region_l2(td, &d), flags, res);
-	res->flags |= flags;
+	td_decode_src(&d, flags & TD_RESULT_L2, flags, res);
+	res->flags |= flags & ~TD_RESULT_L2;
 	res->resets = region_resets(td, p);
 	if (td->path == TD_PATH_READ)
 		res->flags |= TD_RESULT_READ_PATH;
 	if (!region_reliable(td, p, s) ||
-	    !delta_consistent(td, &d) || (flags & TD_RESULT_UNRELIABLE))
+	    !td->src->consistent(td, &d) || (flags & TD_RESULT_UNRELIABLE))
 		td_record_mark_unreliable(res);
 }
 
@@ -336,16 +318,13 @@ static void emit_record(struct td *td, const struct td_region_priv *p,
 	struct td_delta d;
 	unsigned flags = region_delta(td, p, s, &d);
 
-	td_region_level_delta(td, &d);
 	rec.slots = d.slots > 0 ? (uint64_t)d.slots : 0;
 	memcpy(rec.cat, d.cat, sizeof(rec.cat));
 	rec.qerr = d.qerr;
-	rec.flags = td_region_l2(td, &d) ? TD_RESULT_L2 : 0;
-	rec.flags |= flags; /* _L2 where only this region measured it */
+	rec.flags = flags; /* _L2 where this region measured it */
 	if (td->path == TD_PATH_READ)
 		rec.flags |= TD_RESULT_READ_PATH;
-	if (!region_reliable(td, p, s) ||
-	    !delta_consistent(td, &d))
+	if (!region_reliable(td, p, s) || !td->src->consistent(td, &d))
 		rec.flags |= TD_RESULT_UNRELIABLE;
 	rec.resets = region_resets(td, p);
 	rec.name = NULL;

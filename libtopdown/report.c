@@ -14,6 +14,7 @@
 struct row {
 	const char *kind;
 	const char *name;
+	const char *thread; /* tid[:name], "all", or "" for a record */
 	uint64_t calls, unreliable;
 	const struct td_result *r;
 	const double *min, *max;
@@ -123,6 +124,7 @@ static void put_row(struct out *o, const struct row *w)
 	o->fields = 0;
 	put_str(o, "kind", w->kind);
 	put_str(o, "name", w->name ? w->name : "");
+	put_str(o, "thread", w->thread ? w->thread : "");
 	put_u64(o, "calls", w->calls);
 	put_u64(o, "unreliable", w->unreliable);
 	put_u64(o, "slots", r->slots);
@@ -145,7 +147,7 @@ static void put_header(struct out *o)
 {
 	static const double zero[TD_L1_COUNT];
 	const struct td_result r = { .slots = 0 };
-	const struct row w = { "", "", 0, 0, &r, zero, zero };
+	const struct row w = { "", "", "", 0, 0, &r, zero, zero };
 
 	if (o->fmt != TD_FORMAT_CSV)
 		return;
@@ -158,8 +160,8 @@ static void put_header(struct out *o)
 
 static void table_named_header(FILE *f)
 {
-	fprintf(f, "%-24s %8s %10s %16s %9s\n", "region", "calls",
-		"unreliable", "slots", "err");
+	fprintf(f, "%-24s %-16s %8s %10s %16s %9s\n", "region", "thread",
+		"calls", "unreliable", "slots", "err");
 	fprintf(f, "  %-22s %8s %8s %8s\n", "category", "share", "min", "max");
 }
 
@@ -167,8 +169,8 @@ static void table_named(FILE *f, const struct row *w)
 {
 	const struct td_result *r = w->r;
 
-	fprintf(f, "%-24s %8llu %10llu %16llu %7.2fpp%s\n", w->name,
-		(unsigned long long)w->calls,
+	fprintf(f, "%-24s %-16s %8llu %10llu %16llu %7.2fpp%s\n", w->name,
+		w->thread, (unsigned long long)w->calls,
 		(unsigned long long)w->unreliable,
 		(unsigned long long)r->slots, 100 * r->err,
 		r->flags & TD_RESULT_CYCLES ? "  cycles, not TopDown"
@@ -233,27 +235,40 @@ static int finish(FILE *f)
 	return ferror(f) ? -EIO : 0;
 }
 
-int td_report_named(FILE *f, const struct td *td, enum td_format fmt)
+void td_report_totals_header(FILE *f, enum td_format fmt)
 {
 	struct out o = { f, fmt, false, 0 };
+
+	if (fmt == TD_FORMAT_TABLE)
+		table_named_header(f);
+	put_header(&o);
+}
+
+void td_report_totals_row(FILE *f, enum td_format fmt, const char *name,
+			  const char *thread, const struct td_totals *t)
+{
+	struct out o = { f, fmt, false, 0 };
+	const struct row w = { "region", name ? name : "", thread, t->calls,
+			       t->unreliable, &t->total, t->min, t->max };
+
+	if (fmt == TD_FORMAT_TABLE)
+		table_named(f, &w);
+	else
+		put_row(&o, &w);
+}
+
+int td_report_named(FILE *f, const struct td *td, enum td_format fmt)
+{
 	const struct td_named *n;
 
 	if (!f || !td || !format_ok(fmt))
 		return -EINVAL;
-	if (fmt == TD_FORMAT_TABLE)
-		table_named_header(f);
-	put_header(&o);
+	td_report_totals_header(f, fmt);
 	for (n = td_named_next(td, NULL); n; n = td_named_next(td, n)) {
 		struct td_totals t;
-		struct row w;
 
 		td_named_totals(n, &t);
-		w = (struct row){ "region", n->name ? n->name : "", t.calls,
-				  t.unreliable, &t.total, t.min, t.max };
-		if (fmt == TD_FORMAT_TABLE)
-			table_named(f, &w);
-		else
-			put_row(&o, &w);
+		td_report_totals_row(f, fmt, n->name, td->env.thread, &t);
 	}
 	return finish(f);
 }
@@ -273,7 +288,7 @@ int td_report_records(FILE *f, const struct td_record *recs, size_t n,
 		struct row w;
 
 		td_record_decode(&recs[i], &r);
-		w = (struct row){ "record", recs[i].name, 1,
+		w = (struct row){ "record", recs[i].name, "", 1,
 				  r.flags & TD_RESULT_UNRELIABLE ? 1 : 0, &r,
 				  r.l1, r.l1 };
 		if (fmt == TD_FORMAT_TABLE)

@@ -240,7 +240,7 @@ static void test_formula_v1(void **state)
  * by 30 mispredicts : 10 restarts (450, .075), backend 2400 x 30 load /
  * 60 not complete (1200, .20 of .40); SMT off.  The level-2 group's
  * counts may come from a third of the region (multiplexed): the ratios,
- * hence the results, are the same.  Raw configs as section 5.1 lists.
+ * hence the results, are the same.  Raw configs from perf's amdzen4 JSON.
  */
 static void check_zen_l2(const uint64_t *w)
 {
@@ -558,7 +558,7 @@ static void test_index0_read_fallback(void **state)
  * writes index 0 there).  Then a switched-out group's page still names
  * its counters and RDPMC returns `foreign`, another context's value.
  * Every region must come out exact (repaired by read(2)) or flagged,
- * never silently wrong; with stale false (the kernel the notes describe)
+ * never silently wrong; with stale false (x86's x86_pmu_del behaviour)
  * the results must be the same.  Truth: the emulator's counts.
  */
 static void stale_page_regions(enum emu_profile p, bool stale,
@@ -635,7 +635,7 @@ static void test_stale_page_backwards(void **state)
 	stale_page_regions(EMU_SKL, true, UINT64_C(1) << 47);
 }
 
-/* The kernel the notes describe: index 0, read(2); the same results. */
+/* x86's kernel (x86_pmu_del): index 0, read(2); the same results. */
 static void test_stale_page_knob_off(void **state)
 {
 	(void)state;

@@ -1,17 +1,18 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Harness support against the emulator: named regions and their totals,
- * per-iteration records, the three report formats and the environment's
- * opt-in report.  Totals are compared with the emulator's truth, records
- * with the results td_region_end returned, reports are parsed back.
+ * per-iteration records and the three report formats.  Totals are
+ * compared with the emulator's truth, records with the results
+ * td_region_end returned, reports are parsed back.  (The environment's
+ * opt-in report: test_env_report.c.)
  */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include "helpers.h"
+#include "report_parse.h"
 
 static int setup_spr(void **state)
 {
@@ -373,12 +374,12 @@ static void test_decode_readings(void **state)
 /* The documented key list, in order. */
 static int expected_keys(char keys[][32])
 {
-	static const char *const head[] = { "kind", "name", "calls",
-					    "unreliable", "slots", "err",
-					    "levels" };
+	static const char *const head[] = { "kind", "name", "thread",
+					    "calls", "unreliable", "slots",
+					    "err", "levels" };
 	int n = 0;
 
-	for (int i = 0; i < 7; i++)
+	for (int i = 0; i < 8; i++)
 		snprintf(keys[n++], 32, "%s", head[i]);
 	for (int i = 0; i < TD_L1_COUNT; i++)
 		snprintf(keys[n++], 32, "%s", td_l1_name(i));
@@ -419,29 +420,6 @@ static char *capture_named(struct td *td, enum td_format fmt)
 	return text;
 }
 
-/* Split one CSV line into fields (quotes honoured); returns the count. */
-static int csv_split(const char *line, char fields[][64], int max)
-{
-	int n = 0, k = 0;
-	bool quoted = false;
-
-	for (const char *p = line;; p++) {
-		if (quoted && *p == '"' && p[1] == '"') {
-			fields[n][k++] = *++p;
-		} else if (*p == '"') {
-			quoted = !quoted;
-		} else if ((*p == ',' && !quoted) || !*p || *p == '\n') {
-			fields[n][k] = 0;
-			n++;
-			k = 0;
-			if (!*p || *p == '\n' || n == max)
-				return n;
-		} else if (k < 63) {
-			fields[n][k++] = *p;
-		}
-	}
-}
-
 static void test_report_csv(void **state)
 {
 	struct td *td = *state;
@@ -462,8 +440,10 @@ static void test_report_csv(void **state)
 		assert_string_equal(f[0], "region");
 		/* in the order of the first begin */
 		assert_string_equal(f[1], rows ? "beta, the \"second\"" : "alpha");
-		assert_string_equal(f[2], rows ? "1" : "2");
-		assert_string_equal(f[6], "2");
+		/* this thread: the main one, its id without a name */
+		assert_int_equal(atoi(f[2]), getpid());
+		assert_string_equal(f[3], rows ? "1" : "2");
+		assert_string_equal(f[7], "2");
 		assert_string_equal(f[nkeys - 1], "slots");
 		rows++;
 	}
@@ -471,46 +451,6 @@ static void test_report_csv(void **state)
 	free(text);
 	td_named_unlink(td, &a);
 	td_named_unlink(td, &b);
-}
-
-/*
- * A flat JSON object of string and number values, checked by hand: returns
- * the number of pairs with keys copied out, -1 if it is not one.
- */
-static int json_flat(const char *s, char keys[][32], int max)
-{
-	int n = 0;
-
-	if (*s++ != '{')
-		return -1;
-	for (;;) {
-		int k = 0;
-		char *end;
-
-		if (*s++ != '"' || n == max)
-			return -1;
-		while (*s && *s != '"' && k < 31)
-			keys[n][k++] = *s++;
-		keys[n++][k] = 0;
-		if (*s++ != '"' || *s++ != ':')
-			return -1;
-		if (*s == '"') { /* string: escapes \" \\ \uXXXX */
-			for (s++; *s && *s != '"'; s++)
-				if (*s == '\\' && !*++s)
-					return -1;
-			if (*s++ != '"')
-				return -1;
-		} else {
-			strtod(s, &end);
-			if (end == s)
-				return -1;
-			s = end;
-		}
-		if (*s == '}')
-			return s[1] == 0 ? n : -1;
-		if (*s++ != ',')
-			return -1;
-	}
 }
 
 static void check_jsonl(char *text, const char *kind, int want_lines)
@@ -625,111 +565,6 @@ static void test_report_table(void **state)
 	td_named_unlink(td, &b);
 }
 
-/* ---- the environment's opt-in report ------------------------------------- */
-
-static char *slurp(const char *path)
-{
-	FILE *f = fopen(path, "r");
-	char *buf = calloc(1, 65536);
-
-	assert_non_null(f);
-	assert_non_null(buf);
-	fread(buf, 1, 65535, f);
-	fclose(f);
-	return buf;
-}
-
-static void test_env_report_at_close(void **state)
-{
-	char path[] = "/tmp/td-report-XXXXXX";
-	static struct td_named n = TD_NAMED_INIT("env_region");
-	struct td *td = NULL;
-	int fd = mkstemp(path);
-	char *text;
-
-	(void)state;
-	assert_true(fd >= 0);
-	close(fd);
-	emu_setup(EMU_SPR);
-	setenv("TOPDOWN_REPORT", path, 1);
-	setenv("TOPDOWN_FORMAT", "csv", 1);
-	assert_int_equal(td_open(&td, NULL), 0);
-	unsetenv("TOPDOWN_REPORT");
-	unsetenv("TOPDOWN_FORMAT");
-	for (int i = 0; i < 4; i++) {
-		assert_int_equal(td_named_begin(td, &n), 0);
-		emu_run(2000000, &MIX_STREAM);
-		assert_int_equal(td_named_end(td, &n, NULL), 0);
-	}
-	text = slurp(path); /* nothing before td_close */
-	assert_int_equal(strlen(text), 0);
-	free(text);
-	td_close(td);
-	text = slurp(path);
-	assert_memory_equal(text, "kind,name,calls,", 16);
-	assert_non_null(strstr(text, "\nregion,env_region,4,0,8000000,"));
-	free(text);
-	unlink(path);
-	emu_teardown();
-}
-
-/* A handle never closed reports at process exit (checked in a child). */
-static void test_env_report_at_exit(void **state)
-{
-	char path[] = "/tmp/td-report-XXXXXX";
-	int fd = mkstemp(path), status;
-	pid_t pid;
-	char *text;
-
-	(void)state;
-	assert_true(fd >= 0);
-	close(fd);
-	pid = fork();
-	assert_true(pid >= 0);
-	if (pid == 0) {
-		static struct td_named n = TD_NAMED_INIT("at_exit");
-		struct td *td = NULL;
-
-		emu_setup(EMU_SPR);
-		setenv("TOPDOWN_REPORT", path, 1);
-		setenv("TOPDOWN_FORMAT", "jsonl", 1);
-		if (td_open(&td, NULL) || td_named_begin(td, &n))
-			_exit(1);
-		emu_run(3000000, &MIX_DRAM);
-		exit(td_named_end(td, &n, NULL) ? 1 : 0);
-	}
-	assert_int_equal(waitpid(pid, &status, 0), pid);
-	assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
-	text = slurp(path);
-	assert_non_null(strstr(text, "{\"kind\":\"region\",\"name\":\"at_exit\","
-				     "\"calls\":1,"));
-	check_jsonl(text, "region", 1);
-	free(text);
-	unlink(path);
-}
-
-static void test_env_invalid(void **state)
-{
-	struct td *td = NULL;
-	const char *msg = td_strerror(-EINVAL);
-
-	(void)state;
-	emu_setup(EMU_SPR);
-	setenv("TOPDOWN_FORMAT", "xml", 1);
-	assert_int_equal(td_open(&td, NULL), -EINVAL);
-	assert_null(td);
-	unsetenv("TOPDOWN_FORMAT");
-	setenv("TOPDOWN_REPORT", "", 1);
-	assert_int_equal(td_open(&td, NULL), -EINVAL);
-	unsetenv("TOPDOWN_REPORT");
-	assert_non_null(strstr(msg, "TOPDOWN_REPORT"));
-	assert_non_null(strstr(msg, "TOPDOWN_FORMAT"));
-	assert_non_null(strstr(msg, "TOPDOWN_RESET"));
-	assert_int_equal(td_open(&td, NULL), 0);
-	td_close(td);
-	emu_teardown();
-}
-
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -756,9 +591,6 @@ int main(void)
 						setup_spr, teardown),
 		cmocka_unit_test_setup_teardown(test_report_table, setup_spr,
 						teardown),
-		cmocka_unit_test(test_env_report_at_close),
-		cmocka_unit_test(test_env_report_at_exit),
-		cmocka_unit_test(test_env_invalid),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

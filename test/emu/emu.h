@@ -6,8 +6,9 @@
  * serves a fake sysfs tree, and traps the library's real RDPMC instructions
  * (SIGSEGV, CR4.PCE clear on these VMs) to return the fake PMU's registers.
  *
- * It models the kernel behaviour written up in
- * ../shared/research/intel-kernel-topdown.md:
+ * It models the kernel behaviour of arch/x86/events/intel/core.c
+ * (intel_update_topdown_event, icl_set_topdown_event_period) and
+ * kernel/events/core.c, as tools/perf/Documentation/topdown.txt describes:
  * - first enable of a fresh group zeroes SLOTS and PERF_METRICS;
  * - read(2) and IOC_RESET fold the registers into the events' counts with
  *   the "delta > last" rule and zero them; a read does not touch the user
@@ -88,7 +89,7 @@ void emu_arm_pin(int lo, int hi);
 /*
  * Arm: the cycle counter PMCCNTR_EL0.  Free (the default): the first
  * cycles event of a group takes it.  TAKEN: someone else holds it (the
- * perf hard-lockup detector, arm-amd-topdown.md section 6, inference):
+ * perf hard-lockup detector, an inference):
  * open accepts a group (validate_group asks an empty fake PMU), but a
  * cycles event that is 64-bit without FEAT_PMUv3p5 then never schedules
  * (armv8pmu_get_event_idx: EAGAIN), and a 32-bit one takes an event
@@ -220,8 +221,9 @@ void emu_ecore_stint_at_next_reset(uint64_t slots, const struct emu_mix *mix);
 
 /*
  * A kernel that does NOT rewrite an ordinary-counter event's user page at
- * schedule-out (off by default: x86_pmu_del does rewrite it, index 0; see
- * the library's notes).  While on, a group of ordinary counters switched
+ * schedule-out (off by default: arch/x86/events/core.c x86_pmu_del does
+ * rewrite it, and perf_event_index gives 0 for the stopped event).  While
+ * on, a group of ordinary counters switched
  * out (emu_deschedule, a hybrid migration) keeps its old page: index
  * still names the counter, lock unchanged; an RDPMC of it then returns
  * `foreign`, what another context left in that 48-bit register.

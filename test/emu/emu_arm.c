@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The emulated Arm PMUv3 (arm-amd-topdown.md sections 1-3): sysfs as
+ * The emulated Arm PMUv3: sysfs as
  * drivers/perf/arm_pmuv3.c publishes it (the PMU directory with type,
  * cpus, format/event "config:0-15", format/long "config1:0",
  * format/rdpmc "config1:1", caps/slots, events/), MIDR_EL1 in sysfs and
@@ -33,8 +33,8 @@
 
 /*
  * MIDRs: implementer 0x41, variant, 0xf, part, revision.  Six event
- * counters everywhere: the notes' figure for N1/N2/V1/V2 (Arm's TRMs,
- * not verified there), kept for N3/V3 as a test choice, not a claim
+ * counters everywhere: the figure for N1/N2/V1/V2 in Arm's TRMs (not
+ * verified on hardware), kept for N3/V3 as a test choice, not a claim
  * about their silicon; emu_gp_set_counters() gives more (the library
  * probes, it never assumes a count).
  */

@@ -2,7 +2,7 @@
 /*
  * Ordinary (general-purpose) counters of the emulated PMU, for the
  * profiles without PERF_METRICS, modelled on the kernel's x86 code
- * (intel-kernel-topdown.md section 4, arm-amd-topdown.md section 4):
+ * (arch/x86/events/core.c; include/uapi/linux/perf_event.h):
  * - x86_perf_event_set_period at start: counter = -left (48 bits),
  *   prev_count = -left (64 bits), so that offset = count - prev_count
  *   plus the sign-extended register is the count;
@@ -32,7 +32,7 @@ struct map {
 	int sig;
 };
 
-/* Level 1, then PipelineL2's events (arm-amd-topdown.md section 5.1,
+/* Level 1, then PipelineL2's events (perf's amdzen4/5 pipeline.json,
  * cmask in config bits 24-31: 6 on Zen 4, 8 on Zen 5). */
 static const struct map zen_map[] = {
 	{ 0x76, SIG_CYCLES }, { 0x1000001a0ull, SIG_FE },

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The emulated PMU and the kernel's TopDown event logic (see emu.h for the
- * behaviour modelled and the research note it follows).
+ * behaviour modelled and the kernel code it follows).
  */
 #include <errno.h>
 #include <math.h>

@@ -160,7 +160,7 @@ void emu_sysfs_create(void)
 	if (emu.profile == EMU_ADL) {
 		core_pmu("cpu_core", 4, true, true);
 		core_pmu("cpu_atom", EMU_ATOM_TYPE, false, false);
-		/* EVENT_ATTR_STR_HYBRID adl strings (intel-kernel-topdown.md 6) */
+		/* EVENT_ATTR_STR_HYBRID adl strings, arch/x86/events/intel/core.c */
 		put("cpu_atom/events/topdown-fe-bound", "event=0x71,umask=0x0");
 		put("cpu_atom/events/topdown-bad-spec", "event=0x73,umask=0x0");
 		put("cpu_atom/events/topdown-retiring", "event=0xc2,umask=0x0");

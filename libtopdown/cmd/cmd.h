@@ -1,0 +1,55 @@
+/* SPDX-License-Identifier: MIT */
+/* The topdown command: what its files share.  Not part of the library. */
+#ifndef TD_CMD_H
+#define TD_CMD_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdio.h>
+
+/* Exit statuses (topdown --help lists them). */
+#define CMD_OK       0
+#define CMD_BLOCKED  1   /* check: TopDown cannot be measured here */
+#define CMD_USAGE    2   /* a bad argument */
+#define CMD_FAILED   125 /* topdown itself failed (I/O, no report) */
+#define CMD_NOEXEC   126 /* run: PROG found but not executable */
+#define CMD_NOTFOUND 127 /* run: PROG not found */
+
+int cmd_check(int argc, char **argv);
+int cmd_run(int argc, char **argv);
+int cmd_plot(int argc, char **argv);
+
+/* util.c */
+void cmd_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+int cmd_read_file(const char *path, char *buf, size_t len);
+bool cmd_exists(const char *path);
+int cmd_self_dir(char *buf, size_t len);
+int cmd_find_emulator(char *buf, size_t len);
+int cmd_emulate_env(const char *profile);
+bool cmd_profile_ok(const char *profile);
+bool cmd_is_help(const char *arg);
+
+/* A report read back (report_in.c): the columns the library writes. */
+struct cmd_row {
+	char kind[16];          /* "region" or "record" */
+	char name[64];
+	char thread[48];
+	char basis[16];         /* "slots", "cycles", "estimated" */
+	char pmu[32];           /* topdown run's column, else "" */
+	double calls, unreliable, slots, err, levels, smt;
+	double l1[4], l2[8], min[4], max[4];
+};
+
+struct cmd_report {
+	struct cmd_row *v;
+	size_t n, cap;
+	bool emulated;          /* a pmu column said so */
+};
+
+int cmd_report_read(FILE *f, const char *what, struct cmd_report *rep);
+void cmd_report_free(struct cmd_report *rep);
+
+/* svg.c */
+int cmd_svg_write(FILE *f, const struct cmd_report *rep, const char *title);
+
+#endif

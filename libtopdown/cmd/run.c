@@ -1,0 +1,294 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * topdown run: run a program linked with libtopdown with TOPDOWN_REPORT
+ * pointing at a temporary file, so that the library writes the process's
+ * one report (every thread) at exit, then hand it on in the format asked
+ * for.  Every output says which PMU counted: a last column `pmu`
+ * ("hardware", or "emulated:<profile>") in CSV and JSON Lines, a banner in
+ * the table, the flag in the picture.
+ */
+#include <errno.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "cmd.h"
+
+enum fmt { F_TABLE, F_CSV, F_JSONL, F_SVG };
+
+struct run {
+	const char *out;         /* -o FILE, or NULL: stderr */
+	enum fmt fmt;
+	bool emulate;
+	const char *profile;
+	char **prog;             /* PROG ARGS..., NULL-terminated */
+	char pmu[40];            /* the pmu column's value */
+};
+
+static int usage(FILE *f, int status)
+{
+	fprintf(f,
+		"usage: topdown run [-o FILE] [-f table|csv|jsonl|svg] [--emulate]\n"
+		"                   [--profile spr|icl] -- PROG [ARGS...]\n"
+		"\n"
+		"Runs PROG, a program linked with libtopdown that measures named\n"
+		"regions, and collects its report for the whole process (every\n"
+		"thread: per-thread rows and an all-threads row per region).\n"
+		"\n"
+		"  -o FILE       write the report to FILE (default: stderr)\n"
+		"  -f FORMAT     table (default), csv, jsonl or svg (svg needs -o);\n"
+		"                csv and jsonl get a last column pmu: hardware or\n"
+		"                emulated:<profile>\n"
+		"  --emulate     run PROG on the emulated PMU installed with the\n"
+		"                library (synthetic counts; every output says EMULATED)\n"
+		"  --profile P   the emulated CPU: spr (default) or icl\n"
+		"\n"
+		"Exit status: PROG's (128 + N when killed by signal N); 2 a bad\n"
+		"argument; 125 no report (PROG not linked with libtopdown, no\n"
+		"handle opened, or it did not exit normally) or an I/O error;\n"
+		"126 PROG not executable; 127 PROG not found.\n");
+	return status;
+}
+
+static int parse_format(const char *s, enum fmt *f)
+{
+	static const char *const names[] = { "table", "csv", "jsonl", "svg" };
+
+	for (int i = 0; i < 4; i++) {
+		if (!strcmp(s, names[i])) {
+			*f = (enum fmt)i;
+			return 0;
+		}
+	}
+	cmd_error("run: bad format '%s' (want table, csv, jsonl or svg)", s);
+	return -EINVAL;
+}
+
+static int need_value(int i, int argc, const char *opt)
+{
+	if (i + 1 < argc)
+		return 0;
+	cmd_error("run: %s needs a value (topdown run --help)", opt);
+	return -EINVAL;
+}
+
+static int parse_args(int argc, char **argv, struct run *r)
+{
+	int i;
+
+	for (i = 1; i < argc && argv[i][0] == '-'; i++) {
+		const char *a = argv[i];
+
+		if (!strcmp(a, "--")) {
+			i++;
+			break;
+		}
+		if (cmd_is_help(a))
+			return 1;
+		if (!strcmp(a, "--emulate")) {
+			r->emulate = true;
+		} else if (!strcmp(a, "-o") || !strcmp(a, "-f") ||
+			   !strcmp(a, "--profile")) {
+			if (need_value(i, argc, a) < 0)
+				return -EINVAL;
+			if (a[1] == 'o')
+				r->out = argv[++i];
+			else if (a[1] == 'f' && parse_format(argv[++i], &r->fmt) < 0)
+				return -EINVAL;
+			else if (a[1] == '-')
+				r->profile = argv[++i];
+		} else {
+			cmd_error("run: unknown option '%s' (topdown run --help)", a);
+			return -EINVAL;
+		}
+	}
+	if (i >= argc) {
+		cmd_error("run: no program given (topdown run [OPTIONS] -- PROG "
+			  "[ARGS...])");
+		return -EINVAL;
+	}
+	if (!cmd_profile_ok(r->profile)) {
+		cmd_error("run: bad --profile '%s' (want spr or icl)", r->profile);
+		return -EINVAL;
+	}
+	if (r->fmt == F_SVG && !r->out) {
+		cmd_error("run: -f svg needs -o FILE.svg");
+		return -EINVAL;
+	}
+	r->prog = argv + i;
+	return 0;
+}
+
+/* PROG's exit status, as a shell reports it; -1 when it could not run. */
+static int run_child(char **prog)
+{
+	int status;
+	pid_t pid = fork();
+
+	if (pid < 0) {
+		cmd_error("run: fork: %s", strerror(errno));
+		return -1;
+	}
+	if (pid == 0) {
+		execvp(prog[0], prog);
+		cmd_error("run: cannot run '%s': %s", prog[0], strerror(errno));
+		_exit(errno == ENOENT ? CMD_NOTFOUND : CMD_NOEXEC);
+	}
+	while (waitpid(pid, &status, 0) < 0)
+		if (errno != EINTR)
+			return -1;
+	if (WIFSIGNALED(status))
+		return 128 + WTERMSIG(status);
+	return WEXITSTATUS(status);
+}
+
+/* One line of the library's CSV or JSONL report, with the pmu column. */
+static void put_line(FILE *out, const struct run *r, char *l, bool header)
+{
+	size_t n = strlen(l);
+
+	if (r->fmt == F_CSV) {
+		fprintf(out, "%s,%s\n", l, header ? "pmu" : r->pmu);
+	} else if (n > 0 && l[n - 1] == '}') {
+		l[n - 1] = '\0';
+		fprintf(out, "%s,\"pmu\":\"%s\"}\n", l, r->pmu);
+	} else {
+		fprintf(out, "%s\n", l); /* not a row: passed on as is */
+	}
+}
+
+static void convert(FILE *in, FILE *out, const struct run *r)
+{
+	char line[8192];
+	bool first = true;
+
+	if (r->fmt == F_TABLE && r->emulate)
+		fprintf(out, "EMULATED PMU (profile %s): synthetic counts from "
+			"the test emulator, not a measurement of %s\n",
+			r->profile, r->prog[0]);
+	while (fgets(line, sizeof(line), in)) {
+		line[strcspn(line, "\n")] = '\0';
+		if (r->fmt == F_TABLE)
+			fprintf(out, "%s\n", line);
+		else
+			put_line(out, r, line, first);
+		first = false;
+	}
+}
+
+static int write_svg(FILE *in, const struct run *r)
+{
+	struct cmd_report rep = { 0 };
+	FILE *tmp = tmpfile(), *out;
+	int err;
+
+	if (!tmp)
+		return -errno;
+	convert(in, tmp, r); /* the pmu column marks it emulated */
+	rewind(tmp);
+	err = cmd_report_read(tmp, "the report", &rep);
+	fclose(tmp);
+	if (err < 0)
+		return err;
+	out = fopen(r->out, "w");
+	if (!out) {
+		err = -errno;
+		cmd_error("run: cannot write '%s': %s", r->out, strerror(errno));
+		cmd_report_free(&rep);
+		return err;
+	}
+	err = cmd_svg_write(out, &rep, r->prog[0]);
+	if (fclose(out) != 0 && !err)
+		err = -EIO;
+	cmd_report_free(&rep);
+	return err;
+}
+
+static int deliver(const char *tmp, const struct run *r)
+{
+	FILE *in = fopen(tmp, "r"), *out;
+	int err = 0;
+
+	if (!in)
+		return -errno;
+	if (fgetc(in) == EOF) {
+		fclose(in);
+		return -ENODATA;
+	}
+	rewind(in);
+	if (r->fmt == F_SVG) {
+		err = write_svg(in, r);
+		fclose(in);
+		return err;
+	}
+	out = r->out ? fopen(r->out, "w") : stderr;
+	if (!out) {
+		err = -errno;
+		cmd_error("run: cannot write '%s': %s", r->out, strerror(errno));
+		fclose(in);
+		return err;
+	}
+	convert(in, out, r);
+	if (out != stderr && fclose(out) != 0)
+		err = -EIO;
+	fclose(in);
+	return err;
+}
+
+static int set_report_env(const char *tmp, enum fmt f)
+{
+	static const char *const lib_fmt[] = { "table", "csv", "jsonl", "jsonl" };
+
+	if (setenv("TOPDOWN_REPORT", tmp, 1) < 0 ||
+	    setenv("TOPDOWN_FORMAT", lib_fmt[f], 1) < 0)
+		return -errno;
+	return 0;
+}
+
+static int no_report(const struct run *r, int status)
+{
+	cmd_error("run: '%s' wrote no report (exit status %d): it must be "
+		  "linked with libtopdown, open a handle, and exit normally%s",
+		  r->prog[0], status,
+		  r->emulate ? "" : "; without a PMU here (topdown check) "
+				    "try --emulate");
+	return status ? status : CMD_FAILED;
+}
+
+int cmd_run(int argc, char **argv)
+{
+	struct run r = { .fmt = F_TABLE, .profile = "spr" };
+	const char *dir = getenv("TMPDIR");
+	char tmp[4096];
+	int fd, status, err = parse_args(argc, argv, &r);
+
+	if (err)
+		return err > 0 ? usage(stdout, CMD_OK) : CMD_USAGE;
+	if (r.emulate && cmd_emulate_env(r.profile) < 0)
+		return CMD_FAILED;
+	if (r.emulate)
+		snprintf(r.pmu, sizeof(r.pmu), "emulated:%s", r.profile);
+	else
+		snprintf(r.pmu, sizeof(r.pmu), "hardware");
+	snprintf(tmp, sizeof(tmp), "%s/topdown-run-XXXXXX",
+		 dir && *dir ? dir : "/tmp");
+	fd = mkstemp(tmp);
+	if (fd < 0 || set_report_env(tmp, r.fmt) < 0) {
+		cmd_error("run: temporary report file %s: %s", tmp,
+			  strerror(errno));
+		return CMD_FAILED;
+	}
+	close(fd);
+	status = run_child(r.prog);
+	if (status < 0 || status == CMD_NOTFOUND || status == CMD_NOEXEC) {
+		unlink(tmp);
+		return status < 0 ? CMD_FAILED : status;
+	}
+	err = deliver(tmp, &r);
+	unlink(tmp);
+	if (err == -ENODATA)
+		return no_report(&r, status);
+	return err < 0 ? CMD_FAILED : status;
+}

@@ -1,0 +1,73 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The TopDown source interface: everything that varies per CPU family
+ * sits behind one table of operations, chosen once by td_open.  Generic
+ * code (the region path, records, named totals, td_query) calls these and
+ * never names a CPU family.  Sources:
+ *   td_source_perf_metrics  Intel SLOTS + PERF_METRICS (metrics-clear mode
+ *                           and the read(2) path are its own modes);
+ *   td_source_hybrid        Intel hybrid: PERF_METRICS on the P-cores
+ *                           composed with an ordinary-counter group on the
+ *                           E-cores' PMU;
+ *   td_source_counters      x86 ordinary counters: the formula table
+ *                           (V4.5, Atom V1/V2, AMD Zen level 1, Zen
+ *                           multiplexed level 2);
+ *   td_source_arm           Arm PMUv3: Arm's formulas, N3/V3 level 2.
+ * Not installed.
+ */
+#ifndef TD_SOURCE_H
+#define TD_SOURCE_H
+
+#include "internal.h"
+
+/* What td_open asks of a source. */
+struct td_open_req {
+	bool include_kernel;  /* TD_OPT_INCLUDE_KERNEL */
+	bool want_rdpmc;      /* not TD_OPT_NO_RDPMC */
+	bool l2_multiplex;    /* TD_OPT_L2_MULTIPLEX */
+	bool metrics_clear;   /* neither TD_OPT_NO_METRICS_CLEAR nor _NO_RDPMC */
+};
+
+struct td_source_ops {
+	const char *name;
+	/*
+	 * Open the source's counters for td (its PMU already discovered),
+	 * within the counters the PMU has free; sets td->path and, where
+	 * begin/end may RDPMC fixed selectors unchecked, td->fast_capable.
+	 * Returns 0 or a negative errno (td_open's list).
+	 */
+	int (*open)(struct td *td, const struct td_open_req *req);
+	void (*close)(struct td *td);
+	/* A reading on the slow path, as monotonic counts. */
+	int (*sample)(struct td *td, struct td_sample *s);
+	/*
+	 * A region's delta b - a in category slots x 255, cut to what the
+	 * region measured (level 2 zeroed where it has none); returns the
+	 * result flags the source adds (TD_RESULT_L2 where it measured level
+	 * 2 for this delta, _CYCLES, _MULTIPLEXED, _L2_FE_BE, _UNRELIABLE,
+	 * _SHORT).
+	 */
+	unsigned (*delta)(const struct td *td, const struct td_counts *a,
+			  const struct td_counts *b, struct td_delta *d);
+	/* Could the delta have come from counting without an unseen reset? */
+	bool (*consistent)(const struct td *td, const struct td_delta *d);
+	/* td_info's source-specific part: levels, flags, uarch. */
+	void (*info)(const struct td *td, struct td_info *info);
+	/*
+	 * Named totals: turn the summed deltas of every call (d) and the
+	 * summed raw level-2 data of the source (raw, TD_NR_L2RAW words, as
+	 * its delta left them in struct td_delta.l2raw) into the totals'
+	 * delta; returns result flags.  NULL: nothing to add.
+	 */
+	unsigned (*fold_named)(const uint64_t *raw, struct td_delta *d);
+};
+
+extern TD_HIDDEN const struct td_source_ops td_source_perf_metrics;
+extern TD_HIDDEN const struct td_source_ops td_source_hybrid;
+extern TD_HIDDEN const struct td_source_ops td_source_counters;
+extern TD_HIDDEN const struct td_source_ops td_source_arm;
+
+/* sources.c: which source serves this machine, and opening it. */
+TD_HIDDEN int td_source_open(struct td *td, const struct td_options *o);
+
+#endif

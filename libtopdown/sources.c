@@ -1,0 +1,47 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Which TopDown source serves this machine, from what the kernel
+ * publishes: a core PMU with PERF_METRICS (sysfs events/slots) is the
+ * PERF_METRICS source, or the hybrid one when that PMU covers only some
+ * CPUs (the kernel gives hybrid PMUs a cpus list: arch/x86/events/
+ * core.c, intel_hybrid_get_attr_cpus); without it, ordinary counters:
+ * Arm's formulas on an Arm core PMU, else the x86 formula table.
+ */
+#include <errno.h>
+#include <stdio.h>
+
+#include "source.h"
+
+static bool pmu_covers_some_cpus(const struct td_pmu *pmu)
+{
+	char path[96], buf[8];
+
+	snprintf(path, sizeof(path), "/sys/bus/event_source/devices/%s/cpus",
+		 pmu->name);
+	return td_sys_read_file(path, buf, sizeof(buf)) > 0;
+}
+
+static const struct td_source_ops *choose(struct td *td, int discovered)
+{
+	if (discovered == -EOPNOTSUPP) /* no PERF_METRICS */
+		return td->pmu.arm ? &td_source_arm : &td_source_counters;
+	return pmu_covers_some_cpus(&td->pmu) ? &td_source_hybrid
+					      : &td_source_perf_metrics;
+}
+
+int td_source_open(struct td *td, const struct td_options *o)
+{
+	struct td_open_req req = {
+		.include_kernel = o->flags & TD_OPT_INCLUDE_KERNEL,
+		.want_rdpmc = !(o->flags & TD_OPT_NO_RDPMC),
+		.l2_multiplex = o->flags & TD_OPT_L2_MULTIPLEX,
+		.metrics_clear = !(o->flags & (TD_OPT_NO_METRICS_CLEAR |
+					       TD_OPT_NO_RDPMC)),
+	};
+	int err = td_pmu_discover(&td->pmu);
+
+	if (err < 0 && err != -EOPNOTSUPP)
+		return err;
+	td->src = choose(td, err);
+	return td->src->open(td, &req);
+}

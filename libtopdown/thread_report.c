@@ -1,0 +1,192 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The process's report across threads: one row per (thread, region
+ * name), merged when a thread had several handles, and after each name's
+ * thread rows an all-threads row ("all").  Merging keeps the meaning of
+ * every column: counts and slots add up, fractions and err are
+ * slot-weighted (a fraction of the summed slots, never an average of
+ * ratios), min and max are the extremes over every thread's calls.
+ * Cold path only: at td_close and at process exit.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+/* Calls with counted slots: they carry fractions, min and max. */
+static bool counted(const struct td_totals *t)
+{
+	return t->calls > t->unreliable;
+}
+
+/* a*sa + b*sb over sa + sb (0 when both weigh nothing). */
+static double weigh(double a, double sa, double b, double sb)
+{
+	return sa + sb > 0 ? (a * sa + b * sb) / (sa + sb) : 0;
+}
+
+static void merge_fractions(struct td_result *x, const struct td_result *y,
+			    bool l2)
+{
+	double sx = (double)x->slots, sy = (double)y->slots;
+
+	for (int i = 0; i < TD_L1_COUNT; i++)
+		x->l1[i] = weigh(x->l1[i], sx, y->l1[i], sy);
+	for (int i = 0; i < TD_L2_COUNT; i++)
+		x->l2[i] = l2 ? weigh(x->l2[i], sx, y->l2[i], sy) : 0;
+	/* each part is off by at most err of its own slots */
+	x->err = weigh(x->err, sx, y->err, sy);
+	x->smt_contention = weigh(x->smt_contention, sx, y->smt_contention, sy);
+}
+
+static void merge_extremes(struct td_totals *into, const struct td_totals *t)
+{
+	for (int i = 0; i < TD_L1_COUNT; i++) {
+		if (t->min[i] < into->min[i])
+			into->min[i] = t->min[i];
+		if (t->max[i] > into->max[i])
+			into->max[i] = t->max[i];
+	}
+}
+
+void td_totals_merge(struct td_totals *into, const struct td_totals *t)
+{
+	const unsigned keep = TD_RESULT_CYCLES | TD_RESULT_MULTIPLEXED |
+			      TD_RESULT_L2_FE_BE;
+	struct td_result *x = &into->total;
+	bool l2;
+
+	if (!counted(t)) {
+		into->calls += t->calls;
+		into->unreliable += t->unreliable;
+		return;
+	}
+	if (!counted(into)) {
+		uint64_t calls = into->calls, unreliable = into->unreliable;
+
+		*into = *t;
+		into->calls += calls;
+		into->unreliable += unreliable;
+		return;
+	}
+	/* level 2 only where every part measured it */
+	l2 = (x->flags & t->total.flags & TD_RESULT_L2) != 0;
+	merge_fractions(x, &t->total, l2);
+	merge_extremes(into, t);
+	x->slots += t->total.slots;
+	x->resets += t->total.resets;
+	x->flags = ((x->flags | t->total.flags) & keep) |
+		   (l2 ? TD_RESULT_L2 : 0) |
+		   (x->slots < TD_SHORT_SLOTS ? TD_RESULT_SHORT : 0);
+	into->calls += t->calls;
+	into->unreliable += t->unreliable;
+}
+
+static int grow(struct td_report_rows *rows)
+{
+	size_t cap = rows->cap ? 2 * rows->cap : 16;
+	struct td_report_row *v;
+
+	if (rows->n < rows->cap)
+		return 0;
+	v = realloc(rows->v, cap * sizeof(*v));
+	if (!v)
+		return -ENOMEM;
+	rows->v = v;
+	rows->cap = cap;
+	return 0;
+}
+
+static int add_row(struct td_report_rows *rows, const char *name,
+		   const char *thread, const struct td_totals *t)
+{
+	struct td_report_row *r;
+
+	for (size_t i = 0; i < rows->n; i++) {
+		r = &rows->v[i];
+		if (!strcmp(r->name, name) && !strcmp(r->thread, thread)) {
+			td_totals_merge(&r->t, t);
+			return 0;
+		}
+	}
+	if (grow(rows) < 0)
+		return -ENOMEM;
+	r = &rows->v[rows->n];
+	r->name = strdup(name);
+	if (!r->name)
+		return -ENOMEM;
+	snprintf(r->thread, sizeof(r->thread), "%s", thread);
+	r->t = *t;
+	rows->n++;
+	return 0;
+}
+
+int td_rows_add_handle(struct td_report_rows *rows, const struct td *td)
+{
+	const struct td_named *n;
+
+	for (n = td_named_next(td, NULL); n; n = td_named_next(td, n)) {
+		struct td_totals t;
+		int err;
+
+		td_named_totals(n, &t);
+		err = add_row(rows, n->name ? n->name : "", td->env.thread, &t);
+		if (err < 0)
+			return err;
+	}
+	return 0;
+}
+
+int td_rows_copy(struct td_report_rows *dst, const struct td_report_rows *src)
+{
+	for (size_t i = 0; i < src->n; i++) {
+		const struct td_report_row *r = &src->v[i];
+		int err = add_row(dst, r->name, r->thread, &r->t);
+
+		if (err < 0)
+			return err;
+	}
+	return 0;
+}
+
+void td_rows_free(struct td_report_rows *rows)
+{
+	for (size_t i = 0; i < rows->n; i++)
+		free(rows->v[i].name);
+	free(rows->v);
+	memset(rows, 0, sizeof(*rows));
+}
+
+/* Has an earlier row the name of row i (then i's group is written)? */
+static bool seen_before(const struct td_report_rows *rows, size_t i)
+{
+	for (size_t j = 0; j < i; j++)
+		if (!strcmp(rows->v[j].name, rows->v[i].name))
+			return true;
+	return false;
+}
+
+/* Names in the order first seen; each: its thread rows, then "all". */
+int td_rows_write(FILE *f, const struct td_report_rows *rows,
+		  enum td_format fmt)
+{
+	td_report_totals_header(f, fmt);
+	for (size_t i = 0; i < rows->n; i++) {
+		const char *name = rows->v[i].name;
+		struct td_totals all;
+
+		if (seen_before(rows, i))
+			continue;
+		memset(&all, 0, sizeof(all));
+		for (size_t j = i; j < rows->n; j++) {
+			if (strcmp(rows->v[j].name, name))
+				continue;
+			td_report_totals_row(f, fmt, name, rows->v[j].thread,
+					     &rows->v[j].t);
+			td_totals_merge(&all, &rows->v[j].t);
+		}
+		td_report_totals_row(f, fmt, name, "all", &all);
+	}
+	return ferror(f) ? -EIO : 0;
+}

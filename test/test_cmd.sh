@@ -1,0 +1,143 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT
+# The topdown command end to end (make test-cmd): check, run and plot on
+# the emulated PMU, the picture rendered by rsvg-convert and checked pixel
+# by pixel (test/png_check.py), the installed layout, help and bad
+# arguments.  Usage: test/test_cmd.sh BUILD_DIR
+set -u
+B=${1:-build}
+td="$B/topdown"
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+failures=0
+
+fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
+ok() { echo "ok: $*"; }
+
+# expect STATUS NAME CMD...: CMD exits STATUS; its output in $tmp/out
+expect() {
+	want=$1 name=$2
+	shift 2
+	"$@" >"$tmp/out" 2>&1
+	got=$?
+	if [ "$got" -eq "$want" ]; then ok "$name"; else
+		fail "$name: exit $got, want $want"; sed 's/^/    /' "$tmp/out"; fi
+}
+# has NAME PATTERN FILE: FILE matches the extended regex
+has() {
+	if grep -Eq -- "$2" "$3"; then ok "$1"; else
+		fail "$1: no /$2/ in $3"; sed 's/^/    /' "$3" | head -20; fi
+}
+
+# ---- check -------------------------------------------------------------
+pmu=0
+for d in /sys/bus/event_source/devices/cpu /sys/bus/event_source/devices/cpu_core \
+	 /sys/bus/event_source/devices/armv8_* /sys/bus/event_source/devices/armv9_*; do
+	[ -e "$d" ] && pmu=1
+done
+if [ "$pmu" = 0 ]; then
+	expect 1 "check without a PMU exits 1" "$td" check
+	has "check names the missing PMU" "BLOCKER: no hardware PMU" "$tmp/out"
+	has "check gives the fix" "fix: .*(bare metal|pmu=on)" "$tmp/out"
+	has "check lists perf_event_paranoid" "perf_event_paranoid" "$tmp/out"
+else
+	"$td" check >"$tmp/out" 2>&1
+	has "check answers (a PMU is here)" "^topdown check: (YES|NO)" "$tmp/out"
+fi
+expect 0 "check --emulate exits 0" "$td" check --emulate
+has "check --emulate is labelled" "^EMULATED PMU" "$tmp/out"
+has "check --emulate: level 2, RDPMC" "level 1 and 2.*|RDPMC" "$tmp/out"
+
+# ---- run: the harness, JSON Lines --------------------------------------
+expect 0 "run --emulate -f jsonl" "$td" run --emulate -f jsonl \
+	-o "$tmp/r.jsonl" -- "$B/examples/harness" table
+has "run: totals of every kernel" '"name":"walk_dram","thread":"all","calls":4,' "$tmp/r.jsonl"
+if grep -v '"pmu":"emulated:spr"}$' "$tmp/r.jsonl" | grep -q .; then
+	fail "run: a JSON line without the pmu column"; else ok "run: every line says emulated"; fi
+
+# ---- run: a 4-thread program, CSV --------------------------------------
+expect 0 "run --emulate -f csv of 4 threads" "$td" run --emulate -f csv \
+	-o "$tmp/t.csv" -- "$B/examples/threads"
+# one header first, every row as many fields (no field here has a comma)
+awk -F, 'NR == 1 { n = NF; if ($1 != "kind" || $3 != "thread" || $NF != "pmu") bad = 1; next }
+	 /^kind,/ { bad = 1 } NF != n { bad = 1 }
+	 $2 == "sum" && $3 ~ /^[0-9]+:worker-[0-3]$/ { threads++ }
+	 $2 == "sum" && $3 == "all" { all++; calls = $4 }
+	 END { exit !(bad == 0 && threads == 4 && all == 1 && calls == 20) }' "$tmp/t.csv" &&
+	ok "4 threads: one table, 4 named thread rows and an all row" ||
+	{ fail "4 threads: not one table with per-thread and all rows"; cat "$tmp/t.csv"; }
+expect 0 "run --emulate -f table (default: stderr)" "$td" run --emulate -- "$B/examples/threads"
+has "the table is labelled EMULATED" "^EMULATED PMU \(profile spr\)" "$tmp/out"
+has "the table has the all rows" "^chase +all " "$tmp/out"
+
+# ---- plot, rendered ----------------------------------------------------
+expect 0 "plot r.jsonl -o r.svg" "$td" plot "$tmp/r.jsonl" -o "$tmp/r.svg"
+expect 0 "run -f jsonl of 4 threads" "$td" run --emulate -f jsonl -o "$tmp/t.jsonl" -- "$B/examples/threads"
+expect 0 "plot t.jsonl -o t.svg" "$td" plot "$tmp/t.jsonl" -o "$tmp/t.svg"
+expect 0 "run -f svg of 4 threads" "$td" run --emulate -f svg -o "$tmp/s.svg" -- "$B/examples/threads"
+has "run -f svg: labelled and drawn" 'id="r0-retiring".*|EMULATED PMU' "$tmp/s.svg"
+has "run -f svg: the threads drawn" '>thread [0-9]+:worker-3<' "$tmp/s.svg"
+if command -v rsvg-convert >/dev/null && command -v python3 >/dev/null; then
+	for p in r t; do
+		if rsvg-convert "$tmp/$p.svg" -o "$tmp/$p.png" &&
+		   python3 test/png_check.py "$tmp/$p.png" "$tmp/$p.svg" "$tmp/$p.jsonl"; then
+			ok "$p.svg renders, bars in place and in their colours"
+		else
+			fail "$p.svg rendering"
+		fi
+	done
+	rsvg-convert "$tmp/s.svg" -o "$tmp/s.png" && ok "run -f svg renders" ||
+		fail "run -f svg does not render"
+elif [ "${CI:-}" = true ]; then
+	fail "rsvg-convert or python3 missing (apt install librsvg2-bin python3)"
+else
+	echo "SKIPPED: rendering the SVG: rsvg-convert or python3 missing (apt install librsvg2-bin)"
+fi
+
+# ---- bad report settings do not stop measurement ------------------------
+TOPDOWN_REPORT=stderr TOPDOWN_FORMAT=json TD_EMULATE=spr LD_PRELOAD="$B/libtdemu.so" \
+	"$B/examples/harness" table >/dev/null 2>"$tmp/out" && ok "TOPDOWN_FORMAT=json: td_open works" ||
+	fail "TOPDOWN_FORMAT=json stopped the harness"
+has "TOPDOWN_FORMAT=json: the report says so" 'TOPDOWN_FORMAT="json" is not one of table, csv, jsonl' "$tmp/out"
+
+# ---- help and bad arguments --------------------------------------------
+for c in "" check run plot; do
+	expect 0 "topdown $c --help" "$td" $c --help
+	has "topdown $c --help: usage" "^usage: topdown ${c:-COMMAND}" "$tmp/out"
+done
+expect 2 "no command" "$td"
+expect 2 "unknown command" "$td" frob
+has "unknown command named" "'frob'" "$tmp/out"
+expect 2 "run: bad format" "$td" run -f xml -- true
+has "run: bad format named" "'xml'" "$tmp/out"
+expect 2 "run: bad profile" "$td" run --emulate --profile zen9 -- true
+has "run: bad profile named" "'zen9'" "$tmp/out"
+expect 2 "run: unknown option" "$td" run --frob -- true
+has "run: unknown option named" "'--frob'" "$tmp/out"
+expect 2 "run: no program" "$td" run -f csv --
+expect 2 "run: svg needs -o" "$td" run -f svg -- true
+expect 127 "run: program not found" "$td" run -- "$tmp/no-such-program"
+expect 125 "run: a program without libtopdown" "$td" run --emulate -- true
+has "run: says no report" "wrote no report" "$tmp/out"
+expect 2 "plot: no -o" "$td" plot "$tmp/r.jsonl"
+expect 2 "plot: missing report" "$td" plot "$tmp/nothing.jsonl" -o "$tmp/x.svg"
+has "plot: missing report named" "nothing.jsonl" "$tmp/out"
+printf 'kind,name\nregion,a\nthis is not a report\n' >"$tmp/bad.csv"
+expect 2 "plot: a bad line" "$td" plot "$tmp/bad.csv" -o "$tmp/x.svg"
+has "plot: the bad line named" "bad.csv:3: not a row" "$tmp/out"
+expect 2 "check: unknown argument" "$td" check --frob
+has "check: unknown argument named" "'--frob'" "$tmp/out"
+
+# ---- installed: the emulator found from the prefix ---------------------
+if make -s install B="$B" PREFIX="$tmp/prefix" >"$tmp/install.log" 2>&1; then
+	expect 0 "installed topdown run --emulate" "$tmp/prefix/bin/topdown" run --emulate \
+		-f csv -o "$tmp/i.csv" -- "$B/examples/threads"
+	test -f "$tmp/prefix/lib/topdown/libtopdown-emulated-pmu.so" &&
+		ok "emulator installed as lib/topdown/libtopdown-emulated-pmu.so" ||
+		fail "emulator not installed"
+else
+	fail "make install"; cat "$tmp/install.log"
+fi
+
+echo "test_cmd.sh: $failures failed"
+[ "$failures" -eq 0 ]

@@ -1,0 +1,444 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The environment's opt-in report (TOPDOWN_REPORT, TOPDOWN_FORMAT): one
+ * report per process, written at exit, with a thread column, per-thread
+ * rows and an all-threads row per region name; bad settings that leave
+ * measurement on.  The report is written at process exit, so every
+ * scenario runs in a forked child and the parent parses what it wrote.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "helpers.h"
+#include "report_parse.h"
+
+#define NR_THREADS 4
+#define CALLS 3
+#define MAX_LINES 64
+#define MAX_FIELDS 40
+
+static char *slurp(const char *path)
+{
+	FILE *f = fopen(path, "r");
+	char *buf = calloc(1, 65536);
+
+	assert_non_null(f);
+	assert_non_null(buf);
+	assert_true(fread(buf, 1, 65535, f) < 65535);
+	fclose(f);
+	return buf;
+}
+
+static void temp_path(char *path)
+{
+	int fd;
+
+	strcpy(path, "/tmp/td-report-XXXXXX");
+	fd = mkstemp(path);
+	assert_true(fd >= 0);
+	close(fd);
+}
+
+/* Run child(arg) in a fork with the report settings; it exits. */
+static void in_child(void (*child)(void *), void *arg, const char *report,
+		     const char *format, const char *stderr_path)
+{
+	int status;
+	pid_t pid = fork();
+
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		if (stderr_path) {
+			int fd = open(stderr_path, O_WRONLY | O_TRUNC);
+
+			if (fd < 0 || dup2(fd, 2) < 0)
+				_exit(3);
+		}
+		emu_setup(EMU_SPR);
+		setenv("TOPDOWN_REPORT", report, 1);
+		if (format)
+			setenv("TOPDOWN_FORMAT", format, 1);
+		child(arg);
+		exit(0);
+	}
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFEXITED(status));
+	assert_int_equal(WEXITSTATUS(status), 0);
+}
+
+/* ---- a 4-thread program ------------------------------------------------- */
+
+static struct td_named common[NR_THREADS + 1];
+static struct td_named own[NR_THREADS + 1];
+static char own_names[NR_THREADS + 1][16];
+
+/*
+ * Thread i: CALLS calls of "common" and one of its own region, of
+ * (i + 1) million slots each, a different mix per thread.  Threads 0 and
+ * 1 close their handle and end before the process; 2 and 3 end without
+ * closing it (the handle reports at exit); the main thread (i = 4)
+ * measures too and never closes.
+ */
+static void *thread_work(void *arg)
+{
+	const struct emu_mix *mixes[] = { &MIX_CHAIN, &MIX_BRANCHY,
+					   &MIX_STREAM, &MIX_DRAM, &MIX_CHAIN };
+	long i = (long)arg;
+	char name[16];
+	struct td *td;
+
+	snprintf(name, sizeof(name), "worker-%ld", i);
+	if (i < NR_THREADS && i % 2 == 0) /* 0 and 2 named, 1 and 3 not */
+		pthread_setname_np(pthread_self(), name);
+	if (td_open(&td, NULL) < 0)
+		exit(10);
+	for (int c = 0; c < CALLS; c++) {
+		if (td_named_begin(td, &common[i]) < 0)
+			exit(11);
+		emu_run((uint64_t)(i + 1) * 1000000, mixes[i]);
+		if (td_named_end(td, &common[i], NULL) < 0)
+			exit(12);
+	}
+	if (td_named_begin(td, &own[i]) < 0)
+		exit(13);
+	emu_run(2000000, mixes[i]);
+	if (td_named_end(td, &own[i], NULL) < 0)
+		exit(14);
+	if (i < 2)
+		td_close(td);
+	return NULL;
+}
+
+static void threads_child(void *arg)
+{
+	pthread_t t[NR_THREADS];
+
+	(void)arg;
+	for (long i = 0; i <= NR_THREADS; i++) {
+		common[i] = (struct td_named)TD_NAMED_INIT("common");
+		snprintf(own_names[i], sizeof(own_names[i]), "own_%ld", i);
+		own[i] = (struct td_named)TD_NAMED_INIT(own_names[i]);
+	}
+	for (long i = 0; i < NR_THREADS; i++)
+		if (pthread_create(&t[i], NULL, thread_work, (void *)i))
+			exit(20);
+	for (int i = 0; i < NR_THREADS; i++)
+		pthread_join(t[i], NULL);
+	thread_work((void *)(long)NR_THREADS);
+}
+
+struct table {
+	int lines, nkeys;
+	char keys[MAX_FIELDS][64];
+	char f[MAX_LINES][MAX_FIELDS][64];
+};
+
+static int col(const struct table *t, const char *key)
+{
+	for (int i = 0; i < t->nkeys; i++)
+		if (!strcmp(t->keys[i], key))
+			return i;
+	fail_msg("no column %s", key);
+	return -1;
+}
+
+/* One header (the first line), then rows of as many fields. */
+static void parse_csv(char *text, struct table *t)
+{
+	char *line, *save = NULL;
+
+	memset(t, 0, sizeof(*t));
+	line = strtok_r(text, "\n", &save);
+	assert_non_null(line);
+	t->nkeys = csv_split(line, t->keys, MAX_FIELDS);
+	assert_string_equal(t->keys[0], "kind");
+	assert_string_equal(t->keys[2], "thread");
+	while ((line = strtok_r(NULL, "\n", &save))) {
+		assert_true(t->lines < MAX_LINES);
+		assert_int_equal(csv_split(line, t->f[t->lines], MAX_FIELDS),
+				 t->nkeys);
+		assert_string_equal(t->f[t->lines][0], "region");
+		t->lines++;
+	}
+}
+
+static double num(const struct table *t, int row, const char *key)
+{
+	return strtod(t->f[row][col(t, key)], NULL);
+}
+
+/* The all row of `name` against its thread rows, recomputed here. */
+static void check_all_row(const struct table *t, const char *name,
+			  int want_threads)
+{
+	double calls = 0, slots = 0, ret = 0, min = 1, max = 0;
+	int threads = 0, all = -1;
+
+	for (int r = 0; r < t->lines; r++) {
+		if (strcmp(t->f[r][1], name))
+			continue;
+		if (!strcmp(t->f[r][2], "all")) {
+			assert_int_equal(all, -1);
+			all = r;
+			continue;
+		}
+		assert_int_equal(all, -1); /* thread rows come first */
+		assert_true(atoi(t->f[r][2]) > 0);
+		threads++;
+		calls += num(t, r, "calls");
+		slots += num(t, r, "slots");
+		ret += num(t, r, "retiring") * num(t, r, "slots");
+		if (num(t, r, "min_retiring") < min)
+			min = num(t, r, "min_retiring");
+		if (num(t, r, "max_retiring") > max)
+			max = num(t, r, "max_retiring");
+	}
+	assert_int_equal(threads, want_threads);
+	assert_true(all >= 0);
+	assert_true(num(t, all, "calls") == calls);
+	assert_true(num(t, all, "slots") == slots);
+	/* slot-weighted, to the 6 decimals written */
+	assert_true(fabs(num(t, all, "retiring") - ret / slots) < 2e-6);
+	assert_true(num(t, all, "min_retiring") == min);
+	assert_true(num(t, all, "max_retiring") == max);
+}
+
+static void test_threads_csv(void **state)
+{
+	char path[32];
+	struct table *t = calloc(1, sizeof(*t));
+	char *text;
+	int named = 0;
+
+	(void)state;
+	assert_non_null(t);
+	temp_path(path);
+	in_child(threads_child, NULL, path, "csv", NULL);
+	text = slurp(path);
+	parse_csv(text, t);
+	/* common: 5 threads + all; own_i: 1 thread + all, 5 times */
+	assert_int_equal(t->lines, (5 + 1) + 5 * 2);
+	check_all_row(t, "common", NR_THREADS + 1);
+	check_all_row(t, "own_3", 1);
+	for (int r = 0; r < t->lines; r++)
+		if (strstr(t->f[r][2], ":worker-"))
+			named++;
+	/* workers 0 and 2: their common and own rows */
+	assert_int_equal(named, 4);
+	assert_true(num(t, 0, "slots") > 0);
+	free(text);
+	free(t);
+	unlink(path);
+}
+
+static void test_threads_jsonl(void **state)
+{
+	char path[32], keys[MAX_FIELDS][32];
+	char *text, *line, *save = NULL;
+	int lines = 0, all = 0, nkeys = -1;
+
+	(void)state;
+	temp_path(path);
+	in_child(threads_child, NULL, path, "jsonl", NULL);
+	text = slurp(path);
+	for (line = strtok_r(text, "\n", &save); line;
+	     line = strtok_r(NULL, "\n", &save)) {
+		int n = json_flat(line, keys, MAX_FIELDS);
+
+		assert_true(n > 0);
+		assert_true(nkeys < 0 || n == nkeys);
+		nkeys = n;
+		assert_string_equal(keys[2], "thread");
+		if (strstr(line, "\"thread\":\"all\""))
+			all++;
+		lines++;
+	}
+	assert_int_equal(lines, (5 + 1) + 5 * 2);
+	assert_int_equal(all, 6);
+	free(text);
+	unlink(path);
+}
+
+/* ---- written once, at exit ---------------------------------------------- */
+
+static void close_then_check_child(void *arg)
+{
+	static struct td_named n = TD_NAMED_INIT("env_region");
+	const char *path = arg;
+	struct td *td;
+	FILE *f;
+
+	if (td_open(&td, NULL) < 0)
+		exit(10);
+	for (int i = 0; i < 4; i++) {
+		td_named_begin(td, &n);
+		emu_run(2000000, &MIX_STREAM);
+		td_named_end(td, &n, NULL);
+	}
+	td_close(td);
+	f = fopen(path, "r");
+	if (!f || fgetc(f) != EOF) /* nothing before exit */
+		exit(11);
+	fclose(f);
+}
+
+static void test_close_reports_at_exit(void **state)
+{
+	char path[32], want[96];
+	char *text;
+
+	(void)state;
+	temp_path(path);
+	in_child(close_then_check_child, path, path, "csv", NULL);
+	text = slurp(path);
+	assert_memory_equal(text, "kind,name,thread,calls,", 23);
+	assert_non_null(strstr(text, "\nregion,env_region,all,4,0,8000000,"));
+	/* one header: no second "kind," anywhere */
+	assert_null(strstr(text + 1, "kind,"));
+	snprintf(want, sizeof(want), "\nregion,env_region,");
+	assert_non_null(strstr(text, want));
+	free(text);
+	unlink(path);
+}
+
+/* A fork child that exits does not write its parent's report. */
+static void fork_child_child(void *arg)
+{
+	static struct td_named n = TD_NAMED_INIT("parent_only");
+	struct td *td;
+	pid_t pid;
+	int status;
+
+	(void)arg;
+	if (td_open(&td, NULL) < 0)
+		exit(10);
+	td_named_begin(td, &n);
+	emu_run(2000000, &MIX_STREAM);
+	td_named_end(td, &n, NULL);
+	pid = fork();
+	if (pid == 0)
+		exit(0);
+	if (pid < 0 || waitpid(pid, &status, 0) != pid)
+		exit(11);
+}
+
+static void test_fork_child_silent(void **state)
+{
+	char path[32];
+	char *text;
+
+	(void)state;
+	temp_path(path);
+	in_child(fork_child_child, NULL, path, "jsonl", NULL);
+	text = slurp(path);
+	assert_non_null(strstr(text, "\"name\":\"parent_only\""));
+	/* one thread row and one all row: written once */
+	assert_int_equal(strchr(strchr(text, '\n') + 1, '\n')[1], 0);
+	free(text);
+	unlink(path);
+}
+
+/* ---- bad settings ------------------------------------------------------- */
+
+static void measure_child(void *arg)
+{
+	static struct td_named n = TD_NAMED_INIT("still_measured");
+	struct td *td;
+
+	(void)arg;
+	if (td_open(&td, NULL) < 0) /* a bad report setting: still opens */
+		exit(10);
+	td_named_begin(td, &n);
+	emu_run(3000000, &MIX_DRAM);
+	if (td_named_end(td, &n, NULL) < 0)
+		exit(11);
+}
+
+static void test_bad_format(void **state)
+{
+	char path[32];
+	char *text;
+
+	(void)state;
+	temp_path(path);
+	in_child(measure_child, NULL, path, "json", NULL);
+	text = slurp(path);
+	assert_non_null(strstr(text, "TOPDOWN_FORMAT=\"json\""));
+	assert_non_null(strstr(text, "table, csv, jsonl"));
+	/* the table follows, with the region measured */
+	assert_non_null(strstr(text, "\nregion "));
+	assert_non_null(strstr(text, "\nstill_measured "));
+	free(text);
+	unlink(path);
+}
+
+static void unwritable(const char *report, const char *want)
+{
+	char err_path[32];
+	char *text;
+
+	temp_path(err_path);
+	in_child(measure_child, NULL, report, "csv", err_path);
+	text = slurp(err_path);
+	assert_non_null(strstr(text, want));
+	assert_non_null(strstr(text, "accepted: stderr or a writable file"));
+	/* the report itself, on stderr */
+	assert_non_null(strstr(text, "\nkind,name,thread,"));
+	assert_non_null(strstr(text, "\nregion,still_measured,all,1,0,"));
+	free(text);
+	unlink(err_path);
+}
+
+static void test_unwritable_path(void **state)
+{
+	(void)state;
+	unwritable("/nonexistent-dir/r.csv",
+		   "TOPDOWN_REPORT=\"/nonexistent-dir/r.csv\" cannot be "
+		   "written (No such file or directory)");
+}
+
+static void test_empty_path(void **state)
+{
+	(void)state;
+	unwritable("", "TOPDOWN_REPORT=\"\" cannot be written (empty)");
+}
+
+/* A setting that changes the numbers still stops td_open. */
+static void test_bad_reset(void **state)
+{
+	struct td *td = NULL;
+	const char *msg = td_strerror(-EINVAL);
+
+	(void)state;
+	emu_setup(EMU_SPR);
+	setenv("TOPDOWN_RESET", "sometimes", 1);
+	assert_int_equal(td_open(&td, NULL), -EINVAL);
+	assert_null(td);
+	unsetenv("TOPDOWN_RESET");
+	assert_non_null(strstr(msg, "TOPDOWN_RESET"));
+	assert_non_null(strstr(msg, "auto|always|never"));
+	assert_int_equal(td_open(&td, NULL), 0);
+	td_close(td);
+	emu_teardown();
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_threads_csv),
+		cmocka_unit_test(test_threads_jsonl),
+		cmocka_unit_test(test_close_reports_at_exit),
+		cmocka_unit_test(test_fork_child_silent),
+		cmocka_unit_test(test_bad_format),
+		cmocka_unit_test(test_unwritable_path),
+		cmocka_unit_test(test_empty_path),
+		cmocka_unit_test(test_bad_reset),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
