@@ -52,8 +52,10 @@ override CPPFLAGS += -Iinclude -D_GNU_SOURCE
 override CFLAGS += -std=c11 $(WARNINGS) -MMD -MP
 
 B ?= build
-# Before 1.0 every minor release may change the ABI (0.3 grew struct
-# td_region), so the soname carries the minor: libtopdown.so.0.3.
+# The ABI policy (README.md "ABI"): before 1.0 any minor release may
+# change the ABI, so the soname carries the minor (libtopdown.so.0.3) and
+# libtopdown.map has the one version node TOPDOWN_0.3; test/check-abi.sh
+# holds the three together.
 ifeq ($(VERSION_MAJOR),0)
 SONAME := libtopdown.so.$(VERSION_MAJOR).$(VERSION_MINOR)
 else
@@ -163,7 +165,7 @@ test_jobs = $(if $(filter command line environment,$(origin TEST_JOBS)),$\
 	$(TEST_JOBS),$(or $(patsubst -j%,%,$(filter -j%,$(MAKEFLAGS))),$(TEST_JOBS)))
 run_tests = sh test/run-tests.sh -j $(test_jobs) -l $(1) $(TEST_BINS)
 
-test: $(TEST_BINS) test/cxx_header.cc test-cxx-benchmark test-man
+test: $(TEST_BINS) test/cxx_header.cc test-cxx-benchmark test-man test-abi
 	$(CXX) -Iinclude $(CXXWARN) -fsyntax-only test/cxx_header.cc
 	$(if $(VALIDATE_TEST),@$(MAKE) -s $(VALIDATE_TEST))
 	$(if $(SANITIZE)$(TSAN)$(TEST_RUN),,@$(MAKE) -s test-cmd)
@@ -175,6 +177,14 @@ test: $(TEST_BINS) test/cxx_header.cc test-cxx-benchmark test-man
 MAN_PAGES := $(wildcard libtopdown/man/man*/*.[137])
 test-man: $(MAN_PAGES) include/topdown.h test/check-man.sh
 	@sh test/check-man.sh include/topdown.h libtopdown/man
+
+# The ABI policy on the built library (soname, version node, exports) and
+# the public structs' layout without implicit holes, with the target's
+# compiler (test-arm64: aarch64).
+test-abi: $(B)/libtopdown.so test/abi_layout.c test/check-abi.sh
+	$(CC) -std=c11 $(WARNINGS) -Iinclude -fsyntax-only test/abi_layout.c
+	@sh test/check-abi.sh include/topdown.h libtopdown/libtopdown.map \
+		$(SHARED_LIB)
 
 # The command end to end, on the emulator: check, run, plot (rendered by
 # rsvg-convert and checked pixel by pixel), help and bad arguments.
@@ -406,9 +416,9 @@ fuzz: $(FUZZ_TARGETS:%=$(B)/fuzz/%)
 			$(B)/fuzz/$$t.log; \
 	done
 
-.PHONY: all test test-cmd test-cxx-benchmark test-man test-arm64 validate \
-	test-validate demo bench bench-arm64 bench-arm64-if-possible bench-table \
-	harness gbench install uninstall clean FORCE \
+.PHONY: all test test-abi test-cmd test-cxx-benchmark test-man test-arm64 \
+	validate test-validate demo bench bench-arm64 bench-arm64-if-possible \
+	bench-table harness gbench install uninstall clean FORCE \
 	test-asan test-tsan \
 	test-valgrind fuzz
 FORCE:

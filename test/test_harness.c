@@ -273,6 +273,7 @@ static void test_records_decode_equal(void **state)
 	size_t count = 99;
 	uint64_t dropped = 99;
 
+	memset(buf, 0xa5, sizeof(buf)); /* reserved words must be written */
 	assert_int_equal(td_records_attach(td, buf, 5), 0);
 	for (int i = 0; i < 7; i++) {
 		const struct emu_mix *m = i & 1 ? &MIX_DRAM : &MIX_BRANCHY;
@@ -297,6 +298,8 @@ static void test_records_decode_equal(void **state)
 			assert_string_equal(buf[i].name, "rec");
 		else
 			assert_null(buf[i].name);
+		for (size_t w = 0; w < 3; w++)
+			assert_int_equal(buf[i].reserved[w], 0);
 	}
 	assert_true(direct[4].flags & TD_RESULT_SHORT);
 	assert_int_equal(td_records_detach(td, NULL, NULL), -ENOENT);

@@ -64,7 +64,11 @@ static void test_group_attributes(void **state)
 	assert_int_equal(s.last_open_pid, 0);
 	assert_int_equal(s.last_open_cpu, -1);
 	assert_false(s.exclude_mismatch);
+	memset(&info, 0xa5, sizeof(info)); /* the padding must be written */
+	info.size = sizeof(info);
 	assert_int_equal(td_query(td, &info), 0);
+	assert_int_equal(info.reserved0, 0);
+	assert_int_equal(info.reserved1, 0);
 	assert_int_equal(info.levels, 2);
 	assert_string_equal(info.uarch, "sapphire_rapids"); /* caps/pmu_name */
 	assert_string_equal(info.pmu_name, "cpu");

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * When the library resets the counters (see "Resets" in topdown.h).
+ * When the library resets the counters (README.md, "Precision and resets").
  *
  * Error side.  A region read at S_b slots after the last reset and
  * lasting R slots ends at about S_b + R, so the bound of decode.c predicts

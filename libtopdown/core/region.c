@@ -328,6 +328,7 @@ static void emit_record(struct td *td, const struct td_region_priv *p,
 		rec.flags |= TD_RESULT_UNRELIABLE;
 	rec.resets = region_resets(td, p);
 	rec.name = NULL;
+	memset(rec.reserved, 0, sizeof(rec.reserved));
 	td_sink_put(td, &rec, flags & TD_RESULT_MULTIPLEXED ? d.l2raw : NULL);
 }
 

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Reports to a caller's FILE *: an aligned table, CSV, JSON Lines.  CSV
- * and JSONL share one column list (documented in topdown.h), written by
+ * and JSONL share one column list (documented in README.md), written by
  * one function in either syntax; the header row is that function run
  * with keys instead of values.
  */

@@ -94,7 +94,7 @@ static void n1_model(struct td_gen_model *m)
  * of frontend and backend stall cycles, each with its parent.  Arm's
  * CPUBOUND and BUSY events are not counted: level 2 reports memory
  * bound and fetch latency measured and their siblings as the rest of
- * the parent, as for every other CPU (topdown.h), so four counters do
+ * the parent, as for every other CPU (enum td_l2), so four counters do
  * instead of seven.
  */
 static void l2_events(struct td_gen_model *m)
