@@ -9,15 +9,8 @@
 #include <linux/perf_event.h>
 
 #include "topdown.h"
-#include "arch.h"
+#include "kernel.h"
 
-#define TD_HIDDEN __attribute__((visibility("hidden")))
-#define TD_LIKELY(x)   __builtin_expect(!!(x), 1)
-#define TD_UNLIKELY(x) __builtin_expect(!!(x), 0)
-
-/* PERF_METRICS holds one byte per metric; byte i is topdown config 0x8000+(i<<8). */
-#define TD_NR_METRICS   8
-#define TD_NR_L1        4
 /*
  * Counts a snapshot holds: PERF_METRICS' 8 categories, or on ordinary
  * counters up to 16 raw events where a formula is applied to a region's
@@ -102,21 +95,6 @@ static inline void td_counts_add(struct td_counts *c, uint64_t slots,
 		c->cat[i] += ((metrics >> (8 * i)) & 0xff) * slots;
 	c->slots += slots;
 }
-
-/* Where the core PMU lives and what it offers, all read from sysfs. */
-struct td_pmu {
-	char name[32];        /* "cpu" or "cpu_core" */
-	uint32_t type;        /* perf_event_attr.type */
-	uint64_t slots_config;
-	uint64_t metric_config[TD_NR_METRICS];
-	unsigned nr_metrics;  /* 4 (L1) or 8 (L1+L2) */
-	int rdpmc_knob;       /* sysfs rdpmc: 0, 1, 2; -1 if absent */
-	uint64_t metrics_clear_config1; /* format/metrics_clear bit, or 0 */
-	/* Arm (armpmu.c): rdpmc_knob is /proc/sys/kernel/perf_user_access. */
-	bool arm;
-	unsigned arm_cpu;     /* the CPU td_open ran on */
-	unsigned arm_slots;   /* caps/slots, 0 if absent */
-};
 
 /* One reading of the counters, converted to monotonic counts. */
 struct td_sample {
@@ -333,48 +311,16 @@ static inline void td_end_key_refresh(struct td *td)
 	((td)->owner == td_thread_self() && \
 	 (td)->fork_gen == td_fork_generation)
 
-/* sys.c: every kernel interaction, through libc's wrappers. */
-TD_HIDDEN int td_sys_perf_open(struct perf_event_attr *attr, int group_fd);
-TD_HIDDEN int td_sys_ioctl(int fd, unsigned long req, unsigned long arg);
-TD_HIDDEN int td_sys_read(int fd, void *buf, size_t len);
-TD_HIDDEN void *td_sys_map(int fd, size_t len);
-TD_HIDDEN void td_sys_unmap(void *addr, size_t len);
-TD_HIDDEN void td_sys_close(int fd);
-TD_HIDDEN int td_sys_read_file(const char *path, char *buf, size_t len);
-struct td_rseq;
-TD_HIDDEN struct td_rseq *td_sys_rseq_area(void);
-TD_HIDDEN int td_sys_list_dir(const char *path,
-			      int (*fn)(void *ctx, const char *name),
-			      void *ctx);
-TD_HIDDEN int td_sys_current_cpu(void);
-TD_HIDDEN int td_sys_affinity(uint64_t *map, uint32_t nr_bits);
-
-/* cpulist.c and hybrid.c: the E-core guard of hybrid parts. */
-#define TD_MAX_CPUS 65536u
-TD_HIDDEN int td_cpulist_parse(const char *s, uint64_t *map, uint32_t nr_bits,
-			       uint32_t *max_cpu);
+/* hybrid.c: the E-core group and guard of hybrid parts. */
 TD_HIDDEN void td_hybrid_init(struct td *td);
 TD_HIDDEN void td_hybrid_close(struct td *td);
 TD_HIDDEN void td_hybrid_ecore_open(struct td *td, bool include_kernel);
 TD_HIDDEN void td_hybrid_fold(struct td *td, struct td_sample *s);
 
-/* evparse.c: the sysfs event grammar, pure; fmt fills buf with a term's
- * format string or returns a negative errno. */
-typedef int (*td_format_fn)(void *ctx, const char *term, char *buf,
-			    size_t len);
-TD_HIDDEN int td_event_parse(const char *spec, td_format_fn fmt, void *ctx,
-			     uint64_t *config);
-TD_HIDDEN int td_format_apply(const char *format, uint64_t value,
-			      uint64_t *config);
-
 /* options.c: the caller's td_options, whatever their size. */
 TD_HIDDEN int td_options_copy(struct td_options *dst,
 			      const struct td_options *src);
 
-/* pmu.c: discovery from sysfs. */
-TD_HIDDEN int td_pmu_discover(struct td_pmu *pmu);
-TD_HIDDEN int td_pmu_parse_event(const char *pmu, const char *spec,
-				 uint64_t *config);
 /* armpmu.c: the Arm core PMU of the current CPU; -ENODEV if none. */
 TD_HIDDEN int td_arm_pmu_find(struct td_pmu *pmu);
 

@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
+#include "kernel.h"
 
 static int parse_uint(const char **p, uint32_t *out)
 {

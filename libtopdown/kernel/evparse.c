@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
+#include "kernel.h"
 
 /* Place value into config along a format such as "config:0-7,32-35". */
 int td_format_apply(const char *format, uint64_t value, uint64_t *config)

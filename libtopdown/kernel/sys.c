@@ -18,7 +18,7 @@
 #include <unistd.h>
 
 #include "barrier.h"
-#include "internal.h"
+#include "kernel.h"
 
 static int neg_errno(void)
 {

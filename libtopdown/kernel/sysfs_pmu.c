@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
+#include "kernel.h"
 
 #define TD_SYSFS_PMUS "/sys/bus/event_source/devices"
 
@@ -128,12 +128,7 @@ int td_pmu_discover(struct td_pmu *pmu)
 
 	memset(pmu, 0, sizeof(*pmu));
 	err = find_core_pmu(pmu);
-	if (err == -ENODEV) {
-		/* Arm: no PERF_METRICS, ordinary counters (generic.c). */
-		err = td_arm_pmu_find(pmu);
-		return err < 0 ? err : -EOPNOTSUPP;
-	}
-	if (err < 0)
+	if (err < 0) /* -ENODEV: no x86 core PMU (Arm: sources.c looks) */
 		return err;
 	pmu->rdpmc_knob = -1;
 	if (read_pmu_file(pmu->name, "rdpmc", buf, sizeof(buf)) > 0)

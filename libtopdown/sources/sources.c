@@ -40,6 +40,10 @@ int td_source_open(struct td *td, const struct td_options *o)
 	};
 	int err = td_pmu_discover(&td->pmu);
 
+	if (err == -ENODEV) { /* no x86 core PMU: an Arm core PMU? */
+		err = td_arm_pmu_find(&td->pmu);
+		err = err < 0 ? err : -EOPNOTSUPP;
+	}
 	if (err < 0 && err != -EOPNOTSUPP)
 		return err;
 	td->src = choose(td, err);
