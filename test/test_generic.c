@@ -553,7 +553,7 @@ static void test_index0_read_fallback(void **state)
 }
 
 /*
- * The plausibility guard (generic.c) against a kernel that would leave a
+ * The plausibility guard (counters.c) against a kernel that would leave a
  * user page stale at schedule-out (emu_stale_pages; x86 does not: it
  * writes index 0 there).  Then a switched-out group's page still names
  * its counters and RDPMC returns `foreign`, another context's value.

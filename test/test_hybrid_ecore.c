@@ -138,7 +138,7 @@ static void test_migrate_mid_region_read(void **state)
  * rewrote the E page (x86_pmu_del), so the seqlock retries and falls
  * back to read(2).  With stale pages (emu_stale_pages: a kernel that
  * would not rewrite it) the RDPMC reads another context's counter and
- * generic.c's plausibility guard re-reads with read(2).  Either way the
+ * counters_read.c's plausibility guard re-reads with read(2).  Either way the
  * region ends exact; the next region, around an E stint, too.
  */
 static void migration_at_ecore_rdpmc(bool stale)

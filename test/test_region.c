@@ -252,7 +252,7 @@ static void test_err_holds_under_switches(void **state)
  * region is flagged, never garbage, and the next region is right again.
  * Detection needs SLOTS to go backwards against the previous reading, so
  * the handle runs without library resets (which would start the region
- * near zero: see the limitation in reading.c).
+ * near zero: see the limitation in pm_reading.c).
  */
 static void kernel_reset_case(struct td *td, void (*reset)(void))
 {

@@ -106,7 +106,7 @@ struct td_sample {
 	uint64_t p_en, p_run; /* on_ecore: cpu_core's page times (hybrid.c) */
 	uint64_t p_en_now;    /* on_ecore: its time_enabled from read(2) */
 	uint64_t qself;       /* this reading's own error scale when it is
-				 not raw_slots (x255 units; reading.c) */
+				 not raw_slots (x255 units; pm_reading.c) */
 	bool valid;           /* false: the group was not counting */
 	bool on_ecore;        /* hybrid: the P half came from read(2) */
 };
@@ -263,7 +263,7 @@ struct td {
 	struct td_gen *ecore;
 	struct td_counts ecore_last; /* its counts at the last reading */
 	/*
-	 * reading.c: snap.base plus the cpu_core group's kernel counts
+	 * pm_reading.c: snap.base plus the cpu_core group's kernel counts
 	 * (read(2)) are its counts in our units.  True from open and after
 	 * each of our resets (IOC_RESET zeroes both); false once a fold put
 	 * P counts into base that the kernel's counts hold too (a foreign
@@ -321,10 +321,10 @@ TD_HIDDEN void td_hybrid_fold(struct td *td, struct td_sample *s);
 TD_HIDDEN int td_options_copy(struct td_options *dst,
 			      const struct td_options *src);
 
-/* armpmu.c: the Arm core PMU of the current CPU; -ENODEV if none. */
+/* arm_pmu.c: the Arm core PMU of the current CPU; -ENODEV if none. */
 TD_HIDDEN int td_arm_pmu_find(struct td_pmu *pmu);
 
-/* group.c: the perf_event group. */
+/* pm_group.c: the perf_event group. */
 TD_HIDDEN void td_fill_attr(struct perf_event_attr *a, uint32_t type,
 			    uint64_t config, bool leader, bool include_kernel);
 TD_HIDDEN int td_open_error(int err);
@@ -333,14 +333,14 @@ TD_HIDDEN int td_group_open(struct td *td, bool include_kernel,
 TD_HIDDEN void td_group_close(struct td *td);
 TD_HIDDEN int td_group_reset(struct td *td);
 
-/* reading.c: take a reading through the handle's source. */
+/* pm_reading.c: take a reading through the handle's source. */
 TD_HIDDEN int td_take_sample(struct td *td, struct td_sample *s);
 TD_HIDDEN int td_fold_and_reset(struct td *td, const struct td_sample *s);
 /* After td->snap, resets or untrusted changed: new version, keys. */
 TD_HIDDEN void td_snap_publish(struct td *td, const struct td_snap *before);
 
 /*
- * reading.c: the PERF_METRICS source's reading, on whichever of its
+ * pm_reading.c: the PERF_METRICS source's reading, on whichever of its
  * paths the handle uses (RDPMC, metrics-clear, read(2)).
  */
 TD_HIDDEN int td_pm_sample(struct td *td, struct td_sample *s);
@@ -369,7 +369,7 @@ TD_HIDDEN int td_env_report_init(struct td *td);
 TD_HIDDEN void td_env_report_register(struct td *td);
 TD_HIDDEN void td_env_report_close(struct td *td);
 
-/* open.c: 1, or 2 where the handle's source measures level 2. */
+/* handle.c: 1, or 2 where the handle's source measures level 2. */
 TD_HIDDEN unsigned td_levels(const struct td *td);
 
 /* report.c: the rows of named-region totals, one line each. */

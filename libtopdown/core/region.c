@@ -25,7 +25,7 @@
  * SLOTS and PERF_METRICS readings apart by those instructions' slots,
  * which bench/overhead counts and prints.
  *
- * The slow path (reading.c) does the rest: seqlock with index check,
+ * The slow path (pm_reading.c) does the rest: seqlock with index check,
  * hybrid guard, metrics-clear mode, read(2), foreign resets, the policy.
  */
 #include <errno.h>

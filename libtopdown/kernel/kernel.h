@@ -32,7 +32,7 @@ struct td_pmu {
 	unsigned nr_metrics;  /* 4 (L1) or 8 (L1+L2) */
 	int rdpmc_knob;       /* sysfs rdpmc: 0, 1, 2; -1 if absent */
 	uint64_t metrics_clear_config1; /* format/metrics_clear bit, or 0 */
-	/* Arm (armpmu.c): rdpmc_knob is /proc/sys/kernel/perf_user_access. */
+	/* Arm (arm_pmu.c): rdpmc_knob is /proc/sys/kernel/perf_user_access. */
 	bool arm;
 	unsigned arm_cpu;     /* the CPU td_open ran on */
 	unsigned arm_slots;   /* caps/slots, 0 if absent */

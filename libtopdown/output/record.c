@@ -85,7 +85,7 @@ int td_record_decode(const struct td_record *rec, struct td_result *res)
 	return 0;
 }
 
-/* One reading as category slots x 255, as reading.c counts them. */
+/* One reading as category slots x 255, as pm_reading.c counts them. */
 static void counts_of(uint64_t slots, uint64_t metrics, unsigned nr,
 		      int64_t cat[TD_NR_METRICS])
 {

@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The Arm PMUv3 source: Arm's TopDown formulas (armformulas.c) over an
- * ordinary-counter group of the core's PMU (generic.c, genopen.c), the
- * core identified by its MIDR (armcpu.c), and level 2 on Neoverse N3/V3
+ * The Arm PMUv3 source: Arm's TopDown formulas (arm_formulas.c) over an
+ * ordinary-counter group of the core's PMU (counters.c, counters_open.c), the
+ * core identified by its MIDR (arm_cpu.c), and level 2 on Neoverse N3/V3
  * from a second group kept only where it counts beside level 1
- * (arml2.c).  Read with EL0 MRS where perf_user_access allows.
+ * (arm_level2.c).  Read with EL0 MRS where perf_user_access allows.
  */
 #include "counter_group.h"
 #include "source.h"

@@ -73,7 +73,7 @@ static void slot_model(struct td_gen_model *m, const char *name,
 	if (x_event)
 		add(m, TD_ARM_X, x_event);
 	add(m, TD_ARM_STALL, EV_STALL_SLOT);
-	/* counter budget (genopen.c): FE + BE (td_formula_derive) */
+	/* counter budget (counters_open.c): FE + BE (td_formula_derive) */
 	m->derivable = (unsigned)m->arm.at[TD_ARM_STALL];
 }
 
@@ -90,7 +90,7 @@ static void n1_model(struct td_gen_model *m)
 }
 
 /*
- * Level 2 of N3 and V3 (arml2.c, a second group): the memory-bound share
+ * Level 2 of N3 and V3 (arm_level2.c, a second group): the memory-bound share
  * of frontend and backend stall cycles, each with its parent.  Arm's
  * CPUBOUND and BUSY events are not counted: level 2 reports memory
  * bound and fetch latency measured and their siblings as the rest of

@@ -115,7 +115,7 @@ static double share(int64_t part, int64_t whole)
 }
 
 /*
- * Level 2 of N3 and V3 (arml2.c), only if its group counted all along
+ * Level 2 of N3 and V3 (arm_level2.c), only if its group counted all along
  * (TD_ARM_L2_GAP unchanged).  Arm's frontend_mem_bound =
  * STALL_FRONTEND_MEMBOUND / STALL_FRONTEND and backend_mem_bound =
  * STALL_BACKEND_MEMBOUND / STALL_BACKEND are shares of stall cycles

@@ -7,7 +7,7 @@
  * together.  Level 1 already takes six event counters and the cycle
  * counter, so on a six-counter part level 2 does not fit and is not
  * multiplexed in: that would make level 1 a scaled estimate too.  The
- * budget is probed as genopen.c probes level 1's (EINVAL at open, never
+ * budget is probed as counters_open.c probes level 1's (EINVAL at open, never
  * scheduled right after the enable); its failure sets l2_unfit, which
  * td_query reports as TD_INFO_L2_NO_COUNTERS.
  *

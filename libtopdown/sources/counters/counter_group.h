@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * TopDown from ordinary counters: the formulas (formulas.c), the CPU
- * table that picks one (cpumodel.c) and the counter group (generic.c).
+ * table that picks one (cpumodel.c) and the counter group (counters.c).
  * Not installed.
  */
 #ifndef TD_COUNTER_GROUP_H
@@ -18,7 +18,7 @@ enum td_formula {
 	TD_F_V45,     /* Intel Sandy Bridge .. Cascade Lake, per thread */
 	TD_F_ATOM_V2, /* Intel Tremont, Gracemont, Crestmont, Skymont */
 	TD_F_V1,      /* Intel Silvermont, Airmont, Knights Landing/Mill */
-	TD_F_ARM,     /* Arm Neoverse / SBSA slot-based level 1 (armformulas.c) */
+	TD_F_ARM,     /* Arm Neoverse / SBSA slot-based level 1 (arm_formulas.c) */
 	TD_F_ARM_CYCLES /* Neoverse N1: cycle stall fractions, not slots */
 };
 
@@ -46,7 +46,7 @@ _Static_assert(TD_ZEN2_NR == TD_MUXRAW_SLOTS, "struct td_delta.l2raw");
  * TD_OPT_L2_MULTIPLEX keeps, in the entries of struct td_counts that
  * Zen's level 1 leaves free, the level-2 groups' cumulative counts
  * (TD_ZEN2_* at td_mux_at[]), the level-1 group's time running and
- * enabled, and group B's time running (generic.c).
+ * enabled, and group B's time running (counters.c).
  */
 #define TD_MUX_RUN1 13
 #define TD_MUX_ENA1 14
@@ -65,7 +65,7 @@ _Static_assert(TD_ZEN2_NR == TD_MUXRAW_SLOTS, "struct td_delta.l2raw");
 enum { TD_ARM_CYC, TD_ARM_FE, TD_ARM_BE, TD_ARM_RET, TD_ARM_SPEC, TD_ARM_X,
        TD_ARM_STALL, TD_ARM_NR };
 /*
- * Arm level 2 (N3, V3; arml2.c): the second group's events, config2[]
+ * Arm level 2 (N3, V3; arm_level2.c): the second group's events, config2[]
  * order, kept in td_counts.cat[] from TD_ARM_L2_AT on; TD_ARM_L2_GAP
  * counts the group's time not counting and failed readings.
  */
@@ -133,12 +133,12 @@ struct td_gen {
 	bool smt_per_thread;    /* SMT on, AnyThread refused: approximate */
 	/* TD_OPT_L2_MULTIPLEX: level-2 groups A and B (Zen), else NULL */
 	struct td_gen *mux[2];
-	bool cyc32;             /* Arm: cycles asked 32-bit (genopen.c) */
-	/* Arm level 2 (arml2.c): its group, or NULL and why */
+	bool cyc32;             /* Arm: cycles asked 32-bit (counters_open.c) */
+	/* Arm level 2 (arm_level2.c): its group, or NULL and why */
 	struct td_gen *l2;
 	bool l2_unfit;          /* too few counters: TD_INFO_L2_NO_COUNTERS */
 	uint64_t l2_gap, l2_fails; /* its last time not counting, failures */
-	/* generic.c's plausibility guard: the last values accepted, model order */
+	/* counters_read.c's plausibility guard: the last values accepted, model order */
 	bool have_last;
 	uint64_t last[TD_GEN_MAX];
 	uint8_t ev[TD_GEN_MAX];
@@ -146,7 +146,7 @@ struct td_gen {
 	struct perf_event_mmap_page *pc[TD_GEN_MAX];
 };
 
-/* generic.c: the ordinary-counter group of a model, opened for td. */
+/* counters.c: the ordinary-counter group of a model, opened for td. */
 struct td_open_req;
 typedef int (*td_model_fn)(const struct td_pmu *pmu, struct td_gen_model *m);
 TD_HIDDEN int td_generic_open(struct td *td, const struct td_open_req *req,
@@ -176,7 +176,7 @@ TD_HIDDEN void td_formula_derive(const struct td_gen_model *m,
 TD_HIDDEN void td_formula_counts(const struct td_gen_model *m,
 				 const uint64_t *v, struct td_counts *c);
 
-/* armformulas.c: Arm's level 1 on deltas; pure. */
+/* arm_formulas.c: Arm's level 1 on deltas; pure. */
 TD_HIDDEN void td_arm_counts(const struct td_gen_model *m, const uint64_t *v,
 			     struct td_counts *c);
 TD_HIDDEN void td_arm_fractions(const struct td_arm_params *p,
@@ -185,13 +185,13 @@ TD_HIDDEN unsigned td_arm_delta(const struct td_gen_model *m,
 				const struct td_counts *a,
 				const struct td_counts *b, struct td_delta *d);
 
-/* arml2.c: Arm level 2's group, opened after level 1's, and read. */
+/* arm_level2.c: Arm level 2's group, opened after level 1's, and read. */
 TD_HIDDEN void td_arm_l2_open(struct td *td, struct td_gen *g,
 			      bool include_kernel);
 TD_HIDDEN void td_arm_l2_sample(struct td_gen *g, bool rdpmc,
 				struct td_counts *c);
 
-/* armcpu.c: Arm core identification (MIDR_EL1) and its model. */
+/* arm_cpu.c: Arm core identification (MIDR_EL1) and its model. */
 TD_HIDDEN int td_arm_lookup(uint32_t midr, unsigned caps_slots,
 			    struct td_gen_model *m);
 TD_HIDDEN int td_arm_midr_parse(const char *cpuinfo, uint32_t *midr);
@@ -211,20 +211,31 @@ TD_HIDDEN const char *td_cpuinfo_field(const char *text, const char *key);
 TD_HIDDEN int td_cpuinfo_parse(const char *text, char *vendor, size_t len,
 			       unsigned *family, unsigned *model);
 
-/* genopen.c: a further group of g's model (level 2). */
+/* counters_open.c: a further group of g's model (level 2). */
 TD_HIDDEN struct td_gen *td_gen_sub(const struct td_gen *g,
 				    const uint64_t *config, unsigned nr);
-/* genopen.c: TD_OPT_L2_MULTIPLEX's level-2 groups beside level 1's. */
+/* counters_open.c: TD_OPT_L2_MULTIPLEX's level-2 groups beside level 1's. */
 TD_HIDDEN int td_gen_open_l2_mux(struct td *td, bool include_kernel);
 
-/* generic.c: one group of a model's events on PMU type (also hybrid.c). */
+/*
+ * counters_open.c: one group of a model's events on PMU type (also the
+ * hybrid E-cores' and Arm level 2's), its pages, its end.
+ */
 TD_HIDDEN int td_gen_group_open(struct td *td, struct td_gen *g, uint32_t type,
 				bool include_kernel, bool check);
+TD_HIDDEN bool td_gen_rdpmc_offered(const struct td *td, const struct td_gen *g);
+TD_HIDDEN struct td_gen *td_gen_new(void);
+TD_HIDDEN void td_gen_close_group(struct td *td, struct td_gen *g);
+TD_HIDDEN int td_gen_open_v45_smt(struct td *td, struct td_gen *g,
+				  bool include_kernel);
+TD_HIDDEN void td_gen_free(struct td *td, struct td_gen *g);
+
 /*
- * Values of a reading: a negative errno, or flags: TD_GEN_BY_READ, taken
- * with read(2) (times[] are then current, not the page's); TD_GEN_SUSPECT,
- * exact (read(2)) but inconsistent with the previous reading accepted,
- * which must then have been wrong (the caller flags regions spanning it).
+ * counters_read.c: values of a reading: a negative errno, or flags:
+ * TD_GEN_BY_READ, taken with read(2) (times[] are then current, not the
+ * page's); TD_GEN_SUSPECT, exact (read(2)) but inconsistent with the
+ * previous reading accepted, which must then have been wrong (the caller
+ * flags regions spanning it).
  */
 #define TD_GEN_SUSPECT 1
 #define TD_GEN_BY_READ 2
@@ -232,17 +243,10 @@ TD_HIDDEN int td_gen_values(struct td_gen *g, bool rdpmc, uint64_t *v,
 			    uint64_t *times);
 TD_HIDDEN void td_gen_model_values(const struct td_gen *g,
 				   const uint64_t *open, uint64_t *v);
-TD_HIDDEN bool td_gen_rdpmc_offered(const struct td *td, const struct td_gen *g);
-TD_HIDDEN struct td_gen *td_gen_new(void);
-/* genopen.c, for generic.c */
-TD_HIDDEN void td_gen_close_group(struct td *td, struct td_gen *g);
 TD_HIDDEN int td_gen_read_group(const struct td_gen *g, uint64_t *v,
 				uint64_t *times);
-TD_HIDDEN int td_gen_open_v45_smt(struct td *td, struct td_gen *g,
-				  bool include_kernel);
-TD_HIDDEN void td_gen_free(struct td *td, struct td_gen *g);
 
-/* generic.c, pure: a counter value from a user page reading. */
+/* Pure: a counter value from a user page reading (counters_read.c). */
 static inline uint64_t td_gen_value(int64_t offset, uint64_t raw,
 				    unsigned width)
 {

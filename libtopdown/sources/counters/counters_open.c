@@ -139,7 +139,7 @@ static int group_scheduled(struct td_gen *g)
 
 	if (err < 0)
 		return err;
-	/* exact: the first reference of generic.c's plausibility guard */
+	/* exact: the first reference of counters_read.c's plausibility guard */
 	td_gen_model_values(g, v, g->last);
 	g->have_last = true;
 	return t[0] > 0 && t[1] == 0 ? -ENOSPC : 0;

@@ -109,7 +109,7 @@ void td_model_anythread(struct td_gen_model *m)
  * Both cores are 2 wide.  Three of the four need general-purpose
  * counters and these cores have two (clocks go to a fixed counter), so
  * on hardware the group does not fit and td_open reports -ENOSPC
- * (generic.c); the formula is here for when it does (e.g. a kernel that
+ * (counters.c); the formula is here for when it does (e.g. a kernel that
  * exposes more counters).
  */
 static void v1(struct td_gen_model *m, const char *name, unsigned fe_umask)

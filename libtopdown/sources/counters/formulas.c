@@ -86,7 +86,7 @@ void td_formula_zen_l2(const uint64_t *w, int64_t *cat)
  * slots = W x clocks, FE = IDQ_UOPS_NOT_DELIVERED.CORE, bad speculation =
  * UOPS_ISSUED.ANY - UOPS_RETIRED.RETIRE_SLOTS + W x recovery cycles,
  * retiring = RETIRE_SLOTS, backend = the rest.  This is the SMT-off form
- * (per-thread clocks and recovery cycles); with SMT on, generic.c uses
+ * (per-thread clocks and recovery cycles); with SMT on, counters.c uses
  * td_formula_v45_any when the kernel grants AnyThread, else this one,
  * flagged approximate.
  */
@@ -167,7 +167,7 @@ void td_formula_atom_v2(unsigned width, const uint64_t *v,
 }
 
 /*
- * Counter budget (generic.c): the one event a formula can do without,
+ * Counter budget (counters.c): the one event a formula can do without,
  * computed from the others, which must then sum to the slots exactly.
  * Zen: smt_contention = W x cycles - FE - BE - de_src_op_disp.all
  * (inference: empty slots by reason

@@ -22,7 +22,7 @@
  * The alternative, catching SIGSEGV, would take over a process-wide signal
  * the application (or its runtime) may own.  A reading that finds the
  * thread on an E-core takes cpu_core's saved counts with read(2) instead
- * (reading.c ecore_p_sample) and the E group's with RDPMC; when that
+ * (pm_reading.c ecore_p_sample) and the E group's with RDPMC; when that
  * cannot be trusted the region is flagged TD_RESULT_UNRELIABLE, not lost.
  */
 #include <errno.h>
@@ -134,7 +134,7 @@ static void counts_add_delta(struct td_counts *c, const struct td_counts *now,
  * The E group's values while the thread is on a P-core (the P reading
  * just succeeded there), where the group does not run.  x86 rewrites its
  * user page at schedule-out (x86_pmu_del: perf_event_update_userpage
- * after x86_pmu_stop, index 0; see generic.c), so RDPMC would only find
+ * after x86_pmu_stop, index 0; see counters.c), so RDPMC would only find
  * index 0 and fall back to read(2) anyway: read(2) straight away, exact
  * and resetting nothing for ordinary counters, and keep its result while
  * the page's lock says no schedule-in or -out came since: one read per

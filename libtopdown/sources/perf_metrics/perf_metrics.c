@@ -5,7 +5,7 @@
  *
  * Counts are PERF_METRICS' eight 8-bit fields times SLOTS (x255 units,
  * struct td_counts), in the kernel's byte order (INTEL_TD_METRIC_* of
- * arch/x86/include/asm/perf_event.h); readings are taken by reading.c's
+ * arch/x86/include/asm/perf_event.h); readings are taken by pm_reading.c's
  * RDPMC, metrics-clear and read(2) paths.
  */
 #include <stdio.h>

@@ -174,7 +174,7 @@ static void cumulative_sample(struct td *td, const struct raw_reading *r,
  * event: an inference from kernel/events/core.c; the zeroing path is
  * pmu->read, intel_pmu_read_event).  The page's lock brackets the
  * read (x86 writes the page at every schedule-in and -out, see
- * generic.c): unchanged, with index 0,
+ * counters.c): unchanged, with index 0,
  * the group stayed inactive throughout.  Changed: a schedule-in raced
  * the read, which, if it came after it, zeroed SLOTS and PERF_METRICS:
  * the reading is void, and base pairs with the kernel's counts again
