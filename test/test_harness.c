@@ -318,6 +318,69 @@ static void test_records_decode_equal(void **state)
 	assert_int_equal(td_named_unlink(td, &n), 0);
 }
 
+/*
+ * Records of readings: with a buffer attached and no result asked, the
+ * fast end stores the boundary readings (two RDPMCs per end, as a bare
+ * end, no syscall; policy never, so that no reset sends a begin to the
+ * slow path); decoded while attached and after detach (which turns them
+ * into counts) they hold the truth within err; a full buffer drops and
+ * counts; a region with a PMI inside comes out unreliable.
+ */
+static void test_records_of_readings(void **state)
+{
+	struct td *td = *state;
+	struct td_record buf[8];
+	struct td_result live[8], dec;
+	struct truth_frac truth[10];
+	struct td_region r = { { 0 } };
+	struct emu_stats s0, s1;
+	size_t count = 0;
+	uint64_t dropped = 0;
+
+	memset(buf, 0xa5, sizeof(buf));
+	emu_run(2000000, &MIX_STREAM);
+	for (int i = 0; i < 2; i++) /* the region learns its length */
+		measure_region(td, &r, 3000000, &MIX_CHAIN, NULL);
+	assert_int_equal(td_records_attach(td, buf, 8), 0);
+	emu_stats(&s0);
+	for (int i = 0; i < 10; i++) {
+		const struct emu_mix *m = i & 1 ? &MIX_DRAM : &MIX_BRANCHY;
+
+		truth[i] = measure_region(td, &r, 3000000 + 50000 * (uint64_t)i,
+					  m, NULL);
+	}
+	emu_stats(&s1);
+	assert_int_equal(s1.syscalls - s0.syscalls, 0);
+	assert_int_equal(s1.rdpmcs - s0.rdpmcs, 10 * 4);
+	for (int i = 0; i < 8; i++) {
+		assert_int_equal(td_record_decode(&buf[i], &live[i]), 0);
+		assert_within(&live[i], &truth[i], 0.5); /* no resets: err grows */
+	}
+	assert_int_equal(td_records_detach(td, &count, &dropped), 0);
+	assert_int_equal(count, 8);
+	assert_int_equal(dropped, 2);
+	for (int i = 0; i < 8; i++) {
+		assert_int_equal(td_record_decode(&buf[i], &dec), 0);
+		assert_same_result(&dec, &live[i]);
+		assert_int_equal(buf[i].slots, 3000000 + 50000 * (uint64_t)i);
+		assert_int_equal(buf[i].flags, TD_RESULT_L2);
+		assert_int_equal(buf[i].resets, 0);
+		assert_null(buf[i].name);
+		for (size_t w = 0; w < 3; w++)
+			assert_int_equal(buf[i].reserved[w], 0);
+	}
+	/* a PMI inside: the end is not fast, the record is of counts */
+	assert_int_equal(td_records_attach(td, buf, 1), 0);
+	assert_int_equal(td_region_begin(td, &r), 0);
+	emu_run(3000000, &MIX_CHAIN);
+	emu_pmi();
+	emu_run(1000000, &MIX_CHAIN);
+	assert_int_equal(td_region_end(td, &r, NULL), 0);
+	assert_int_equal(td_records_detach(td, &count, NULL), 0);
+	assert_int_equal(count, 1);
+	assert_true(buf[0].flags & TD_RESULT_UNRELIABLE);
+}
+
 /* Unreliable records decode as unreliable. */
 static void test_records_unreliable(void **state)
 {
@@ -580,6 +643,8 @@ int main(void)
 						teardown),
 		cmocka_unit_test_setup_teardown(test_records_decode_equal,
 						setup_spr, teardown),
+		cmocka_unit_test_setup_teardown(test_records_of_readings,
+						setup_spr_never, teardown),
 		cmocka_unit_test_setup_teardown(test_records_unreliable,
 						setup_spr_never, teardown),
 		cmocka_unit_test(test_decode_readings),

@@ -33,7 +33,8 @@ int td_open(struct td **out, const struct td_options *opts)
 		return err;
 	}
 	td_owner_init(td);
-	td_policy_setup(&td->policy, td_levels(td) == 2);
+	td->levels = td_levels(td);
+	td_policy_setup(&td->policy, td->levels == 2);
 	td_fast_path_setup(td);
 	td_env_report_register(td);
 	*out = td;

@@ -173,12 +173,41 @@ static inline uint64_t td_policy_by_err(const struct td_policy *p,
 	return (len >> 16) * p->k_q16;
 }
 
+/*
+ * The delta between two readings of SLOTS and PERF_METRICS since the
+ * same reset, in category slots x 255 (no division): what a fast end
+ * with a result, a record of readings and td_decode_readings all turn
+ * into fractions (decode.c).  qerr: each reading's 8-bit error scale.
+ */
+static inline void td_readings_delta(uint64_t slots0, uint64_t metrics0,
+				     uint64_t slots1, uint64_t metrics1,
+				     struct td_delta *d)
+{
+	d->slots = (int64_t)(slots1 - slots0);
+	d->cat[TD_M_SMT] = 0;
+#pragma GCC unroll 8
+	for (unsigned i = 0; i < TD_NR_METRICS; i++)
+		d->cat[i] = (int64_t)(((metrics1 >> (8 * i)) & 0xff) * slots1 -
+				      ((metrics0 >> (8 * i)) & 0xff) * slots0);
+	d->qerr = slots1 + slots0;
+}
+
+/*
+ * A record that holds a region's boundary readings, written by the fast
+ * end (region.c) and turned into counts by record.c: slots and qerr the
+ * raw SLOTS at end and begin, cat[0] and cat[1] PERF_METRICS at begin and
+ * end.  A private flag bit, never in a finished record.
+ */
+#define TD_RECORD_READINGS (1u << 31)
+
 /* Where td_region_end sends records: record.c. */
 struct td_sink {
 	struct td_record *buf;   /* attached buffer, or NULL */
-	size_t cap, used;
+	struct td_record *next, *end; /* the next record to write, buf + cap */
 	uint64_t dropped;
 	struct td_named *pending; /* the named region td_named_end is ending */
+	unsigned readings_flags;  /* a record of readings: TD_RECORD_READINGS,
+				     TD_RESULT_L2 where the PMU has level 2 */
 	/* where its record goes: named.c's totals (set with pending) */
 	void (*to_named)(struct td_named *n, const struct td_record *rec,
 			 const uint64_t *l2raw);
@@ -201,6 +230,7 @@ struct td_source_ops;
 struct td {
 	/* The TopDown source (source.h), chosen by td_open. */
 	const struct td_source_ops *src;
+	unsigned levels;         /* td_query's levels, from the source */
 	struct td_pmu pmu;
 	struct td_gen *gen;      /* ordinary-counter sources' group, or NULL */
 	enum td_path path;
@@ -297,13 +327,17 @@ TD_HIDDEN void td_owner_free(struct td *td);
 /*
  * The lock value a fast end must find (region.c): the last one seen, or,
  * while records are being sunk, one no 32-bit lock can equal, which sends
- * every end to the path that writes records.
+ * every end to the path that writes records: with a buffer attached the
+ * lock | TD_END_KEY_SINK (region.c's record of readings), with a named
+ * region ending TD_END_KEY_NAMED too (records of counts).
  */
-#define TD_END_KEY_SINK (UINT64_C(1) << 32)
+#define TD_END_KEY_SINK  (UINT64_C(1) << 32)
+#define TD_END_KEY_NAMED (UINT64_C(1) << 33)
 static inline void td_end_key_refresh(struct td *td)
 {
 	td->end_key = td->last_lock |
-		      (td->sink.buf || td->sink.pending ? TD_END_KEY_SINK : 0);
+		      (td->sink.buf || td->sink.pending ? TD_END_KEY_SINK : 0) |
+		      (td->sink.pending ? TD_END_KEY_NAMED : 0);
 }
 
 /* True when td may be used here: its thread, its process (owner.c). */

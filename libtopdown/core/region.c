@@ -391,6 +391,13 @@ static void end_with_reading(struct td *td, struct td_region_priv *p,
 	finish_end(td, p, &s, res);
 }
 
+/* Nothing changed the handle's state since the region's begin. */
+static inline bool same_epoch(const struct td *td,
+			      const struct td_region_priv *p)
+{
+	return (uint32_t)(p->key >> 32) == (uint32_t)(td->epoch_hi >> 32);
+}
+
 /* Do the fast path's checks hold for a reading of SLOTS taken at end? */
 static bool fast_end_ok(const struct td *td, struct td_region *r,
 			uint64_t slots)
@@ -407,14 +414,7 @@ static bool fast_end_ok(const struct td *td, struct td_region *r,
 static void same_snap_delta(const struct td_region_priv *p, uint64_t slots,
 			    uint64_t metrics, struct td_delta *d)
 {
-	d->slots = (int64_t)(slots - p->slots);
-	d->cat[TD_M_SMT] = 0;
-#pragma GCC unroll 8
-	for (unsigned i = 0; i < TD_NR_METRICS; i++)
-		d->cat[i] = (int64_t)(((metrics >> (8 * i)) & 0xff) * slots -
-				      ((p->metrics >> (8 * i)) & 0xff) *
-					      p->slots);
-	d->qerr = slots + p->slots;
+	td_readings_delta(p->slots, p->metrics, slots, metrics, d);
 }
 
 /*
@@ -451,9 +451,7 @@ static __attribute__((noinline)) int end_result(struct td *td,
 
 	if (!fast_end_ok(td, r, slots))
 		return slow_end(td, r, res);
-	if (TD_LIKELY((uint32_t)(p->key >> 32) ==
-			      (uint32_t)(td->epoch_hi >> 32) &&
-		      !td->sink.buf && !td->sink.pending))
+	if (TD_LIKELY(same_epoch(td, p) && !td->sink.buf && !td->sink.pending))
 		end_same_snap(td, p, res, slots, metrics);
 	else
 		end_with_reading(td, p, res, slots, metrics);
@@ -461,11 +459,70 @@ static __attribute__((noinline)) int end_result(struct td *td,
 }
 
 /*
+ * Records attached, nothing folded since the begin: the record keeps the
+ * two boundary readings and decodes nothing (record.c does, later, as
+ * end_same_snap does); the policy learns the length as a fast end
+ * without output does.  A full buffer counts the record dropped.
+ */
+static void end_to_record(struct td *td, struct td_region_priv *p,
+			  uint64_t slots, uint32_t metrics_lo,
+			  uint32_t metrics_hi)
+{
+	struct td_sink *k = &td->sink;
+	uint64_t len = (slots - p->slots) >> 16;
+	struct td_record *rec;
+
+	td->last_raw_slots = slots;
+	td->policy.measured_q16 += len;
+	p->reset_at = len * td->policy.k_q16;
+	p->owner = NULL;
+	rec = k->next;
+	if (TD_UNLIKELY(rec == k->end)) {
+		k->dropped++;
+		return;
+	}
+	k->next = rec + 1;
+	rec->slots = slots;
+	rec->qerr = p->slots;
+	rec->cat[0] = (int64_t)p->metrics;
+	/* PERF_METRICS at end as RDPMC gave it: two halves, little endian */
+	memcpy((char *)&rec->cat[1], &metrics_lo, 4);
+	memcpy((char *)&rec->cat[1] + 4, &metrics_hi, 4);
+	rec->flags = k->readings_flags; /* resets 0, name NULL: finish_readings */
+}
+
+static int end_unusual(struct td *td, struct td_region *r, uint64_t slots);
+
+/*
+ * A fast end whose lock did not match end_key: records to write (end_key
+ * poisoned, lock as last seen) or a page update.  The rest of the fast
+ * path's checks held already.
+ */
+static __attribute__((noinline)) int end_keyed(struct td *td,
+					       struct td_region *r,
+					       uint64_t slots, uint64_t lock)
+{
+	struct td_region_priv *p = priv(r);
+	uint64_t lo, hi;
+
+	/* lock as last seen, a buffer and no named region: a record */
+	if (TD_LIKELY((lock | TD_END_KEY_SINK) == td->end_key &&
+		      same_epoch(td, p))) {
+		td_rdpmc_halves(TD_RDPMC_METRICS, &lo, &hi);
+		end_to_record(td, p, slots, (uint32_t)lo, (uint32_t)hi);
+		return 0;
+	}
+	return end_unusual(td, r, slots);
+}
+
+/*
  * A fast end whose checks failed: misuse, a page update, SLOTS backwards,
- * or records to write (end_key poisoned).  A record needs PERF_METRICS
- * too: both registers are read again, back to back, so that the reading
- * is one instant's (at the cost of these few instructions counted in the
- * region).
+ * or records to write (end_key poisoned).  A record of readings takes
+ * PERF_METRICS right after the SLOTS reading the checks passed, as begin
+ * does (the bench counts those instructions); a named region's record
+ * needs counts: both registers are read again, back to back, so that the
+ * reading is one instant's (at the cost of these few instructions
+ * counted in the region).
  */
 static __attribute__((noinline)) int end_unusual(struct td *td,
 						 struct td_region *r,
@@ -499,7 +556,7 @@ static __attribute__((noinline)) int end_with_result(struct td *td,
 int td_region_end(struct td *td, struct td_region *r, struct td_result *res)
 {
 	struct td_region_priv *p = priv(r);
-	uint64_t slots, lo, hi, len;
+	uint64_t slots, lo, hi, len, key;
 
 	if (TD_UNLIKELY(td != td_fast_td))
 		return slow_end(td, r, res);
@@ -508,10 +565,11 @@ int td_region_end(struct td *td, struct td_region *r, struct td_result *res)
 	td_rdpmc_halves(TD_RDPMC_SLOTS, &lo, &hi);
 	td_compiler_barrier();
 	slots = td_join48(lo, hi);
-	if (TD_UNLIKELY(!r || p->owner != td ||
-			td_load_once(td->slots_pc->lock) != td->end_key ||
-			slots < td->last_raw_slots))
+	if (TD_UNLIKELY(!r || p->owner != td || slots < td->last_raw_slots))
 		return end_unusual(td, r, slots);
+	key = td_load_once(td->slots_pc->lock);
+	if (TD_UNLIKELY(key != td->end_key))
+		return end_keyed(td, r, slots, key);
 	/*
 	 * No output wanted: learn the length for the policy's error side
 	 * and count it measured, in whole 2^16 slots (the shift the error

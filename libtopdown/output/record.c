@@ -20,10 +20,36 @@ void td_sink_put(struct td *td, struct td_record *rec, const uint64_t *l2raw)
 	}
 	if (!k->buf)
 		return;
-	if (k->used < k->cap)
-		k->buf[k->used++] = *rec;
+	if (k->next < k->end)
+		*k->next++ = *rec;
 	else
 		k->dropped++;
+}
+
+/*
+ * A record of readings (TD_RECORD_READINGS, written by the fast end) as
+ * the counts of a finished record: the same delta end_same_snap takes
+ * of the same two readings, and the same consistency test.
+ */
+static void finish_readings(struct td_record *rec)
+{
+	bool l2 = rec->flags & TD_RESULT_L2;
+	struct td_delta d;
+
+	td_readings_delta(rec->qerr, (uint64_t)rec->cat[0], rec->slots,
+			  (uint64_t)rec->cat[1], &d);
+	rec->slots = d.slots > 0 ? (uint64_t)d.slots : 0;
+	memcpy(rec->cat, d.cat, sizeof(rec->cat));
+	if (!l2)
+		memset(rec->cat + TD_NR_L1, 0,
+		       (TD_NR_METRICS - TD_NR_L1) * sizeof(rec->cat[0]));
+	rec->qerr = d.qerr;
+	rec->flags = l2 ? TD_RESULT_L2 : 0;
+	if (!td_delta_consistent(&d, l2))
+		rec->flags |= TD_RESULT_UNRELIABLE;
+	rec->resets = 0;
+	rec->name = NULL;
+	memset(rec->reserved, 0, sizeof(rec->reserved));
 }
 
 int td_records_attach(struct td *td, struct td_record *buf, size_t cap)
@@ -31,9 +57,11 @@ int td_records_attach(struct td *td, struct td_record *buf, size_t cap)
 	if (!td || !buf || !cap)
 		return -EINVAL;
 	td->sink.buf = buf;
-	td->sink.cap = cap;
-	td->sink.used = 0;
+	td->sink.next = buf;
+	td->sink.end = buf + cap;
 	td->sink.dropped = 0;
+	td->sink.readings_flags = TD_RECORD_READINGS |
+				  (td->levels == 2 ? TD_RESULT_L2 : 0);
 	td_end_key_refresh(td);
 	return 0;
 }
@@ -44,12 +72,15 @@ int td_records_detach(struct td *td, size_t *count, uint64_t *dropped)
 		return -EINVAL;
 	if (!td->sink.buf)
 		return -ENOENT;
+	for (struct td_record *rec = td->sink.buf; rec < td->sink.next; rec++)
+		if (rec->flags & TD_RECORD_READINGS)
+			finish_readings(rec);
 	if (count)
-		*count = td->sink.used;
+		*count = (size_t)(td->sink.next - td->sink.buf);
 	if (dropped)
 		*dropped = td->sink.dropped;
 	td->sink.buf = NULL;
-	td->sink.cap = td->sink.used = 0;
+	td->sink.next = td->sink.end = NULL;
 	td->sink.dropped = 0;
 	td_end_key_refresh(td);
 	return 0;
@@ -68,10 +99,16 @@ void td_record_mark_unreliable(struct td_result *res)
 
 int td_record_decode(const struct td_record *rec, struct td_result *res)
 {
+	struct td_record finished;
 	struct td_delta d;
 
 	if (!rec || !res)
 		return -EINVAL;
+	if (rec->flags & TD_RECORD_READINGS) { /* still attached */
+		finished = *rec;
+		finish_readings(&finished);
+		rec = &finished;
+	}
 	memset(&d, 0, sizeof(d));
 	d.slots = (int64_t)rec->slots;
 	memcpy(d.cat, rec->cat, sizeof(rec->cat));
@@ -85,22 +122,10 @@ int td_record_decode(const struct td_record *rec, struct td_result *res)
 	return 0;
 }
 
-/* One reading as category slots x 255, as pm_reading.c counts them. */
-static void counts_of(uint64_t slots, uint64_t metrics, unsigned nr,
-		      int64_t cat[TD_NR_METRICS])
-{
-	for (unsigned i = 0; i < TD_NR_METRICS; i++)
-		cat[i] = i < nr ? (int64_t)(((metrics >> (8 * i)) & 0xff) *
-					    slots)
-				: 0;
-}
-
 int td_decode_readings(uint64_t slots0, uint64_t metrics0, uint64_t slots1,
 		       uint64_t metrics1, unsigned levels,
 		       struct td_result *res)
 {
-	unsigned nr = levels == 2 ? TD_NR_METRICS : TD_NR_L1;
-	int64_t c0[TD_NR_METRICS], c1[TD_NR_METRICS];
 	struct td_delta d;
 
 	if (!res || (levels != 1 && levels != 2))
@@ -109,13 +134,10 @@ int td_decode_readings(uint64_t slots0, uint64_t metrics0, uint64_t slots1,
 	slots1 &= TD_SLOTS_MASK;
 	if (slots1 < slots0)
 		return -ERANGE;
-	counts_of(slots0, metrics0, nr, c0);
-	counts_of(slots1, metrics1, nr, c1);
-	d.slots = (int64_t)(slots1 - slots0);
-	for (unsigned i = 0; i < TD_NR_METRICS; i++)
-		d.cat[i] = c1[i] - c0[i];
-	d.cat[TD_M_SMT] = 0;
-	d.qerr = slots0 + slots1;
+	td_readings_delta(slots0, metrics0, slots1, metrics1, &d);
+	if (levels == 1) /* the level-2 bytes are not the CPU's */
+		memset(d.cat + TD_NR_L1, 0,
+		       (TD_NR_METRICS - TD_NR_L1) * sizeof(d.cat[0]));
 	td_decode(&d, levels == 2, res);
 	res->resets = 0;
 	return 0;

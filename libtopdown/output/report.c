@@ -288,7 +288,10 @@ int td_report_records(FILE *f, const struct td_record *recs, size_t n,
 		struct row w;
 
 		td_record_decode(&recs[i], &r);
-		w = (struct row){ "record", recs[i].name, "", 1,
+		/* a record of readings (buffer still attached) has no name */
+		w = (struct row){ "record",
+				  recs[i].flags & TD_RECORD_READINGS
+					  ? NULL : recs[i].name, "", 1,
 				  r.flags & TD_RESULT_UNRELIABLE ? 1 : 0, &r,
 				  r.l1, r.l1 };
 		if (fmt == TD_FORMAT_TABLE)
