@@ -125,8 +125,13 @@ $(B)/cmd/%.o: libtopdown/cmd/%.c
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) -DTOPDOWN_LIBDIR='"$(LIBDIR)"' $(CFLAGS) -c -o $@ $<
 
-$(B)/topdown: $(CMD_OBJS) $(STATIC_LIB)
-	$(CC) $(LDFLAGS) -o $@ $(CMD_OBJS) $(STATIC_LIB) -lm
+VALIDATE_SRCS := $(wildcard libtopdown/cmd/validate/*.c)
+VALIDATE_OBJS := $(VALIDATE_SRCS:libtopdown/cmd/validate/%.c=$(B)/validate/%.o)
+# topdown validate: the validator's objects but its standalone main.
+VALIDATE_IN_CMD = $(filter-out $(B)/validate/main.o,$(VALIDATE_OBJS))
+$(B)/topdown: $(CMD_OBJS) $(VALIDATE_IN_CMD) $(STATIC_LIB)
+	$(CC) $(LDFLAGS) -o $@ $(CMD_OBJS) $(VALIDATE_IN_CMD) $(STATIC_LIB) \
+		-lm -ldl
 
 # ---- emulator and tests ----------------------------------------------------
 # The libc interposers run before a sanitizer runtime has initialised
@@ -211,8 +216,6 @@ test-arm64:
 
 # ---- topdown validate --------------------------------------------------------
 # Its own program until the topdown command takes it in (td_cmd_validate).
-VALIDATE_SRCS := $(wildcard libtopdown/cmd/validate/*.c)
-VALIDATE_OBJS := $(VALIDATE_SRCS:libtopdown/cmd/validate/%.c=$(B)/validate/%.o)
 $(B)/validate/%.o: libtopdown/cmd/validate/%.c
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(CFLAGS) -c -o $@ $<

@@ -44,6 +44,15 @@ else
 	"$td" check >"$tmp/out" 2>&1
 	has "check answers (a PMU is here)" "^topdown check: (YES|NO)" "$tmp/out"
 fi
+# ---- validate ------------------------------------------------------------
+if [ "$pmu" = 0 ]; then
+	expect 77 "validate without a PMU exits 77 (skipped)" "$td" validate
+	has "validate gives check's reason and fix" "no hardware PMU.*(bare metal|pmu=on)" "$tmp/out"
+fi
+expect 0 "validate --emulate passes" "$td" validate --emulate -o "$tmp/v.json"
+has "validate --emulate is labelled" "EMULATED" "$tmp/out"
+has "validate --emulate: summary" "^[0-9]+ passed, 0 failed" "$tmp/out"
+has "validate --emulate: a JSON report" '"checks"|"machine"' "$tmp/v.json"
 expect 0 "check --emulate exits 0" "$td" check --emulate
 has "check --emulate is labelled" "^EMULATED PMU" "$tmp/out"
 has "check --emulate: level 2, RDPMC" "level 1 and 2.*|RDPMC" "$tmp/out"

@@ -10,6 +10,7 @@
 #include <topdown.h>
 
 #include "cmd.h"
+#include "validate/validate.h"
 
 static void usage(FILE *f)
 {
@@ -22,6 +23,9 @@ static void usage(FILE *f)
 		"                        its report, every thread of it\n"
 		"  plot REPORT -o FILE.svg\n"
 		"                        draw a report (JSON Lines or CSV) as an SVG\n"
+		"  validate [--emulate] [-o REPORT.json]\n"
+		"                        check on this machine that the numbers are\n"
+		"                        right (exit 77: skipped, no PMU)\n"
 		"\n"
 		"  topdown COMMAND --help   the command's options\n"
 		"  topdown --version        libtopdown's version\n"
@@ -30,6 +34,17 @@ static void usage(FILE *f)
 		"2 a bad argument; 125 topdown itself failed (e.g. PROG wrote no\n"
 		"report); 126 PROG not executable; 127 PROG not found; otherwise\n"
 		"run exits with PROG's status (128 + N when killed by signal N).\n");
+}
+
+/* The validator, on the emulator the command finds for run --emulate. */
+static int validate(int argc, char **argv, char **whole)
+{
+	char emu[4096];
+
+	v_subcommand = "validate";
+	return td_cmd_validate(argc, argv, whole,
+			       cmd_find_emulator(emu, sizeof(emu)) == 0 ? emu
+								       : NULL);
 }
 
 int main(int argc, char **argv)
@@ -53,7 +68,9 @@ int main(int argc, char **argv)
 		return cmd_run(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "plot"))
 		return cmd_plot(argc - 1, argv + 1);
-	cmd_error("unknown command '%s' (want check, run or plot; "
-		  "topdown --help)", argv[1]);
+	if (!strcmp(argv[1], "validate"))
+		return validate(argc - 1, argv + 1, argv);
+	cmd_error("unknown command '%s' (want check, run, plot or "
+		  "validate; topdown --help)", argv[1]);
 	return CMD_USAGE;
 }

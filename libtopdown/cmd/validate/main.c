@@ -4,5 +4,5 @@
 
 int main(int argc, char **argv)
 {
-	return td_cmd_validate(argc, argv);
+	return td_cmd_validate(argc, argv, argv, NULL);
 }

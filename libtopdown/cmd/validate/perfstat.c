@@ -75,10 +75,10 @@ void v_check_perf_stat(const struct v_opts *o, struct v_report *r,
 		return;
 	close(fd);
 	snprintf(cmd, sizeof(cmd), "perf stat -x, -o %s -e '{%s/slots/,"
-		 "%s/%s/,%s/%s/,%s/%s/,%s/%s/}' -- '%s' --workload-only %d "
+		 "%s/%s/,%s/%s/,%s/%s/,%s/%s/}' -- '%s' %s--workload-only %d "
 		 ">/dev/null 2>&1", out, p, p, metric_events[0], p,
 		 metric_events[1], p, metric_events[2], p, metric_events[3],
-		 self, o->regions);
+		 self, v_subcommand[0] ? "validate " : "", o->regions);
 	if (system(cmd) == 0 && (f = fopen(out, "r"))) {
 		parse(f, v, &got);
 		fclose(f);

@@ -76,10 +76,11 @@ static int parse_args(int argc, char **argv, struct v_args *a)
 }
 
 /* Re-execute on the emulator; returns only on failure. */
-static int reexec_emulated(char **argv, const char *profile)
+static int reexec_emulated(char **argv, const char *profile,
+			   const char *emulator)
 {
 	char self[PATH_MAX], emu[PATH_MAX + 16];
-	const char *env = getenv("TD_EMULATOR");
+	const char *env = emulator ? emulator : getenv("TD_EMULATOR");
 	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
 
 	if (getenv("TD_VALIDATE_REEXEC")) {
@@ -194,7 +195,10 @@ static void run_checks(struct td *td, const struct v_args *a,
 	v_check_perf_stat(&o, r, self);
 }
 
-int td_cmd_validate(int argc, char **argv)
+const char *v_subcommand = "";
+
+int td_cmd_validate(int argc, char **argv, char **exec_argv,
+		    const char *emulator)
 {
 	static struct v_report r;
 	struct v_args a = { 0 };
@@ -209,7 +213,7 @@ int td_cmd_validate(int argc, char **argv)
 	if (a.workload_only)
 		return v_workload_only(a.regions ? a.regions : 40, false);
 	if (a.emulate && !v_emulated())
-		return reexec_emulated(argv, a.profile);
+		return reexec_emulated(exec_argv, a.profile, emulator);
 	r.emulated = v_emulated();
 	if (r.emulated)
 		v_max_outside = 0.15;

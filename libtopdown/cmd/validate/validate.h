@@ -155,6 +155,15 @@ extern double v_max_outside;
 double v_tolerance(const struct td_result *res, uint64_t ref_slots,
 		   long switches);
 
-int td_cmd_validate(int argc, char **argv);
+/*
+ * topdown validate [--emulate] [-o REPORT]: argv starts at "validate"
+ * (or the standalone program's name); exec_argv is the whole command
+ * line, for re-executing on the emulator, found at emulator (NULL: next
+ * to the executable, or $TD_EMULATOR).
+ */
+int td_cmd_validate(int argc, char **argv, char **exec_argv,
+		    const char *emulator);
+/* "validate" when run as `topdown validate`, "" standalone. */
+extern const char *v_subcommand;
 
 #endif
