@@ -19,40 +19,11 @@
  * ones: twice that.  Clamping to [0, 1] only moves towards the truth.
  * So err = e1 for level 1 alone, 2 x e1 when level 2 is reported.
  */
-#include <math.h>
-#include <string.h>
-
-#include "internal.h"
+#include "decode.h"
 
 /* smt_contention took one of the reserved words: the size is ABI. */
 _Static_assert(sizeof(struct td_result) == 168,
 	       "struct td_result changed size");
-
-static double clamp01(double x)
-{
-	return x < 0 ? 0 : (x > 1 ? 1 : x);
-}
-
-static double pos(double x)
-{
-	return x < 0 ? 0 : x;
-}
-
-static void decode_l2(const struct td_delta *d, double inv,
-		      struct td_result *res)
-{
-	double *l2 = res->l2;
-	const double *l1 = res->l1;
-
-	l2[TD_HEAVY_OPS] = clamp01(d->cat[TD_M_HEAVY_OPS] * inv);
-	l2[TD_BR_MISPREDICT] = clamp01(d->cat[TD_M_BR_MISPREDICT] * inv);
-	l2[TD_FETCH_LAT] = clamp01(d->cat[TD_M_FETCH_LAT] * inv);
-	l2[TD_MEM_BOUND] = clamp01(d->cat[TD_M_MEM_BOUND] * inv);
-	l2[TD_LIGHT_OPS] = pos(l1[TD_RETIRING] - l2[TD_HEAVY_OPS]);
-	l2[TD_MACHINE_CLEARS] = pos(l1[TD_BAD_SPEC] - l2[TD_BR_MISPREDICT]);
-	l2[TD_FETCH_BW] = pos(l1[TD_FE_BOUND] - l2[TD_FETCH_LAT]);
-	l2[TD_CORE_BOUND] = pos(l1[TD_BE_BOUND] - l2[TD_MEM_BOUND]);
-}
 
 /*
  * Without a reset the library did not see, every measured category's
@@ -61,15 +32,7 @@ static void decode_l2(const struct td_delta *d, double inv,
  */
 bool td_delta_consistent(const struct td_delta *d, bool l2)
 {
-	unsigned n = l2 ? TD_NR_METRICS : TD_NR_L1;
-	int64_t floor = -(int64_t)(d->qerr > INT64_MAX ? INT64_MAX : d->qerr);
-
-	if (d->slots < 0)
-		return false;
-	for (unsigned i = 0; i < n; i++)
-		if (d->cat[i] < floor)
-			return false;
-	return true;
+	return td_delta_consistent_inline(d, l2);
 }
 
 /*
@@ -91,34 +54,5 @@ void td_decode_src(const struct td_delta *d, bool l2, unsigned src,
 
 void td_decode(const struct td_delta *d, bool l2, struct td_result *res)
 {
-	/* unsigned: absurd deltas (fuzzing) wrap instead of overflowing */
-	/* SMT contention (0 but on AMD) is in the sum. */
-	int64_t smt = d->cat[TD_M_SMT];
-	int64_t sum = (int64_t)((uint64_t)d->cat[TD_M_RETIRING] +
-				(uint64_t)d->cat[TD_M_BAD_SPEC] +
-				(uint64_t)d->cat[TD_M_FE_BOUND] +
-				(uint64_t)d->cat[TD_M_BE_BOUND] + (uint64_t)smt);
-	double inv, e1;
-
-	memset(res->l1, 0, sizeof(res->l1));
-	memset(res->l2, 0, sizeof(res->l2));
-	res->smt_contention = 0;
-	res->slots = d->slots > 0 ? (uint64_t)d->slots : 0;
-	res->flags = res->slots < TD_SHORT_SLOTS ? TD_RESULT_SHORT : 0;
-	if (sum <= 0) {
-		res->err = 1;
-		return;
-	}
-	inv = 1.0 / (double)sum;
-	for (int i = 0; i < TD_L1_COUNT; i++)
-		res->l1[i] = clamp01(d->cat[i] * inv);
-	res->smt_contention = clamp01((double)smt * inv);
-	e1 = ((double)d->qerr + fabs(255.0 * (double)d->slots - (double)sum)) *
-	     inv;
-	if (l2) {
-		decode_l2(d, inv, res);
-		res->flags |= TD_RESULT_L2;
-		e1 *= 2;
-	}
-	res->err = e1 < 1 ? e1 : 1;
+	td_decode_inline(d, l2, res);
 }

@@ -32,6 +32,7 @@
 #include <stddef.h>
 #include <string.h>
 
+#include "decode.h"
 #include "arch.h"
 #include "barrier.h"
 #include "source.h"
@@ -427,14 +428,15 @@ static void end_same_snap(struct td *td, struct td_region_priv *p,
 			  struct td_result *res, uint64_t slots,
 			  uint64_t metrics)
 {
+	bool l2 = td->pmu.nr_metrics == TD_NR_METRICS;
 	struct td_delta d;
 
 	td->last_raw_slots = slots;
 	td->last_raw_metrics = metrics;
 	same_snap_delta(p, slots, metrics, &d);
-	td_decode(&d, td->pmu.nr_metrics == TD_NR_METRICS, res);
+	td_decode_inline(&d, l2, res);
 	res->resets = 0;
-	if (!td_delta_consistent(&d, td->pmu.nr_metrics == TD_NR_METRICS))
+	if (TD_UNLIKELY(!td_delta_consistent_inline(&d, l2)))
 		td_record_mark_unreliable(res);
 	learn_length(td, p, (uint64_t)d.slots);
 	p->owner = NULL;
