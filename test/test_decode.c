@@ -10,6 +10,7 @@
 #include <string.h>
 #include <cmocka.h>
 
+#include "decode.h"
 #include "internal.h"
 
 /* A delta of S slots whose PERF_METRICS fields were f[] throughout. */
@@ -151,6 +152,93 @@ static void test_delta_consistency(void **state)
 	assert_false(td_delta_consistent(&d, true));
 }
 
+/* xorshift64: a fixed sequence, so that a failure can be replayed. */
+static uint64_t next_random(uint64_t *x)
+{
+	*x ^= *x << 13;
+	*x ^= *x >> 7;
+	*x ^= *x << 17;
+	return *x;
+}
+
+/* A SLOTS reading of 0 to 48 bits, often near the exact path's limit. */
+static uint64_t random_slots(uint64_t *x)
+{
+	uint64_t v = next_random(x);
+	unsigned bits = (unsigned)(next_random(x) % 49);
+
+	if (v % 8 == 0) /* around 2^43, where the two paths meet */
+		return (TD_DECODE_EXACT_SLOTS - 64 + (v >> 56)) & TD_SLOTS_MASK;
+	return bits ? v >> (64 - bits) : 0;
+}
+
+/* PERF_METRICS with some fields 0, 255 or unchanged from m0. */
+static uint64_t random_metrics(uint64_t *x, uint64_t m0)
+{
+	uint64_t m = next_random(x), how = next_random(x);
+
+	for (unsigned i = 0; i < 8; i++, how >>= 4) {
+		uint64_t byte = UINT64_C(0xff) << (8 * i);
+
+		if ((how & 15) == 0)
+			m &= ~byte;
+		else if ((how & 15) == 1)
+			m |= byte;
+		else if ((how & 15) == 2)
+			m = (m & ~byte) | (m0 & byte);
+	}
+	return m;
+}
+
+/*
+ * The fast end's decode of two readings (decode.h, doubles where exact)
+ * gives what td_decode and td_delta_consistent give on
+ * td_readings_delta's delta, bit for bit, on random readings.
+ */
+static void test_readings_decode_identical(void **state)
+{
+	uint64_t x = 0x9e3779b97f4a7c15u;
+	unsigned exact = 0, wide = 0, inconsistent = 0, empty = 0;
+
+	(void)state;
+	for (int n = 0; n < 200000; n++) {
+		uint64_t s0 = random_slots(&x), s1 = random_slots(&x);
+		uint64_t m0 = random_metrics(&x, 0), m1;
+		bool l2 = n & 1, ok_fast, ok_ref;
+		struct td_result fast, ref;
+		struct td_delta d;
+
+		m1 = random_metrics(&x, m0);
+		if (n % 4 && s1 < s0) { /* mostly forward, as regions are */
+			uint64_t t = s0;
+			s0 = s1;
+			s1 = t;
+		}
+		memset(&fast, 0xa5, sizeof(fast));
+		memset(&ref, 0xa5, sizeof(ref));
+		ok_fast = td_decode_readings_inline(s0, m0, s1, m1, l2, &fast);
+		td_readings_delta(s0, m0, s1, m1, &d);
+		td_decode(&d, l2, &ref);
+		ok_ref = td_delta_consistent(&d, l2);
+		if (memcmp(&fast, &ref, sizeof(fast)) != 0 || ok_fast != ok_ref)
+			fail_msg("readings %#llx %#llx %#llx %#llx l2 %d differ",
+				 (unsigned long long)s0, (unsigned long long)m0,
+				 (unsigned long long)s1, (unsigned long long)m1,
+				 l2);
+		if ((s0 | s1) < TD_DECODE_EXACT_SLOTS)
+			exact++;
+		else
+			wide++;
+		inconsistent += !ok_ref;
+		empty += ref.err == 1 && ref.l1[TD_RETIRING] == 0;
+	}
+	/* every kind of case was met (the doubles' path is x86-64's) */
+	assert_true(exact > 1000);
+	assert_true(wide > 1000);
+	assert_true(inconsistent > 1000);
+	assert_true(empty > 100);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -161,6 +249,7 @@ int main(void)
 		cmocka_unit_test(test_negative_delta_clamped),
 		cmocka_unit_test(test_short_and_empty),
 		cmocka_unit_test(test_delta_consistency),
+		cmocka_unit_test(test_readings_decode_identical),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -18,6 +18,8 @@
  * since x_i <= R.  A derived category is a difference of two measured
  * ones: twice that.  Clamping to [0, 1] only moves towards the truth.
  * So err = e1 for level 1 alone, 2 x e1 when level 2 is reported.
+ *
+ * The arithmetic itself is in decode.h, inline, shared with the fast end.
  */
 #include "decode.h"
 
@@ -56,3 +58,4 @@ void td_decode(const struct td_delta *d, bool l2, struct td_result *res)
 {
 	td_decode_inline(d, l2, res);
 }
+

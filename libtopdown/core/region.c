@@ -374,9 +374,9 @@ static __attribute__((noinline)) int slow_end(struct td *td,
  * A fast reading of both registers that passed its checks, with
  * somewhere to go: a result, a record.
  */
-static void end_with_reading(struct td *td, struct td_region_priv *p,
-			     struct td_result *res, uint64_t slots,
-			     uint64_t metrics)
+static __attribute__((noinline)) int end_with_reading(
+	struct td *td, struct td_region_priv *p, struct td_result *res,
+	uint64_t slots, uint64_t metrics)
 {
 	struct td_sample s;
 
@@ -390,6 +390,7 @@ static void end_with_reading(struct td *td, struct td_region_priv *p,
 	s.c = td->snap.base;
 	td_counts_add(&s.c, slots, metrics);
 	finish_end(td, p, &s, res);
+	return 0;
 }
 
 /* Nothing changed the handle's state since the region's begin. */
@@ -409,55 +410,66 @@ static bool fast_end_ok(const struct td *td, struct td_region *r,
 }
 
 /*
- * Both readings taken under the same version of the handle's state: the
- * folded bases cancel, and so do the error scales at folds.
- */
-static void same_snap_delta(const struct td_region_priv *p, uint64_t slots,
-			    uint64_t metrics, struct td_delta *d)
-{
-	td_readings_delta(p->slots, p->metrics, slots, metrics, d);
-}
-
-/*
  * The common end with a result: nothing changed the handle's state since
  * the begin (same epoch: no fold, no schedule-in, no untrusted event, no
  * reset, so the region is reliable unless its own delta says otherwise)
  * and no record is wanted.
  */
-static void end_same_snap(struct td *td, struct td_region_priv *p,
-			  struct td_result *res, uint64_t slots,
-			  uint64_t metrics)
+/* The rare end of end_same_snap: its own frame, a tail call there. */
+static __attribute__((noinline)) int end_inconsistent(struct td_result *res)
+{
+	td_record_mark_unreliable(res);
+	return 0;
+}
+
+/* Readings too large for the exact doubles of decode.h: integers. */
+static __attribute__((noinline)) int end_decode_wide(uint64_t s0, uint64_t m0,
+						     uint64_t s1, uint64_t m1,
+						     bool l2,
+						     struct td_result *res)
+{
+	if (!td_decode_readings_scalar(s0, m0, s1, m1, l2, res))
+		td_record_mark_unreliable(res);
+	return 0;
+}
+
+static int end_same_snap(struct td *td, struct td_region_priv *p,
+			 struct td_result *res, uint64_t slots,
+			 uint64_t metrics)
 {
 	bool l2 = td->pmu.nr_metrics == TD_NR_METRICS;
-	struct td_delta d;
 
 	td->last_raw_slots = slots;
 	td->last_raw_metrics = metrics;
-	same_snap_delta(p, slots, metrics, &d);
-	td_decode_inline(&d, l2, res);
-	res->resets = 0;
-	if (TD_UNLIKELY(!td_delta_consistent_inline(&d, l2)))
-		td_record_mark_unreliable(res);
-	learn_length(td, p, (uint64_t)d.slots);
+	learn_length(td, p, slots - p->slots);
 	p->owner = NULL;
+	res->resets = 0;
+	/*
+	 * Both readings taken under the same version of the handle's state:
+	 * the folded bases cancel, and so do the error scales at folds.
+	 * Last, so that marking a rare inconsistent delta is a tail call.
+	 */
+	if (TD_UNLIKELY(!td_decode_readings_exact(p->slots, slots)))
+		return end_decode_wide(p->slots, p->metrics, slots, metrics, l2,
+				       res);
+	if (TD_UNLIKELY(!td_decode_readings_sse2(p->slots, p->metrics, slots,
+						 metrics, l2, res)))
+		return end_inconsistent(res);
+	return 0;
 }
 
 /* End with a result: both registers read at once, then checked. */
-static __attribute__((noinline)) int end_result(struct td *td,
-						struct td_region *r,
-						struct td_result *res,
-						uint64_t slots,
-						uint64_t metrics)
+static inline __attribute__((always_inline)) int end_result(
+	struct td *td, struct td_region *r, struct td_result *res,
+	uint64_t slots, uint64_t metrics)
 {
 	struct td_region_priv *p = priv(r);
 
 	if (!fast_end_ok(td, r, slots))
 		return slow_end(td, r, res);
 	if (TD_LIKELY(same_epoch(td, p) && !td->sink.buf && !td->sink.pending))
-		end_same_snap(td, p, res, slots, metrics);
-	else
-		end_with_reading(td, p, res, slots, metrics);
-	return 0;
+		return end_same_snap(td, p, res, slots, metrics);
+	return end_with_reading(td, p, res, slots, metrics);
 }
 
 /*
