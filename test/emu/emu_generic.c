@@ -638,6 +638,17 @@ void emu_gen_run(uint64_t slots, const struct emu_mix *m)
 	run_chunk(slots, m);
 }
 
+/* EMU_FAULT_FE_RET_SWAP: the register of g's other member of the pair. */
+static uint64_t swapped(const struct emu_group *g, const struct emu_event *e)
+{
+	int want = e->sig == SIG_FE ? SIG_RET : e->sig == SIG_RET ? SIG_FE : 0;
+
+	for (int i = 0; want && i < g->nr; i++)
+		if (g->members[i]->sig == want && g->members[i]->counter >= 0)
+			return g->members[i]->hw;
+	return e->hw;
+}
+
 uint64_t emu_gen_rdpmc(uint32_t ecx)
 {
 	for (int j = 0; j < emu_cpu.gen_nr; j++) {
@@ -647,7 +658,9 @@ uint64_t emu_gen_rdpmc(uint32_t ecx)
 			continue;
 		for (int i = 0; i < g->nr; i++)
 			if (g->members[i]->counter == (int)ecx)
-				return g->members[i]->hw;
+				return emu.faults & EMU_FAULT_FE_RET_SWAP
+					       ? swapped(g, g->members[i])
+					       : g->members[i]->hw;
 	}
 	/* Another context's value (Arm zeroes unused counters instead). */
 	if (emu.stale_pages)

@@ -187,6 +187,7 @@ struct emu_state {
 #define EMU_FAULT_SLOTS_DOUBLE    (1u << 1)
 #define EMU_FAULT_HIDE_RESET      (1u << 2)
 #define EMU_FAULT_SWITCH_SCRAMBLE (1u << 3)
+#define EMU_FAULT_FE_RET_SWAP     (1u << 4)
 
 extern struct emu_state emu;
 extern __thread struct emu_cpu emu_cpu;
