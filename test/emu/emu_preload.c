@@ -34,9 +34,10 @@
  *                  level-1 bytes rotated (a kernel restore bug: wrong
  *                  counts nobody can flag);
  *   fe_ret_swap    ordinary counters: RDPMC of the frontend event's
- *                  counter returns the retiring event's register and
- *                  the other way round, read(2) stays exact (what a
- *                  formula with the two terms swapped would compute).
+ *                  counter shows what the retiring event counted since
+ *                  the kernel's last update of it, and the other way
+ *                  round; read(2) stays exact (a region then measures
+ *                  what a formula with the two terms swapped would).
  */
 #include <dlfcn.h>
 #include <sched.h>
