@@ -53,6 +53,8 @@ expect 0 "validate --emulate passes" "$td" validate --emulate -o "$tmp/v.json"
 has "validate --emulate is labelled" "EMULATED" "$tmp/out"
 has "validate --emulate: summary" "^[0-9]+ passed, 0 failed" "$tmp/out"
 has "validate --emulate: a JSON report" '"checks"|"machine"' "$tmp/v.json"
+expect 0 "validate --emulate --profile zen4 passes" "$td" validate --emulate --profile zen4
+has "validate on ordinary counters cross-checks" "^PASS crosscheck retiring" "$tmp/out"
 expect 0 "check --emulate exits 0" "$td" check --emulate
 has "check --emulate is labelled" "^EMULATED PMU" "$tmp/out"
 has "check --emulate: level 2, RDPMC" "level 1 and 2.*|RDPMC" "$tmp/out"
