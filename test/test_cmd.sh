@@ -146,6 +146,13 @@ if make -s install B="$B" PREFIX="$tmp/prefix" >"$tmp/install.log" 2>&1; then
 	test -f "$tmp/prefix/lib/topdown/libtopdown-emulated-pmu.so" &&
 		ok "emulator installed as lib/topdown/libtopdown-emulated-pmu.so" ||
 		fail "emulator not installed"
+	nwarn=0
+	for page in "$tmp/prefix/share/man"/man*/*; do
+		w=$(man --warnings -l "$page" 2>&1 >/dev/null)
+		[ -z "$w" ] || { nwarn=$((nwarn + 1)); echo "    $page: $w"; }
+	done
+	[ "$nwarn" = 0 ] && ok "man -l renders every installed page without a warning" ||
+		fail "man -l: $nwarn installed pages warn"
 else
 	fail "make install"; cat "$tmp/install.log"
 fi

@@ -32,6 +32,7 @@
 
 #include "barrier.h"
 #include "counter_group.h"
+#include "hybrid.h"
 
 #define TD_CPULIST_MAX 4096 /* "0-4095" patterns: plenty for one list */
 

@@ -9,6 +9,7 @@
 #include <stdio.h>
 
 #include "counter_group.h"
+#include "hybrid.h"
 #include "perf_metrics.h"
 
 static int hybrid_open(struct td *td, const struct td_open_req *req)
