@@ -224,6 +224,7 @@ struct td_env_report {
 };
 
 struct td_gen;
+struct td_hybrid;
 struct td_source_ops;
 
 struct td {
@@ -280,17 +281,8 @@ struct td {
 	unsigned long fork_gen;
 	int fast_life;           /* owner.c: who frees a fast handle */
 
-	/* hybrid.c: set only on hybrid parts, where RDPMC is guarded. */
-	const uint64_t *pcores;  /* bitmap of the CPUs of this PMU */
-	uint32_t nr_cpus;        /* bits in pcores */
-	struct td_rseq *rseq;    /* the owner thread's registered rseq area */
-
-	/*
-	 * hybrid.c: the E-cores' ordinary-counter group on cpu_atom, folded
-	 * into base at every reading (slot-weighted combination), or NULL.
-	 */
-	struct td_gen *ecore;
-	struct td_counts ecore_last; /* its counts at the last reading */
+	/* the hybrid source's own state (sources/hybrid/hybrid.h), or NULL */
+	struct td_hybrid *hybrid;
 	/*
 	 * pm_reading.c: snap.base plus the cpu_core group's kernel counts
 	 * (read(2)) are its counts in our units.  True from open and after
@@ -299,12 +291,6 @@ struct td {
 	 * reset, an undone reset, a read(2) that raced a schedule-in).
 	 */
 	bool kcount_ok;
-	/*
-	 * hybrid.c: cpu_core's time_enabled minus cpu_atom's (the groups
-	 * were enabled a moment apart; constant since), once learnt.
-	 */
-	uint64_t ecore_c;
-	bool ecore_c_ok;
 };
 
 /* owner.c: thread and fork checks of the hot path. */
