@@ -356,10 +356,18 @@ install: all
 	install -m 644 include/topdown.h include/topdown_benchmark.hpp \
 		$(DESTDIR)$(INCLUDEDIR)/
 	install -m 644 $(B)/topdown.pc $(DESTDIR)$(PKGCONFIGDIR)/
+	@# a page that is one ".so manN/page.N" line goes in as a symlink to
+	@# that page, so that man -l renders it from anywhere
 	for sec in 1 3 7; do \
-		install -d $(DESTDIR)$(MANDIR)/man$$sec && \
-		install -m 644 libtopdown/man/man$$sec/*.$$sec \
-			$(DESTDIR)$(MANDIR)/man$$sec/ || exit 1; \
+		install -d $(DESTDIR)$(MANDIR)/man$$sec || exit 1; \
+		for p in libtopdown/man/man$$sec/*.$$sec; do \
+			to=$$(sed -n '1s|^\.so man[0-9]/||p' $$p); \
+			if [ -n "$$to" ] && [ $$(wc -l < $$p) -le 1 ]; then \
+				ln -sf $$to $(DESTDIR)$(MANDIR)/man$$sec/$${p##*/}; \
+			else \
+				install -m 644 $$p $(DESTDIR)$(MANDIR)/man$$sec/; \
+			fi || exit 1; \
+		done; \
 	done
 
 uninstall:

@@ -53,6 +53,8 @@ expect 0 "validate --emulate passes" "$td" validate --emulate -o "$tmp/v.json"
 has "validate --emulate is labelled" "EMULATED" "$tmp/out"
 has "validate --emulate: summary" "^[0-9]+ passed, 0 failed" "$tmp/out"
 has "validate --emulate: a JSON report" '"checks"|"machine"' "$tmp/v.json"
+expect 0 "validate --emulate --profile zen4 passes" "$td" validate --emulate --profile zen4
+has "validate on ordinary counters cross-checks" "^PASS crosscheck retiring" "$tmp/out"
 expect 0 "check --emulate exits 0" "$td" check --emulate
 has "check --emulate is labelled" "^EMULATED PMU" "$tmp/out"
 has "check --emulate: level 2, RDPMC" "level 1 and 2.*|RDPMC" "$tmp/out"
@@ -144,6 +146,13 @@ if make -s install B="$B" PREFIX="$tmp/prefix" >"$tmp/install.log" 2>&1; then
 	test -f "$tmp/prefix/lib/topdown/libtopdown-emulated-pmu.so" &&
 		ok "emulator installed as lib/topdown/libtopdown-emulated-pmu.so" ||
 		fail "emulator not installed"
+	nwarn=0
+	for page in "$tmp/prefix/share/man"/man*/*; do
+		w=$(man --warnings -l "$page" 2>&1 >/dev/null)
+		[ -z "$w" ] || { nwarn=$((nwarn + 1)); echo "    $page: $w"; }
+	done
+	[ "$nwarn" = 0 ] && ok "man -l renders every installed page without a warning" ||
+		fail "man -l: $nwarn installed pages warn"
 else
 	fail "make install"; cat "$tmp/install.log"
 fi

@@ -23,7 +23,7 @@ static void usage(FILE *f)
 		"                        its report, every thread of it\n"
 		"  plot REPORT -o FILE.svg\n"
 		"                        draw a report (JSON Lines or CSV) as an SVG\n"
-		"  validate [--emulate] [-o REPORT.json]\n"
+		"  validate [--emulate [--profile P]] [-o REPORT.json]\n"
 		"                        check on this machine that the numbers are\n"
 		"                        right (exit 77: skipped, no PMU)\n"
 		"\n"

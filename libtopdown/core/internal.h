@@ -48,17 +48,16 @@ enum td_metric_byte {
 #define TD_NR_CATS (TD_NR_METRICS + 1) /* categories a delta reports */
 
 /*
- * Hybrid handles keep the E-cores' slots (plain slots, cumulative) in a
- * spare entry, so that a region's own delta says whether any of its
- * slots came from an E-core (level 2 per region, hybrid.c).
- */
-#define TD_C_ECORE_SLOTS (TD_NR_COUNTS - 1)
-
-/*
- * Monotonic counters kept in user space.  cat[i] is metric i's slots
- * times 255 (field x slots, no division), slots is plain slots.  Every
- * reset the library issues folds the last reading into them, so the
- * difference of two snapshots is right across any number of resets.
+ * Monotonic counters kept in user space, in the handle's source's units:
+ * only its delta operation reads them (source.h).  For PERF_METRICS,
+ * cat[i] is metric i's slots times 255 (field x slots, no division),
+ * slots plain slots; every reset the library issues folds the last
+ * reading into them, so the difference of two snapshots is right across
+ * any number of resets.  Each source lays out the entries it uses in its
+ * own header: the x86 formula table and Zen multiplexing
+ * (counter_group.h: TD_MUX_*), Arm's raw events (counter_group.h:
+ * TD_ARM_*), the hybrid E-cores' slots (hybrid.h).  A delta's cat[] is
+ * the result's categories (enum td_metric_byte, then TD_M_SMT).
  */
 struct td_counts {
 	uint64_t slots;
@@ -225,6 +224,7 @@ struct td_env_report {
 };
 
 struct td_gen;
+struct td_hybrid;
 struct td_source_ops;
 
 struct td {
@@ -281,17 +281,8 @@ struct td {
 	unsigned long fork_gen;
 	int fast_life;           /* owner.c: who frees a fast handle */
 
-	/* hybrid.c: set only on hybrid parts, where RDPMC is guarded. */
-	const uint64_t *pcores;  /* bitmap of the CPUs of this PMU */
-	uint32_t nr_cpus;        /* bits in pcores */
-	struct td_rseq *rseq;    /* the owner thread's registered rseq area */
-
-	/*
-	 * hybrid.c: the E-cores' ordinary-counter group on cpu_atom, folded
-	 * into base at every reading (slot-weighted combination), or NULL.
-	 */
-	struct td_gen *ecore;
-	struct td_counts ecore_last; /* its counts at the last reading */
+	/* the hybrid source's own state (sources/hybrid/hybrid.h), or NULL */
+	struct td_hybrid *hybrid;
 	/*
 	 * pm_reading.c: snap.base plus the cpu_core group's kernel counts
 	 * (read(2)) are its counts in our units.  True from open and after
@@ -300,12 +291,6 @@ struct td {
 	 * reset, an undone reset, a read(2) that raced a schedule-in).
 	 */
 	bool kcount_ok;
-	/*
-	 * hybrid.c: cpu_core's time_enabled minus cpu_atom's (the groups
-	 * were enabled a moment apart; constant since), once learnt.
-	 */
-	uint64_t ecore_c;
-	bool ecore_c_ok;
 };
 
 /* owner.c: thread and fork checks of the hot path. */
@@ -345,11 +330,6 @@ static inline void td_end_key_refresh(struct td *td)
 	((td)->owner == td_thread_self() && \
 	 (td)->fork_gen == td_fork_generation)
 
-/* hybrid.c: the E-core group and guard of hybrid parts. */
-TD_HIDDEN void td_hybrid_init(struct td *td);
-TD_HIDDEN void td_hybrid_close(struct td *td);
-TD_HIDDEN void td_hybrid_ecore_open(struct td *td, bool include_kernel);
-TD_HIDDEN void td_hybrid_fold(struct td *td, struct td_sample *s);
 
 /* options.c: the caller's td_options, whatever their size. */
 TD_HIDDEN int td_options_copy(struct td_options *dst,

@@ -206,6 +206,31 @@ void emu_set_metrics_clear_trigger(enum emu_clear_trigger which);
 #define EMU_ADL_PCORES "0-7"
 #define EMU_ADL_ECORES "8-15"
 void emu_migrate(int cpu);          /* now, between two instructions */
+
+/*
+ * The scheduler's model of this thread: where the kernel may preempt or
+ * move it, and what then happens.  A test plans an event at a point; the
+ * emulator applies it when the thread next gets there (once).  Points:
+ * just before an RDPMC executes (an interrupt between instructions),
+ * when read(2) of a perf fd enters the kernel, when PERF_EVENT_IOC_RESET
+ * runs.  Events: a migration to cpu; a switch-out and back (the group
+ * inactive while the kernel acts, so IOC_RESET finds nothing to zero);
+ * a stint on E-core cpu running slots of mix, then back (hybrid: the
+ * kernel acts while cpu_core's group is inactive there).
+ */
+enum emu_sched_point { EMU_AT_RDPMC, EMU_AT_READ, EMU_AT_RESET,
+		       EMU_SCHED_POINTS };
+enum emu_sched_kind { EMU_SCHED_NONE, EMU_SCHED_MIGRATE,
+		      EMU_SCHED_SWITCH_OUT, EMU_SCHED_STINT };
+struct emu_sched_event {
+	enum emu_sched_kind kind;
+	int cpu;                  /* MIGRATE, STINT */
+	uint64_t slots;           /* STINT */
+	struct emu_mix mix;       /* STINT */
+};
+void emu_schedule(enum emu_sched_point at, const struct emu_sched_event *ev);
+
+/* Shorthands for emu_schedule. */
 void emu_migrate_at_rdpmc(int cpu); /* just before the next RDPMC executes */
 /* just before the next read(2) of a perf fd executes (in the kernel) */
 void emu_migrate_at_next_read(int cpu);

@@ -638,6 +638,27 @@ void emu_gen_run(uint64_t slots, const struct emu_mix *m)
 	run_chunk(slots, m);
 }
 
+/*
+ * EMU_FAULT_FE_RET_SWAP: e's register as if it had counted, since the
+ * kernel last updated it, what g's other member of the pair counted
+ * since its update (a register-for-register swap would make readings
+ * jump backwards, which the library's plausibility guard catches and
+ * replaces with read(2): this one reads as plausible counting).
+ */
+static uint64_t swapped(const struct emu_group *g, const struct emu_event *e)
+{
+	int want = e->sig == SIG_FE ? SIG_RET : e->sig == SIG_RET ? SIG_FE : 0;
+
+	for (int i = 0; want && i < g->nr; i++) {
+		const struct emu_event *o = g->members[i];
+
+		if (o->sig == want && o->counter >= 0)
+			return (e->prev + ((o->hw - o->prev) & mask_of(o))) &
+			       mask_of(e);
+	}
+	return e->hw;
+}
+
 uint64_t emu_gen_rdpmc(uint32_t ecx)
 {
 	for (int j = 0; j < emu_cpu.gen_nr; j++) {
@@ -647,7 +668,9 @@ uint64_t emu_gen_rdpmc(uint32_t ecx)
 			continue;
 		for (int i = 0; i < g->nr; i++)
 			if (g->members[i]->counter == (int)ecx)
-				return g->members[i]->hw;
+				return emu.faults & EMU_FAULT_FE_RET_SWAP
+					       ? swapped(g, g->members[i])
+					       : g->members[i]->hw;
 	}
 	/* Another context's value (Arm zeroes unused counters instead). */
 	if (emu.stale_pages)

@@ -77,9 +77,19 @@ struct emu_cpu {
 	struct emu_truth truth;
 	bool descheduled;
 	int cpu;                 /* emulated CPU this thread runs on */
-	int pending_cpu;         /* migrate at the next RDPMC; -1 none */
-	int pending_read_cpu;    /* migrate at the next read(2): cpu + 1 */
+	/* the scheduler's plan for this thread, per point (emu_schedule) */
+	struct emu_sched_event sched[EMU_SCHED_POINTS];
 };
+
+/* emu_sched.c: the planned event at a point, taken (kind NONE: none). */
+struct emu_sched_event emu_sched_take(enum emu_sched_point at);
+/*
+ * Apply ev around the kernel's action at its point: act(ctx) runs
+ * where the event puts the thread (away on an E-core, or with the group
+ * switched out), then the thread comes back; MIGRATE moves it first.
+ */
+void emu_sched_around(const struct emu_sched_event *ev,
+		      void (*act)(void *ctx), void *ctx);
 
 /* The kernel's struct rseq (linux/rseq.h), as the emulator keeps it. */
 struct emu_rseq {
@@ -153,12 +163,8 @@ struct emu_state {
 	bool has_pmu, has_topdown, l2, paranoid;
 	int rdpmc_knob;
 	bool has_metrics_clear;
-	bool switch_out_at_reset; /* next IOC_RESET finds the group inactive */
 	bool stale_pages;       /* GP pages not rewritten at schedule-out */
 	uint64_t foreign;       /* then: another context's register value */
-	/* next IOC_RESET runs while the thread is on an E-core (hybrid) */
-	uint64_t ecore_stint_slots;
-	struct emu_mix ecore_stint_mix;
 	enum emu_clear_trigger clear_trigger;
 	uint32_t core_type;
 	unsigned gen_width;     /* generic profiles: pipeline width, else 0 */
@@ -187,6 +193,7 @@ struct emu_state {
 #define EMU_FAULT_SLOTS_DOUBLE    (1u << 1)
 #define EMU_FAULT_HIDE_RESET      (1u << 2)
 #define EMU_FAULT_SWITCH_SCRAMBLE (1u << 3)
+#define EMU_FAULT_FE_RET_SWAP     (1u << 4)
 
 extern struct emu_state emu;
 extern __thread struct emu_cpu emu_cpu;

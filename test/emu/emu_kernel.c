@@ -230,6 +230,20 @@ static void reset_event(struct emu_event *e)
 	emu_page_update(e);
 }
 
+/* IOC_RESET of one event, or (PERF_IOC_FLAG_GROUP) of its group. */
+static void reset_one(void *ctx)
+{
+	reset_event(ctx);
+}
+
+static void reset_group(void *ctx)
+{
+	struct emu_group *g = ((struct emu_event *)ctx)->group;
+
+	for (int i = 0; i < g->nr; i++)
+		reset_event(g->members[i]);
+}
+
 int emu_sys_ioctl(struct emu_event *e, unsigned long req, unsigned long arg)
 {
 	struct emu_group *g = e->group;
@@ -242,37 +256,16 @@ int emu_sys_ioctl(struct emu_event *e, unsigned long req, unsigned long arg)
 	case PERF_EVENT_IOC_DISABLE:
 		emu_group_disable(g);
 		return 0;
-	case PERF_EVENT_IOC_RESET:
+	case PERF_EVENT_IOC_RESET: {
+		/* _perf_event_reset, wherever the scheduler has the thread */
+		struct emu_sched_event ev = emu_sched_take(EMU_AT_RESET);
+
 		emu.stats.resets++;
 		emu.hidden_slots = 0;
 		emu.frozen = false;
-		if (emu.ecore_stint_slots) { /* hybrid: reset from an E-core */
-			uint64_t n = emu.ecore_stint_slots;
-			int cpu = emu_cpu.cpu;
-
-			emu.ecore_stint_slots = 0;
-			emu_migrate(8);
-			emu_run(n, &emu.ecore_stint_mix);
-			for (int i = 0; i < g->nr; i++)
-				reset_event(g->members[i]);
-			emu_migrate(cpu);
-			return 0;
-		}
-		if (emu.switch_out_at_reset) { /* the race: inactive at reset */
-			emu.switch_out_at_reset = false;
-			emu_deschedule();
-			for (int i = 0; i < g->nr; i++)
-				reset_event(g->members[i]);
-			emu_reschedule();
-			return 0;
-		}
-		if (!group) {
-			reset_event(e);
-			return 0;
-		}
-		for (int i = 0; i < g->nr; i++)
-			reset_event(g->members[i]);
+		emu_sched_around(&ev, group ? reset_group : reset_one, e);
 		return 0;
+	}
 	default:
 		return -ENOTTY;
 	}
@@ -287,12 +280,11 @@ ssize_t emu_sys_read(struct emu_event *e, void *buf, size_t len)
 
 	emu.stats.reads++;
 	emu_preload_advance();
-	if (emu_cpu.pending_read_cpu) { /* scheduled before the read runs */
-		int cpu = emu_cpu.pending_read_cpu - 1;
+	/* the scheduler moves the thread as the read enters the kernel */
+	struct emu_sched_event ev = emu_sched_take(EMU_AT_READ);
 
-		emu_cpu.pending_read_cpu = 0;
-		emu_migrate(cpu);
-	}
+	if (ev.kind == EMU_SCHED_MIGRATE)
+		emu_migrate(ev.cpu);
 	if (g->topdown)
 		emu_note_foreign_reset();
 	emu_topdown_update(g, true);

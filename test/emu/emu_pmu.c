@@ -516,23 +516,31 @@ void emu_migrate(int cpu)
 
 void emu_migrate_at_rdpmc(int cpu)
 {
-	emu_cpu.pending_cpu = cpu + 1;
+	struct emu_sched_event ev = { .kind = EMU_SCHED_MIGRATE, .cpu = cpu };
+
+	emu_schedule(EMU_AT_RDPMC, &ev);
 }
 
 void emu_migrate_at_next_read(int cpu)
 {
-	emu_cpu.pending_read_cpu = cpu + 1;
+	struct emu_sched_event ev = { .kind = EMU_SCHED_MIGRATE, .cpu = cpu };
+
+	emu_schedule(EMU_AT_READ, &ev);
 }
 
 void emu_switch_out_at_next_reset(void)
 {
-	emu.switch_out_at_reset = true;
+	struct emu_sched_event ev = { .kind = EMU_SCHED_SWITCH_OUT };
+
+	emu_schedule(EMU_AT_RESET, &ev);
 }
 
 void emu_ecore_stint_at_next_reset(uint64_t slots, const struct emu_mix *mix)
 {
-	emu.ecore_stint_slots = slots;
-	emu.ecore_stint_mix = *mix;
+	struct emu_sched_event ev = { .kind = EMU_SCHED_STINT, .cpu = 8,
+				      .slots = slots, .mix = *mix };
+
+	emu_schedule(EMU_AT_RESET, &ev);
 }
 
 void emu_stale_pages(bool on, uint64_t foreign)

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Running an unmodified program on the emulator (LD_PRELOAD=libtdemu.so
- * TD_EMULATE=icl|spr).  With no test driving it, the emulated thread's
+ * TD_EMULATE=icl|spr, or an ordinary-counter profile: zen4|zen5|skl|hsw|
+ * grt|tnt|cmt).  With no test driving it, the emulated thread's
  * work is its real CPU time: at every emulated RDPMC (and read(2) of a
  * perf fd) the slots elapsed since the previous one (4 per ns of thread
  * CPU time) are run with a synthetic mix that changes every millisecond,
@@ -31,7 +32,12 @@
  *                  own IOC_RESET ends it);
  *   switch_scramble  a schedule-in restores PERF_METRICS with its
  *                  level-1 bytes rotated (a kernel restore bug: wrong
- *                  counts nobody can flag).
+ *                  counts nobody can flag);
+ *   fe_ret_swap    ordinary counters: RDPMC of the frontend event's
+ *                  counter shows what the retiring event counted since
+ *                  the kernel's last update of it, and the other way
+ *                  round; read(2) stays exact (a region then measures
+ *                  what a formula with the two terms swapped would).
  */
 #include <dlfcn.h>
 #include <sched.h>
@@ -185,6 +191,7 @@ static unsigned parse_faults(const char *s)
 		{ "slots_double", EMU_FAULT_SLOTS_DOUBLE },
 		{ "hide_reset", EMU_FAULT_HIDE_RESET },
 		{ "switch_scramble", EMU_FAULT_SWITCH_SCRAMBLE },
+		{ "fe_ret_swap", EMU_FAULT_FE_RET_SWAP },
 	};
 	unsigned bits = 0;
 
@@ -194,13 +201,28 @@ static unsigned parse_faults(const char *s)
 	return bits;
 }
 
+/* TD_EMULATE's profile names; anything else is spr. */
+static enum emu_profile profile_named(const char *p)
+{
+	static const struct { const char *name; enum emu_profile prof; } t[] = {
+		{ "icl", EMU_ICL }, { "zen4", EMU_ZEN4 }, { "zen5", EMU_ZEN5 },
+		{ "skl", EMU_SKL }, { "hsw", EMU_HSW }, { "grt", EMU_GRT },
+		{ "tnt", EMU_TNT }, { "cmt", EMU_CMT },
+	};
+
+	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++)
+		if (strcmp(p, t[i].name) == 0)
+			return t[i].prof;
+	return EMU_SPR;
+}
+
 __attribute__((constructor)) static void emu_preload_init(void)
 {
 	const char *p = getenv("TD_EMULATE");
 
 	if (!p)
 		return;
-	emu_setup(strcmp(p, "icl") == 0 ? EMU_ICL : EMU_SPR);
+	emu_setup(profile_named(p));
 	emu.faults = parse_faults(getenv("TD_EMU_FAULT"));
 	preload_mode = true;
 }

@@ -182,11 +182,10 @@ static void on_fault(int sig, siginfo_t *si, void *ctx)
 		not_ours(sig);
 		return;
 	}
-	if (emu_cpu.pending_cpu) {
-		int cpu = emu_cpu.pending_cpu - 1;
+	struct emu_sched_event ev = emu_sched_take(EMU_AT_RDPMC);
 
-		emu_cpu.pending_cpu = 0;
-		emu_migrate(cpu);
+	if (ev.kind == EMU_SCHED_MIGRATE) { /* an interrupt, then the move */
+		emu_migrate(ev.cpu);
 		if (rseq_abort(r))
 			return;
 	}

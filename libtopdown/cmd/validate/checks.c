@@ -39,15 +39,16 @@ static double max_dev(const double a[4], const double b[4])
 }
 
 /* One region against its references; returns false on disagreement. */
-static bool compare(const struct td_result *res, const struct v_ref *ref,
-		    struct v_agg *a)
+static bool compare(const struct v_kref *k, const struct td_result *res,
+		    const struct v_ref *ref, struct v_agg *a)
 {
 	double kl1[4], tl1[4];
 	uint64_t ks = 0, ts = 0;
 	bool ok = true;
 
-	if (ref->kern_ok && v_ref_fractions(&ref->kern0, &ref->kern1, kl1, &ks)) {
-		double tol = v_tolerance(res, ks,
+	if (ref->kern_ok &&
+	    v_kref_fractions(k, &ref->kern0, &ref->kern1, kl1, &ks)) {
+		double tol = v_tolerance(k, res, ks,
 					 ref->switches1 - ref->switches0);
 		double dev = max_dev(res->l1, kl1);
 		double out = ks > res->slots ? (double)(ks - res->slots) / (double)ks
@@ -232,7 +233,7 @@ static void run_kernel(struct td *td, const struct v_kref *k,
 			continue;
 		}
 		add_region(&res, &a, s);
-		compare(&res, &ref, &a);
+		compare(k, &res, &ref, &a);
 	}
 	report_kernel(d, &a, r, k);
 }

@@ -86,8 +86,9 @@ struct v_drill_out {
  * thirds of the stretch, so its err is about three times larger
  * ((S_begin + S_end + S per schedule-in) / (255 x its slots)).
  */
-static void judge(const struct td_result *res, const struct v_ref *ref,
-		  double max_err, struct v_drill_out *out)
+static void judge(const struct v_kref *k, const struct td_result *res,
+		  const struct v_ref *ref, double max_err,
+		  struct v_drill_out *out)
 {
 	double kl1[4], tl1[4], dev = 0, tol = 0;
 	uint64_t ks = 0, ts = 0;
@@ -97,8 +98,9 @@ static void judge(const struct td_result *res, const struct v_ref *ref,
 		out->flagged++;
 		return;
 	}
-	if (ref->kern_ok && v_ref_fractions(&ref->kern0, &ref->kern1, kl1, &ks)) {
-		tol = v_tolerance(res, ks, ref->switches1 - ref->switches0);
+	if (ref->kern_ok &&
+	    v_kref_fractions(k, &ref->kern0, &ref->kern1, kl1, &ks)) {
+		tol = v_tolerance(k, res, ks, ref->switches1 - ref->switches0);
 		for (int i = 0; i < 4; i++) {
 			double x = res->l1[i] - kl1[i];
 			x = x < 0 ? -x : x;
@@ -190,9 +192,9 @@ static void run_drill(struct td *td, enum v_drill d,
 			out->missed++;
 			continue;
 		}
-		judge(&res, &ref, V_MAX_ERR, out);
+		judge(c->k, &res, &ref, V_MAX_ERR, out);
 		if (iref.truth_ok)
-			judge(&ires, &iref, 3 * V_MAX_ERR, out);
+			judge(c->k, &ires, &iref, 3 * V_MAX_ERR, out);
 	}
 	v_emu_set_mix(NULL);
 }

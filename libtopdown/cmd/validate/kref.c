@@ -83,25 +83,34 @@ static bool in(const int *a, int n, int x)
 	return false;
 }
 
+/* The library's first descriptor: the lowest one new since td_open. */
+static int first_new_fd(const int *before, int nbefore)
+{
+	int fds[64], n = v_perf_fds(fds, 64);
+
+	for (int i = 0; i < n; i++)
+		if (!in(before, nbefore, fds[i]))
+			return fds[i];
+	return -1;
+}
+
+static int no_fd(struct v_kref *k)
+{
+	snprintf(k->why, sizeof(k->why), "no perf_event descriptor of the "
+		 "library found in /proc/self/fd");
+	return -ENOENT;
+}
+
 int v_kref_find(struct v_kref *k, const int *before, int nbefore,
 		unsigned nr_metrics)
 {
-	int fds[64], n = v_perf_fds(fds, 64);
 	struct v_counts c;
 
-	k->leader = k->any_fd = -1;
 	k->nr_metrics = nr_metrics;
-	for (int i = 0; i < n; i++)
-		if (!in(before, nbefore, fds[i])) {
-			k->leader = k->any_fd = fds[i];
-			break;
-		}
-	if (k->leader < 0) {
-		snprintf(k->why, sizeof(k->why),
-			 "no perf_event descriptor of the library found in "
-			 "/proc/self/fd");
-		return -ENOENT;
-	}
+	k->members = 1 + nr_metrics;
+	k->leader = k->any_fd = first_new_fd(before, nbefore);
+	if (k->leader < 0)
+		return no_fd(k);
 	if (v_kref_read(k, &c) < 0) {
 		k->leader = -1;
 		return -EIO;
@@ -120,21 +129,71 @@ int v_kref_read(const struct v_kref *k, struct v_counts *c)
 		return -ENOENT;
 	n = read(k->leader, buf, sizeof(buf));
 	if (n < (ssize_t)(4 * sizeof(uint64_t)) ||
-	    buf[0] != 1 + k->nr_metrics ||
+	    buf[0] != k->members ||
 	    (size_t)n != (3 + buf[0]) * sizeof(uint64_t)) {
 		snprintf(mk->why, sizeof(mk->why),
 			 "the library's group read back %zd bytes, %llu "
 			 "members, expected %u", n,
 			 n >= 8 ? (unsigned long long)buf[0] : 0ull,
-			 1 + k->nr_metrics);
+			 k->members);
 		return -EIO;
 	}
 	c->enabled = buf[1];
 	c->running = buf[2];
+	if (k->model.formula != V_F_NONE) {
+		for (unsigned i = 0; i < k->members && i < 8; i++)
+			c->raw[i] = buf[3 + i];
+		v_model_totals(&k->model, c);
+		return 0;
+	}
 	c->slots = buf[3];
 	for (unsigned i = 0; i < k->nr_metrics && i < 8; i++)
 		c->cat[i] = buf[4 + i];
 	return 0;
+}
+
+/*
+ * The members a read(2) of the first new perf descriptor returns, which
+ * must be a group this CPU's model knows: else no reference (SKIP with
+ * the reason), never a guess.
+ */
+int v_kref_find_counters(struct v_kref *k, const int *before, int nbefore,
+			 const struct td_info *info)
+{
+	uint64_t buf[3 + 16];
+	struct v_counts c;
+	ssize_t n;
+
+	k->leader = k->any_fd = -1;
+	if (v_model_detect(&k->model, k->why, sizeof(k->why)) < 0)
+		return -ENOSYS;
+	k->any_fd = first_new_fd(before, nbefore);
+	if (k->any_fd < 0)
+		return no_fd(k);
+	n = read(k->any_fd, buf, sizeof(buf));
+	if (n < (ssize_t)(4 * sizeof(uint64_t)) ||
+	    v_model_members(&k->model, (unsigned)buf[0], info) < 0) {
+		snprintf(k->why, sizeof(k->why), "the library's group read "
+			 "back %llu members, not a %s group of %s",
+			 n >= 8 ? (unsigned long long)buf[0] : 0ull,
+			 k->model.name, k->model.source);
+		return -EPROTO;
+	}
+	k->members = k->model.members;
+	k->leader = k->any_fd;
+	if (v_kref_read(k, &c) < 0) {
+		k->leader = -1;
+		return -EIO;
+	}
+	return 0;
+}
+
+bool v_kref_fractions(const struct v_kref *k, const struct v_counts *a,
+		      const struct v_counts *b, double l1[4], uint64_t *slots)
+{
+	if (k->model.formula != V_F_NONE)
+		return v_model_fractions(&k->model, a, b, l1, slots);
+	return v_ref_fractions(a, b, l1, slots);
 }
 
 int v_foreign_read(const struct v_kref *k)
@@ -190,19 +249,28 @@ bool v_ref_fractions(const struct v_counts *a, const struct v_counts *b,
 
 /*
  * How far a region may be from a reference of the same stretch: its own
- * err; one 8-bit step (1/255) for the kernel's quantisation of the
- * stretch, plus one per context switch (each schedule-in writes the
- * saved 8-bit PERF_METRICS back, then the kernel's count resumes from
- * that word); and the share of the reference's slots outside the region
+ * err; on PERF_METRICS one 8-bit step (1/255) for the kernel's
+ * quantisation of the stretch, plus one per context switch (each
+ * schedule-in writes the saved 8-bit PERF_METRICS back, then the
+ * kernel's count resumes from that word), none on ordinary counters
+ * (exact); and the share of the reference's slots outside the region
  * (the library's begin/end code and the read(2) wrappers), which may all
- * belong to one category.
+ * belong to one category.  0.002 more for skew: the fast path reads the
+ * members one after another while the thread runs, a few instructions
+ * apart, where a read(2) takes them all at once (user-mode counting
+ * stopped in the kernel) - tens of slots against regions of at least
+ * TD_SHORT_SLOTS (20,000).  On ordinary counters err also covers how
+ * perf's formulas (divided by the slots) differ from the library's
+ * normalisation by the sum of the categories: |slots - sum| / sum.
  */
-double v_tolerance(const struct td_result *res, uint64_t ref_slots,
-		   long sw)
+double v_tolerance(const struct v_kref *k, const struct td_result *res,
+		   uint64_t ref_slots, long sw)
 {
-	double outside = 0;
+	double outside = 0, quant = 0;
 
 	if (ref_slots > res->slots)
 		outside = (double)(ref_slots - res->slots) / (double)ref_slots;
-	return res->err + (1.0 + (double)sw) / 255.0 + outside + 0.002;
+	if (k->model.formula == V_F_NONE)
+		quant = (1.0 + (double)sw) / 255.0;
+	return res->err + quant + outside + 0.002;
 }

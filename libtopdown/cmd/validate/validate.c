@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * topdown validate [--emulate[=spr|icl]] [-o REPORT.json] [--long]
- *                  [--regions N]
+ * topdown validate [--emulate[=PROFILE]] [--profile PROFILE]
+ *                  [-o REPORT.json] [--long] [--regions N]
  *
  * Runs the contrasting workloads, the cross-checks and the fault drills
  * on this machine and prints PASS/FAIL per check; -o writes the JSON
@@ -37,8 +37,26 @@ struct v_args {
 
 static void usage(FILE *f)
 {
-	fprintf(f, "usage: topdown validate [--emulate[=spr|icl]] "
-		"[-o REPORT.json] [--long] [--regions N]\n");
+	fprintf(f, "usage: topdown validate [--emulate[=PROFILE]] "
+		"[--profile PROFILE] [-o REPORT.json] [--long] "
+		"[--regions N]\n"
+		"  PROFILE (emulator): spr (default), icl; ordinary counters: "
+		"zen4, zen5, skl, hsw, grt, cmt, tnt\n");
+}
+
+/*
+ * The emulator's profiles (test/emu/emu_preload.c): PERF_METRICS (spr,
+ * icl) and ordinary counters (zen4, zen5, skl, hsw, grt, cmt, tnt).
+ */
+static bool known_profile(const char *p)
+{
+	static const char *const names[] = { "spr", "icl", "zen4", "zen5",
+		"skl", "hsw", "grt", "cmt", "tnt" };
+
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		if (strcmp(p, names[i]) == 0)
+			return true;
+	return false;
 }
 
 static int parse_args(int argc, char **argv, struct v_args *a)
@@ -53,7 +71,11 @@ static int parse_args(int argc, char **argv, struct v_args *a)
 		} else if (strncmp(s, "--emulate=", 10) == 0) {
 			a->emulate = true;
 			a->profile = s + 10;
-			if (strcmp(a->profile, "spr") && strcmp(a->profile, "icl"))
+			if (!known_profile(a->profile))
+				return -EINVAL;
+		} else if (strcmp(s, "--profile") == 0 && i + 1 < argc) {
+			a->profile = argv[++i];
+			if (!known_profile(a->profile))
 				return -EINVAL;
 		} else if (strcmp(s, "-o") == 0 && i + 1 < argc) {
 			a->json = argv[++i];
@@ -181,13 +203,13 @@ static void run_checks(struct td *td, const struct v_args *a,
 	o.regions = a->regions ? a->regions : r->emulated ? 12 : 40;
 	memset(&k, 0, sizeof(k));
 	k.leader = k.any_fd = -1;
-	if (r->perf_metrics) {
+	if (r->perf_metrics)
 		v_kref_find(&k, before, nbefore, sysfs_metrics(r->info.pmu_name));
-	} else {
-		snprintf(k.why, sizeof(k.why), "ordinary-counter source: the "
-			 "independent cross-check is implemented for "
-			 "PERF_METRICS only so far");
-	}
+	else if (v_kref_find_counters(&k, before, nbefore, &r->info) == 0)
+		v_add(r, "reference", V_INFO, "ordinary counters: %s, %u "
+		      "events read with read(2) around each region, level 1 "
+		      "by %s%s", k.model.name, k.members, k.model.source,
+		      k.model.smt_any ? " (SMT form)" : "");
 	v_check_kernels(td, &k, &o, r);
 	v_check_drills(td, &k, &o, r);
 	n = readlink("/proc/self/exe", self, sizeof(self) - 1);

@@ -43,21 +43,58 @@ void v_kernel_run(enum v_kernel k);
 /* The library group's own counts as the kernel keeps them (kref.c). */
 struct v_counts {
 	uint64_t slots;
-	uint64_t cat[8];        /* per metric event, PERF_METRICS byte order */
+	uint64_t cat[8];        /* per metric event, PERF_METRICS byte order;
+				   ordinary counters: level 1 in slots */
 	uint64_t enabled, running;
+	uint64_t raw[8];        /* ordinary counters: each member's count */
+};
+
+/* How the reference turns the group's counts into level 1. */
+enum v_formula {
+	V_F_NONE,               /* PERF_METRICS: the kernel's own split */
+	V_F_ZEN,                /* AMD Zen 4/5 PipelineL1 */
+	V_F_V45,                /* Intel Haswell .. Cascade Lake TopdownL1 */
+	V_F_ATOM                /* Intel Gracemont, Crestmont TopdownL1 */
+};
+
+struct v_model {
+	enum v_formula formula;
+	unsigned width;         /* dispatch/issue slots per cycle */
+	unsigned members;       /* the library's group, as read back */
+	bool smt_any;           /* V4.5: AnyThread clocks, halved */
+	const char *name;       /* "zen4", ... */
+	const char *source;     /* the metric file the formula follows */
 };
 
 struct v_kref {
-	int leader;             /* fd of the library's SLOTS leader, or -1 */
+	int leader;             /* fd of the library's group leader, or -1 */
 	int any_fd;             /* some perf fd of the library */
 	unsigned nr_metrics;
+	unsigned members;       /* members a read(2) must return */
+	struct v_model model;   /* ordinary counters (formula != V_F_NONE) */
 	char why[160];          /* when leader < 0 */
 };
 
 int v_perf_fds(int *fds, int max);
 int v_kref_find(struct v_kref *k, const int *before, int nbefore,
 		unsigned nr_metrics);
+/* Ordinary counters: the library's group and this CPU's formula. */
+int v_kref_find_counters(struct v_kref *k, const int *before, int nbefore,
+			 const struct td_info *info);
 int v_kref_read(const struct v_kref *k, struct v_counts *c);
+/* Level-1 fractions of the stretch between two reads; false: no slots. */
+bool v_kref_fractions(const struct v_kref *k, const struct v_counts *a,
+		      const struct v_counts *b, double l1[4], uint64_t *slots);
+
+/* kref_counters.c: the independent formulas of ordinary counters. */
+int v_model_detect(struct v_model *m, char *why, size_t n);
+/* The group read back has nr members: -EPROTO if the model has no such. */
+int v_model_members(struct v_model *m, unsigned nr, const struct td_info *i);
+void v_model_slots(const struct v_model *m, const struct v_counts *a,
+		   const struct v_counts *b, double *slots, double cat[4]);
+void v_model_totals(const struct v_model *m, struct v_counts *c);
+bool v_model_fractions(const struct v_model *m, const struct v_counts *a,
+		       const struct v_counts *b, double l1[4], uint64_t *slots);
 /* A read(2) of a library fd whose result is thrown away: a foreign read. */
 int v_foreign_read(const struct v_kref *k);
 
@@ -152,8 +189,8 @@ extern double v_max_outside;
 #define V_MAX_ERR 0.05
 
 /* Agreement of a region with a reference: the tolerance used. */
-double v_tolerance(const struct td_result *res, uint64_t ref_slots,
-		   long switches);
+double v_tolerance(const struct v_kref *k, const struct td_result *res,
+		   uint64_t ref_slots, long switches);
 
 /*
  * topdown validate [--emulate] [-o REPORT]: argv starts at "validate"

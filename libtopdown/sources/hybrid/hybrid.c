@@ -13,7 +13,7 @@
  * __rseq_offset from the thread pointer), after checking the area's cpu_id
  * against the P-core bitmap read here from sysfs cpu_core/cpus.  Cost on
  * the hot path: a store, two loads, a compare and a bit test; none at all
- * on non-hybrid parts (td->pcores NULL).
+ * on non-hybrid parts (no td->hybrid).
  *
  * Trade-off: when glibc has no registered rseq area (older glibc,
  * GLIBC_TUNABLES=glibc.pthread.rseq=0, valgrind) or the cpus list cannot
@@ -32,6 +32,7 @@
 
 #include "barrier.h"
 #include "counter_group.h"
+#include "hybrid.h"
 
 #define TD_CPULIST_MAX 4096 /* "0-4095" patterns: plenty for one list */
 
@@ -53,8 +54,8 @@ static int pcore_bitmap(struct td *td)
 		uint64_t *map = calloc((n + 63) / 64, sizeof(uint64_t));
 
 		err = map ? td_cpulist_parse(list, map, n, &n) : -ENOMEM;
-		td->pcores = map;
-		td->nr_cpus = n;
+		td->hybrid->pcores = map;
+		td->hybrid->nr_cpus = n;
 	}
 	free(list);
 	return err;
@@ -69,21 +70,23 @@ void td_hybrid_init(struct td *td)
 {
 	if (td->path != TD_PATH_RDPMC || strcmp(td->pmu.name, "cpu_core") != 0)
 		return;
-	td->rseq = TD_HAVE_RSEQ_GUARD ? td_sys_rseq_area() : NULL;
-	if (!td->rseq || pcore_bitmap(td) < 0) {
-		free((void *)td->pcores);
-		td->pcores = NULL;
-		td->rseq = NULL;
+	td->hybrid->rseq = TD_HAVE_RSEQ_GUARD ? td_sys_rseq_area() : NULL;
+	if (!td->hybrid->rseq || pcore_bitmap(td) < 0) {
+		free((void *)td->hybrid->pcores);
+		td->hybrid->pcores = NULL;
+		td->hybrid->rseq = NULL;
 		td->path = TD_PATH_READ;
 	}
 }
 
 void td_hybrid_close(struct td *td)
 {
-	free((void *)td->pcores);
-	td->pcores = NULL;
-	td_gen_free(td, td->ecore);
-	td->ecore = NULL;
+	if (!td->hybrid)
+		return;
+	free((void *)td->hybrid->pcores);
+	td_gen_free(td, td->hybrid->ecore);
+	free(td->hybrid);
+	td->hybrid = NULL;
 }
 
 /*
@@ -118,7 +121,7 @@ void td_hybrid_ecore_open(struct td *td, bool include_kernel)
 	 * opens on a P-core, E index 0); else never match (odd). */
 	g->cached_lock = td_load_once(g->pc[0]->lock) -
 			 (td_load_once(g->pc[0]->index) ? 1 : 0);
-	td->ecore = g;
+	td->hybrid->ecore = g;
 	td->kcount_ok = true; /* base 0, the P group's counts 0 since enable */
 }
 
@@ -182,7 +185,7 @@ static int ecore_values_off(struct td_gen *g, uint64_t *v, uint64_t *t)
 static int ecore_values(struct td *td, const struct td_sample *s,
 			uint64_t *v, uint64_t *t)
 {
-	struct td_gen *g = td->ecore;
+	struct td_gen *g = td->hybrid->ecore;
 
 	if (td->path != TD_PATH_RDPMC)
 		return td_gen_values(g, false, v, t);
@@ -212,14 +215,14 @@ static int ecore_values(struct td *td, const struct td_sample *s,
 static uint64_t ecore_unsched(struct td *td, const struct td_sample *s,
 			      const uint64_t *t, bool by_read)
 {
-	const struct td_gen *g = td->ecore;
+	const struct td_gen *g = td->hybrid->ecore;
 
 	if (!by_read && g->times_lock == g->cached_lock + 2) {
-		td->ecore_c = s->p_en - t[0];
-		td->ecore_c_ok = true;
+		td->hybrid->ecore_c = s->p_en - t[0];
+		td->hybrid->ecore_c_ok = true;
 	}
-	if (td->ecore_c_ok)
-		return td->ecore_c + (t[0] - t[1]) - s->p_run;
+	if (td->hybrid->ecore_c_ok)
+		return td->hybrid->ecore_c + (t[0] - t[1]) - s->p_run;
 	return (by_read ? s->p_en_now : s->p_en) - s->p_run - t[1];
 }
 
@@ -239,7 +242,7 @@ static uint64_t ecore_unsched(struct td *td, const struct td_sample *s,
  */
 void td_hybrid_fold(struct td *td, struct td_sample *s)
 {
-	struct td_gen *g = td->ecore;
+	struct td_gen *g = td->hybrid->ecore;
 	uint64_t v[TD_GEN_MAX], t[2];
 	struct td_counts now;
 	int err = ecore_values(td, s, v, t);
@@ -252,10 +255,10 @@ void td_hybrid_fold(struct td *td, struct td_sample *s)
 		td->untrusted++; /* regions spanning the bad reading */
 	td_formula_counts(&g->m, v, &now);
 	now.cat[TD_C_ECORE_SLOTS] = now.slots; /* level 2 per region */
-	counts_add_delta(&td->snap.base, &now, &td->ecore_last);
-	counts_add_delta(&td->last_read, &now, &td->ecore_last);
-	counts_add_delta(&s->c, &now, &td->ecore_last);
-	td->ecore_last = now;
+	counts_add_delta(&td->snap.base, &now, &td->hybrid->ecore_last);
+	counts_add_delta(&td->last_read, &now, &td->hybrid->ecore_last);
+	counts_add_delta(&s->c, &now, &td->hybrid->ecore_last);
+	td->hybrid->ecore_last = now;
 	if (s->on_ecore)
 		s->unsched = ecore_unsched(td, s, t, err & TD_GEN_BY_READ);
 	else

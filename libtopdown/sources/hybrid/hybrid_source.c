@@ -6,15 +6,22 @@
  * (hybrid.c), and the rseq guard that keeps RDPMC of the fixed
  * selectors off the E-cores.
  */
+#include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 
 #include "counter_group.h"
+#include "hybrid.h"
 #include "perf_metrics.h"
 
 static int hybrid_open(struct td *td, const struct td_open_req *req)
 {
-	int err = td_pm_group_open(td, req);
+	int err;
 
+	td->hybrid = calloc(1, sizeof(*td->hybrid));
+	if (!td->hybrid)
+		return -ENOMEM;
+	err = td_pm_group_open(td, req);
 	if (err < 0)
 		return err;
 	td_hybrid_ecore_open(td, req->include_kernel);
@@ -32,7 +39,7 @@ static int hybrid_sample(struct td *td, struct td_sample *s)
 {
 	int err = td_pm_sample(td, s);
 
-	if (td->ecore && err == 0)
+	if (td->hybrid->ecore && err == 0)
 		td_hybrid_fold(td, s); /* before note_schedule: fixes unsched */
 	return err;
 }
@@ -60,13 +67,13 @@ static void hybrid_info(const struct td *td, struct td_info *i)
 	char caps[32] = "";
 
 	td_pm_info(td, i);
-	if (!td->ecore)
+	if (!td->hybrid->ecore)
 		return;
 	i->flags |= TD_INFO_HYBRID_ECORE;
 	td_pm_pmu_name(td, caps, sizeof(caps));
 	/* e.g. "alderlake_hybrid+gracemont"; a longer one is cut short */
 	if (snprintf(i->uarch, sizeof(i->uarch), "%s+%s", caps,
-		     td->ecore->m.name) >= (int)sizeof(i->uarch))
+		     td->hybrid->ecore->m.name) >= (int)sizeof(i->uarch))
 		i->uarch[sizeof(i->uarch) - 1] = '\0';
 }
 

@@ -29,6 +29,7 @@
 
 #include "arch.h"
 #include "barrier.h"
+#include "hybrid.h"
 #include "source.h"
 
 /* cap_user_rdpmc is bit 2 of perf_event_mmap_page.capabilities. */
@@ -75,7 +76,7 @@ static bool hybrid_rdpmc(const struct td *td, uint32_t sidx, uint32_t midx,
 	enum td_guard g;
 
 	do
-		g = td_rdpmc_guarded(td->rseq, td->pcores, td->nr_cpus,
+		g = td_rdpmc_guarded(td->hybrid->rseq, td->hybrid->pcores, td->hybrid->nr_cpus,
 				     sidx - 1, midx - 1, &r->slots,
 				     &r->metrics);
 	while (g == TD_GUARD_ABORTED);
@@ -108,7 +109,7 @@ static inline bool rdpmc_read(const struct td *td, struct raw_reading *r)
 			return false;
 		r->unsched = td_load_once(spc->time_enabled) -
 			     td_load_once(spc->time_running);
-		if (TD_UNLIKELY(td->pcores)) {
+		if (TD_UNLIKELY(td->hybrid && td->hybrid->pcores)) {
 			if (!hybrid_rdpmc(td, sidx, midx, r))
 				return false;
 		} else {
@@ -235,7 +236,7 @@ static int rdpmc_sample(struct td *td, struct td_sample *s)
 
 	if (TD_LIKELY(rdpmc_read(td, &r)))
 		cumulative_sample(td, &r, s);
-	else if (!(td->ecore && ecore_p_sample(td, s)))
+	else if (!(td->hybrid && td->hybrid->ecore && ecore_p_sample(td, s)))
 		unreadable_sample(td, s);
 	return 0;
 }

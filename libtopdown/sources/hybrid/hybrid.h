@@ -1,0 +1,48 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The hybrid source's own state and entries: the E-core group and the
+ * rseq guard of hybrid parts (hybrid.c), composed with the PERF_METRICS
+ * source (hybrid_source.c).  Not installed.
+ */
+#ifndef TD_HYBRID_H
+#define TD_HYBRID_H
+
+#include "internal.h"
+
+/*
+ * The E-cores' slots (plain slots, cumulative) in an entry of struct
+ * td_counts that PERF_METRICS leaves free, so that a region's own delta
+ * says whether any of its slots came from an E-core (level 2 per
+ * region).  The hybrid source's alone.
+ */
+#define TD_C_ECORE_SLOTS (TD_NR_COUNTS - 1)
+_Static_assert(TD_C_ECORE_SLOTS > TD_M_SMT,
+	       "the E-cores' slots must not be a result category");
+
+/* The hybrid source's state, td->hybrid (allocated by its open). */
+struct td_hybrid {
+	/* the guard of RDPMC: where the fixed selectors exist (hybrid.c) */
+	const uint64_t *pcores;  /* bitmap of the CPUs of cpu_core, or NULL:
+				    no guard, the read(2) path */
+	uint32_t nr_cpus;        /* bits in pcores */
+	struct td_rseq *rseq;    /* the owner thread's registered rseq area */
+	/*
+	 * The E-cores' ordinary-counter group on cpu_atom, folded into base
+	 * at every reading (slot-weighted combination), or NULL.
+	 */
+	struct td_gen *ecore;
+	struct td_counts ecore_last; /* its counts at the last reading */
+	/*
+	 * cpu_core's time_enabled minus cpu_atom's (the groups were enabled
+	 * a moment apart; constant since), once learnt.
+	 */
+	uint64_t ecore_c;
+	bool ecore_c_ok;
+};
+
+TD_HIDDEN void td_hybrid_init(struct td *td);
+TD_HIDDEN void td_hybrid_close(struct td *td);
+TD_HIDDEN void td_hybrid_ecore_open(struct td *td, bool include_kernel);
+TD_HIDDEN void td_hybrid_fold(struct td *td, struct td_sample *s);
+
+#endif
