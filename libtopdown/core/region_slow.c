@@ -1,0 +1,262 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The slow path of td_region_begin / td_region_end: a reading through
+ * the handle's source, the reset the policy asks for, the region's copy
+ * of the handle's state, and the end's result and record through the
+ * source's delta (region.c keeps the fast path).
+ */
+#include <errno.h>
+#include <string.h>
+
+#include "begin_state.h"
+#include "source.h"
+
+/*
+ * The length the region is expected to have, for the budget: its last
+ * length, but no more than its error side was last learnt from (fast
+ * ends learn only that, in 2^16 slots; a slow end may have joined the
+ * budget's threshold to it).  Either bound errs on the short side.
+ */
+static uint64_t expected_length(const struct td_policy *pol,
+				const struct td_region_priv *p)
+{
+	uint64_t from_err = pol->k_q16 ? p->reset_at / pol->k_q16 << 16
+				       : p->len;
+
+	return p->len < from_err ? p->len : from_err;
+}
+
+/*
+ * Reset before the begin reading when the policy says so.  Enclosing
+ * regions keep their snapshots in folded units and are unaffected; the
+ * user-mode tail of the ioctl wrapper after the kernel's reset is charged
+ * to them, the head before it (a few dozen slots) is lost.
+ */
+static bool reset_due(struct td *td, const struct td_region_priv *p,
+		      uint64_t raw_slots)
+{
+	const struct td_policy *pol = &td->policy;
+
+	if (pol->kind == TD_RESET_ALWAYS)
+		return true;
+	if (p->owner || p->key || p->reset_at) /* called before */
+		return raw_slots > p->reset_at &&
+		       td_policy_budget_allows(&td->policy, raw_slots,
+					       expected_length(pol, p));
+	return td_policy_reset_due(&td->policy, raw_slots, 0);
+}
+
+static void maybe_reset(struct td *td, const struct td_region_priv *p,
+			struct td_sample *s)
+{
+	if (!td->src->reset || td->path != TD_PATH_RDPMC || td->clear_mode ||
+	    !s->valid || !reset_due(td, p, s->raw_slots))
+		return;
+	struct td_snap saved = td->snap;
+	uint64_t fold_slots = s->raw_slots, fold_metrics = s->raw_metrics;
+
+	if (td->src->reset(td, s) < 0)
+		return;
+	td_policy_charge(&td->policy);
+	struct td_counts folded_base = td->snap.base;
+
+	td_take_sample(td, s);
+	/*
+	 * _perf_event_reset zeroes the hardware only through pmu->read of an
+	 * active event: if the group was switched out between our reading
+	 * and the ioctl, nothing was zeroed and the schedule-in restored the
+	 * old values.  SLOTS not below the fold reading says so: undo the
+	 * fold, or those slots would be counted twice.  What the second
+	 * reading itself added to the base stays: on hybrid parts, the
+	 * E-cores' counts of the stint that kept the group switched out.
+	 */
+	if (s->valid && s->raw_slots >= fold_slots) {
+		struct td_snap folded = td->snap;
+
+		td->snap.base = saved.base;
+		td->snap.base.slots += folded.base.slots - folded_base.slots;
+		for (unsigned i = 0; i < TD_NR_COUNTS; i++)
+			td->snap.base.cat[i] +=
+				folded.base.cat[i] - folded_base.cat[i];
+		td->snap.qerr_base = saved.qerr_base;
+		/* but the kernel's counts were zeroed: they pair no more */
+		td->kcount_ok = false;
+		td->last_raw_slots = fold_slots;
+		td->last_raw_metrics = fold_metrics;
+		td->resets--;
+		td_policy_refund(&td->policy);
+		td_snap_publish(td, &folded);
+		td_take_sample(td, s);
+	}
+}
+
+static void store_begin(struct td *td, struct td_region_priv *p,
+			const struct td_sample *s)
+{
+	p->snap = td->snap;
+	p->snap.qerr_base -= s->qself; /* its own error is the region's */
+	p->slots = s->raw_slots; /* the raw reading: the error scale */
+	p->metrics = s->raw_slots ? s->raw_metrics : 0;
+	/* Only the fast path reads what the key vouches for. */
+	p->key = td->fast && s->valid ? td->epoch_hi | td->last_lock : 0;
+	if (!s->raw_slots) /* a folded reading: read(2), metrics-clear, ... */
+		p->snap.base = s->c;
+	if (!s->valid) {
+		p->snap.resets |= TD_BEGIN_UNREAD;
+	}
+	p->owner = td;
+}
+
+int td_slow_begin(struct td *td, struct td_region_priv *p)
+{
+	struct td_sample s;
+	int err = td_take_sample(td, &s);
+
+	if (TD_UNLIKELY(err < 0)) {
+		p->owner = NULL;
+		return err;
+	}
+	if (td->policy.kind != TD_RESET_NEVER)
+		maybe_reset(td, p, &s);
+	store_begin(td, p, &s);
+	return 0;
+}
+
+/* Anything but this thread's fast handle and a closed region. */
+int td_begin_checked(struct td *td, struct td_region *r)
+{
+	if (!td || !r)
+		return -EINVAL;
+	if (!td_owner_ok(td))
+		return td_owner_error(td);
+	if (priv(r)->owner)
+		return -EALREADY;
+	return td_slow_begin(td, priv(r));
+}
+
+/*
+ * A region that cannot be trusted: the begin could not read, the end
+ * could not read, or an untrusted event (foreign reset, descheduling,
+ * unreadable reading) happened in between.
+ */
+static bool region_reliable(const struct td *td,
+			    const struct td_region_priv *p,
+			    const struct td_sample *s)
+{
+	return s->valid && !(p->snap.resets & TD_BEGIN_UNREAD) &&
+	       td->snap.untrusted == p->snap.untrusted;
+}
+
+static uint32_t region_resets(const struct td *td,
+			      const struct td_region_priv *p)
+{
+	return (td->snap.resets - p->snap.resets) & TD_SNAP_RESETS_MASK;
+}
+
+/* Returns the result flags the source adds (its delta operation). */
+static unsigned region_delta(const struct td *td,
+			     const struct td_region_priv *p,
+			     const struct td_sample *s, struct td_delta *d)
+{
+	struct td_counts begin = p->snap.base;
+	unsigned flags;
+
+	td_counts_add(&begin, p->slots, p->metrics);
+	flags = td->src->delta(td, &begin, &s->c, d);
+	d->qerr = s->qerr_base + s->raw_slots - p->snap.qerr_base + p->slots;
+	return flags;
+}
+
+static void fill_result(const struct td *td, const struct td_region_priv *p,
+			const struct td_sample *s, struct td_result *res)
+{
+	struct td_delta d;
+	unsigned flags = region_delta(td, p, s, &d);
+
+	td_decode_src(&d, flags & TD_RESULT_L2, flags, res);
+	res->flags |= flags & ~TD_RESULT_L2;
+	res->resets = region_resets(td, p);
+	if (td->path == TD_PATH_READ)
+		res->flags |= TD_RESULT_READ_PATH;
+	if (!region_reliable(td, p, s) ||
+	    !td->src->consistent(td, &d) || (flags & TD_RESULT_UNRELIABLE))
+		td_record_mark_unreliable(res);
+}
+
+static void emit_record(struct td *td, const struct td_region_priv *p,
+			const struct td_sample *s)
+{
+	struct td_record rec;
+	struct td_delta d;
+	unsigned flags = region_delta(td, p, s, &d);
+
+	rec.slots = d.slots > 0 ? (uint64_t)d.slots : 0;
+	memcpy(rec.cat, d.cat, sizeof(rec.cat));
+	rec.qerr = d.qerr;
+	rec.flags = flags; /* _L2 where this region measured it */
+	if (td->path == TD_PATH_READ)
+		rec.flags |= TD_RESULT_READ_PATH;
+	if (!region_reliable(td, p, s) || !td->src->consistent(td, &d))
+		rec.flags |= TD_RESULT_UNRELIABLE;
+	rec.resets = region_resets(td, p);
+	rec.name = NULL;
+	memset(rec.reserved, 0, sizeof(rec.reserved));
+	td_sink_put(td, &rec, flags & TD_RESULT_MULTIPLEXED ? d.l2raw : NULL);
+}
+
+/* Everything an end does once it has its reading. */
+static void finish_end(struct td *td, struct td_region_priv *p,
+		       const struct td_sample *s, struct td_result *res)
+{
+	if (s->valid && !(p->snap.resets & TD_BEGIN_UNREAD))
+		td_learn_length(td, p, s->c.slots - (p->snap.base.slots + p->slots));
+	if (res)
+		fill_result(td, p, s, res);
+	if (td->sink.buf || td->sink.pending)
+		emit_record(td, p, s);
+	p->owner = NULL;
+}
+
+/* Anything but the plain fast end: own frame, out of the hot path. */
+int td_slow_end(struct td *td, struct td_region *r, struct td_result *res)
+{
+	struct td_region_priv *p = priv(r);
+	struct td_sample s;
+	int err;
+
+	if (TD_UNLIKELY(!td || !r))
+		return -EINVAL;
+	if (TD_UNLIKELY(!td_owner_ok(td)))
+		return td_owner_error(td);
+	if (TD_UNLIKELY(!p->owner))
+		return -ESRCH;
+	if (TD_UNLIKELY(p->owner != td))
+		return -EXDEV;
+	err = td_take_sample(td, &s);
+	if (TD_UNLIKELY(err < 0))
+		return err;
+	finish_end(td, p, &s, res);
+	return 0;
+}
+
+/*
+ * A fast reading of both registers that passed its checks, with
+ * somewhere to go: a result, a record.
+ */
+int td_end_with_reading(struct td *td, struct td_region_priv *p,
+			struct td_result *res, uint64_t slots, uint64_t metrics)
+{
+	struct td_sample s;
+
+	td->last_raw_slots = slots;
+	td->last_raw_metrics = metrics;
+	s.valid = true;
+	s.raw_slots = slots;
+	s.raw_metrics = metrics;
+	s.unsched = td->last_unsched;
+	s.qerr_base = td->snap.qerr_base;
+	s.c = td->snap.base;
+	td_counts_add(&s.c, slots, metrics);
+	finish_end(td, p, &s, res);
+	return 0;
+}
