@@ -147,7 +147,8 @@ TD_API int td_open(struct td **out, const struct td_options *opts);
 
 /* Close (NULL: no-op) and free td.  Named regions are unlinked, totals
  * kept (with TOPDOWN_REPORT, handed to the process's report, written at
- * exit).  Any thread, not concurrently with use; a fork() child too. */
+ * exit); an attached record buffer is finished as by td_records_detach.
+ * Any thread, not concurrently with use; a fork() child too. */
 TD_API void td_close(struct td *td);
 
 /* Start a region.  Returns 0, or:
@@ -237,7 +238,10 @@ TD_API struct td_named *td_named_next(const struct td *td,
 TD_API int td_named_unlink(struct td *td, struct td_named *n);
 
 /* One region's raw counts: with a buffer attached, each successful
- * td_region_end (named or not) appends one; no division, no allocation. */
+ * td_region_end (named or not) appends one; no division, no allocation.
+ * While attached a record may hold the region's two readings instead:
+ * read it with td_record_decode(), or after td_records_detach() or
+ * td_close(), which turn every record into the counts below. */
 struct td_record {
 	uint64_t slots;             /* pipeline slots of the region */
 	int64_t cat[TD_CAT_COUNT];  /* category slots x 255, signed */

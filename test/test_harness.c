@@ -381,6 +381,34 @@ static void test_records_of_readings(void **state)
 	assert_true(buf[0].flags & TD_RESULT_UNRELIABLE);
 }
 
+/* td_close finishes an attached buffer's records of readings. */
+static void test_records_finished_at_close(void **state)
+{
+	struct td_options o = TD_OPTIONS_INIT;
+	struct td_record buf[3];
+	struct td_region r = { { 0 } };
+	struct td *td = NULL;
+
+	(void)state;
+	emu_setup(EMU_SPR);
+	o.reset_policy = TD_RESET_NEVER;
+	assert_int_equal(td_open(&td, &o), 0);
+	for (int i = 0; i < 2; i++)
+		measure_region(td, &r, 2000000, &MIX_CHAIN, NULL);
+	assert_int_equal(td_records_attach(td, buf, 3), 0);
+	for (int i = 0; i < 3; i++)
+		measure_region(td, &r, 2000000 + 1000 * (uint64_t)i, &MIX_DRAM,
+			       NULL);
+	td_close(td);
+	for (int i = 0; i < 3; i++) {
+		assert_int_equal(buf[i].slots, 2000000 + 1000 * (uint64_t)i);
+		assert_int_equal(buf[i].flags, TD_RESULT_L2);
+		assert_null(buf[i].name);
+		assert_true(buf[i].cat[TD_CAT_MEM_BOUND] > 0); /* counts now */
+	}
+	emu_teardown();
+}
+
 /* Unreliable records decode as unreliable. */
 static void test_records_unreliable(void **state)
 {
@@ -643,6 +671,7 @@ int main(void)
 						teardown),
 		cmocka_unit_test_setup_teardown(test_records_decode_equal,
 						setup_spr, teardown),
+		cmocka_unit_test(test_records_finished_at_close),
 		cmocka_unit_test_setup_teardown(test_records_of_readings,
 						setup_spr_never, teardown),
 		cmocka_unit_test_setup_teardown(test_records_unreliable,

@@ -46,6 +46,7 @@ void td_close(struct td *td)
 	if (!td)
 		return;
 	td_env_report_close(td);
+	td_records_finish(td);
 	td_named_unlink_all(td);
 	if (td->src)
 		td->src->close(td);

@@ -370,6 +370,8 @@ TD_HIDDEN bool td_delta_consistent(const struct td_delta *d, bool l2);
 TD_HIDDEN void td_decode_src(const struct td_delta *d, bool l2, unsigned src,
 			     struct td_result *res);
 
+/* record.c: a record buffer's readings turned into counts (td_close). */
+TD_HIDDEN void td_records_finish(struct td *td);
 /* record.c: a region's record, and where it goes. */
 TD_HIDDEN void td_sink_put(struct td *td, struct td_record *rec,
 			    const uint64_t *l2raw);

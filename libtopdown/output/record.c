@@ -66,15 +66,22 @@ int td_records_attach(struct td *td, struct td_record *buf, size_t cap)
 	return 0;
 }
 
+/* Every record of readings in the attached buffer turned into counts. */
+void td_records_finish(struct td *td)
+{
+	for (struct td_record *rec = td->sink.buf; rec && rec < td->sink.next;
+	     rec++)
+		if (rec->flags & TD_RECORD_READINGS)
+			finish_readings(rec);
+}
+
 int td_records_detach(struct td *td, size_t *count, uint64_t *dropped)
 {
 	if (!td)
 		return -EINVAL;
 	if (!td->sink.buf)
 		return -ENOENT;
-	for (struct td_record *rec = td->sink.buf; rec < td->sink.next; rec++)
-		if (rec->flags & TD_RECORD_READINGS)
-			finish_readings(rec);
+	td_records_finish(td);
 	if (count)
 		*count = (size_t)(td->sink.next - td->sink.buf);
 	if (dropped)
