@@ -227,6 +227,32 @@ struct td_gen;
 struct td_hybrid;
 struct td_source_ops;
 
+/*
+ * The PERF_METRICS source's own state (sources/perf_metrics/, also used
+ * by the hybrid source it serves), embedded in the handle: the fast path
+ * reads none of it.
+ */
+struct td_pm {
+	int metric_fd[TD_NR_METRICS];
+	struct td_counts last_read; /* read(2) path: last counts returned */
+	/*
+	 * RDPMC metrics-clear mode (Lunar Lake P-cores and later): every
+	 * user RDPMC of the trigger register zeroes SLOTS and PERF_METRICS.
+	 * Which of the two reads triggers is learnt at run time.
+	 */
+	bool clear_mode;
+	enum td_clear_trigger clear_trigger;
+	/*
+	 * pm_reading.c: snap.base plus the cpu_core group's kernel counts
+	 * (read(2)) are its counts in our units.  True from open and after
+	 * each of our resets (IOC_RESET zeroes both); false once a fold put
+	 * P counts into base that the kernel's counts hold too (a foreign
+	 * reset, an undone reset, a read(2) that raced a schedule-in).
+	 */
+	bool kcount_ok;
+};
+
+
 struct td {
 	/* The TopDown source (source.h), chosen by td_open. */
 	const struct td_source_ops *src;
@@ -235,7 +261,6 @@ struct td {
 	struct td_gen *gen;      /* ordinary-counter sources' group, or NULL */
 	enum td_path path;
 	int leader_fd;
-	int metric_fd[TD_NR_METRICS];
 	struct perf_event_mmap_page *slots_pc;  /* leader's user page */
 	struct perf_event_mmap_page *metric_pc; /* first metric's user page */
 	size_t page_size;
@@ -257,20 +282,12 @@ struct td {
 	bool fast_capable;       /* the source: its fixed selectors exist on
 				    every CPU the thread may run on */
 	bool fast;               /* RDPMC of the fixed selectors is safe */
-	struct td_counts last_read; /* read(2) path: last counts returned */
 	uint64_t foreign_resets; /* SLOTS went backwards: someone else reset */
 	uint64_t resets;         /* IOC_RESETs the library issued */
 	uint64_t untrusted;      /* foreign resets, deschedulings, unreadable */
 
 	struct td_policy policy;
 
-	/*
-	 * RDPMC metrics-clear mode (Lunar Lake P-cores and later): every
-	 * user RDPMC of the trigger register zeroes SLOTS and PERF_METRICS.
-	 * Which of the two reads triggers is learnt at run time.
-	 */
-	bool clear_mode;
-	enum td_clear_trigger clear_trigger;
 
 	struct td_sink sink;
 	struct td_named *named;  /* named regions linked in: named.c */
@@ -283,14 +300,8 @@ struct td {
 
 	/* the hybrid source's own state (sources/hybrid/hybrid.h), or NULL */
 	struct td_hybrid *hybrid;
-	/*
-	 * pm_reading.c: snap.base plus the cpu_core group's kernel counts
-	 * (read(2)) are its counts in our units.  True from open and after
-	 * each of our resets (IOC_RESET zeroes both); false once a fold put
-	 * P counts into base that the kernel's counts hold too (a foreign
-	 * reset, an undone reset, a read(2) that raced a schedule-in).
-	 */
-	bool kcount_ok;
+	/* the PERF_METRICS source's own state (sources/perf_metrics) */
+	struct td_pm pm;
 };
 
 /* owner.c: thread and fork checks of the hot path. */
@@ -347,9 +358,8 @@ TD_HIDDEN int td_group_open(struct td *td, bool include_kernel,
 TD_HIDDEN void td_group_close(struct td *td);
 TD_HIDDEN int td_group_reset(struct td *td);
 
-/* pm_reading.c: take a reading through the handle's source. */
+/* sample.c: take a reading through the handle's source. */
 TD_HIDDEN int td_take_sample(struct td *td, struct td_sample *s);
-TD_HIDDEN int td_fold_and_reset(struct td *td, const struct td_sample *s);
 /* After td->snap, resets or untrusted changed: new version, keys. */
 TD_HIDDEN void td_snap_publish(struct td *td, const struct td_snap *before);
 
@@ -358,6 +368,8 @@ TD_HIDDEN void td_snap_publish(struct td *td, const struct td_snap *before);
  * paths the handle uses (RDPMC, metrics-clear, read(2)).
  */
 TD_HIDDEN int td_pm_sample(struct td *td, struct td_sample *s);
+/* pm_reading.c: the PERF_METRICS source's reset operation (source.h). */
+TD_HIDDEN int td_pm_reset(struct td *td, struct td_sample *s);
 
 /* errors.c: the CPU named by td_strerror(-ENOSYS) on this thread. */
 TD_HIDDEN void td_set_unknown_cpu(const char *desc);

@@ -47,8 +47,8 @@ void td_fast_path_setup(struct td *td)
 	 * Fixed selectors are RDPMCed before any check, which is safe only
 	 * where the source says every CPU has them (td->fast_capable).
 	 */
-	td->fast = td->path == TD_PATH_RDPMC && !td->clear_mode &&
-		   td->fast_capable && TD_HAVE_USER_READ &&
+	td->fast = td->path == TD_PATH_RDPMC && td->fast_capable &&
+		   TD_HAVE_USER_READ &&
 		   td->policy.kind != TD_RESET_ALWAYS &&
 		   td->slots_pc->index == TD_RDPMC_SLOTS + 1 &&
 		   td->metric_pc->index == TD_RDPMC_METRICS + 1;

@@ -49,45 +49,12 @@ static bool reset_due(struct td *td, const struct td_region_priv *p,
 static void maybe_reset(struct td *td, const struct td_region_priv *p,
 			struct td_sample *s)
 {
-	if (!td->src->reset || td->path != TD_PATH_RDPMC || td->clear_mode ||
-	    !s->valid || !reset_due(td, p, s->raw_slots))
-		return;
-	struct td_snap saved = td->snap;
-	uint64_t fold_slots = s->raw_slots, fold_metrics = s->raw_metrics;
-
-	if (td->src->reset(td, s) < 0)
+	if (!td->src->reset || td->path != TD_PATH_RDPMC || !s->valid ||
+	    !reset_due(td, p, s->raw_slots))
 		return;
 	td_policy_charge(&td->policy);
-	struct td_counts folded_base = td->snap.base;
-
-	td_take_sample(td, s);
-	/*
-	 * _perf_event_reset zeroes the hardware only through pmu->read of an
-	 * active event: if the group was switched out between our reading
-	 * and the ioctl, nothing was zeroed and the schedule-in restored the
-	 * old values.  SLOTS not below the fold reading says so: undo the
-	 * fold, or those slots would be counted twice.  What the second
-	 * reading itself added to the base stays: on hybrid parts, the
-	 * E-cores' counts of the stint that kept the group switched out.
-	 */
-	if (s->valid && s->raw_slots >= fold_slots) {
-		struct td_snap folded = td->snap;
-
-		td->snap.base = saved.base;
-		td->snap.base.slots += folded.base.slots - folded_base.slots;
-		for (unsigned i = 0; i < TD_NR_COUNTS; i++)
-			td->snap.base.cat[i] +=
-				folded.base.cat[i] - folded_base.cat[i];
-		td->snap.qerr_base = saved.qerr_base;
-		/* but the kernel's counts were zeroed: they pair no more */
-		td->kcount_ok = false;
-		td->last_raw_slots = fold_slots;
-		td->last_raw_metrics = fold_metrics;
-		td->resets--;
+	if (td->src->reset(td, s) <= 0) /* none made, or undone */
 		td_policy_refund(&td->policy);
-		td_snap_publish(td, &folded);
-		td_take_sample(td, s);
-	}
 }
 
 static void store_begin(struct td *td, struct td_region_priv *p,

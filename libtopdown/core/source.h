@@ -41,11 +41,13 @@ struct td_source_ops {
 	/* A reading on the slow path, as monotonic counts. */
 	int (*sample)(struct td *td, struct td_sample *s);
 	/*
-	 * Fold the reading s into the handle's counts and zero the
-	 * hardware (one counted PERF_EVENT_IOC_RESET); NULL where counts
-	 * are exact and nothing needs resetting.
+	 * Fold the reading s into the handle's counts, zero the hardware
+	 * (one counted PERF_EVENT_IOC_RESET) and read again into s; returns
+	 * 1 when the reset stands, 0 when none was made or it was undone,
+	 * a negative errno.  NULL where counts are exact and nothing needs
+	 * resetting.
 	 */
-	int (*reset)(struct td *td, const struct td_sample *s);
+	int (*reset)(struct td *td, struct td_sample *s);
 	/*
 	 * A region's delta b - a in category slots x 255, cut to what the
 	 * region measured (level 2 zeroed where it has none); returns the

@@ -122,7 +122,7 @@ void td_hybrid_ecore_open(struct td *td, bool include_kernel)
 	g->cached_lock = td_load_once(g->pc[0]->lock) -
 			 (td_load_once(g->pc[0]->index) ? 1 : 0);
 	td->hybrid->ecore = g;
-	td->kcount_ok = true; /* base 0, the P group's counts 0 since enable */
+	td->pm.kcount_ok = true; /* base 0, the P group's counts 0 since enable */
 }
 
 static void counts_add_delta(struct td_counts *c, const struct td_counts *now,
@@ -256,7 +256,7 @@ void td_hybrid_fold(struct td *td, struct td_sample *s)
 	td_formula_counts(&g->m, v, &now);
 	now.cat[TD_C_ECORE_SLOTS] = now.slots; /* level 2 per region */
 	counts_add_delta(&td->snap.base, &now, &td->hybrid->ecore_last);
-	counts_add_delta(&td->last_read, &now, &td->hybrid->ecore_last);
+	counts_add_delta(&td->pm.last_read, &now, &td->hybrid->ecore_last);
 	counts_add_delta(&s->c, &now, &td->hybrid->ecore_last);
 	td->hybrid->ecore_last = now;
 	if (s->on_ecore)

@@ -16,7 +16,7 @@
 /* RDPMC metrics-clear mode where the PMU offers it (format/metrics_clear). */
 int td_pm_group_open(struct td *td, const struct td_open_req *req)
 {
-	td->clear_mode = td->pmu.metrics_clear_config1 && req->metrics_clear;
+	td->pm.clear_mode = td->pmu.metrics_clear_config1 && req->metrics_clear;
 	return td_group_open(td, req->include_kernel, req->want_rdpmc);
 }
 
@@ -27,10 +27,11 @@ static int pm_open(struct td *td, const struct td_open_req *req)
 	/*
 	 * Every CPU of a PMU that covers them all has fixed counter 3 and
 	 * PERF_METRICS: begin/end may RDPMC their fixed selectors before
-	 * any check (region.c).
+	 * any check (region.c), but for metrics-clear mode, where every
+	 * reading is folded at once (pm_reading.c).
 	 */
 	if (err == 0)
-		td->fast_capable = true;
+		td->fast_capable = !td->pm.clear_mode;
 	return err;
 }
 
@@ -77,7 +78,7 @@ void td_pm_pmu_name(const struct td *td, char *out, size_t len)
 void td_pm_info(const struct td *td, struct td_info *i)
 {
 	i->levels = pm_level2(td) ? 2 : 1;
-	if (td->clear_mode)
+	if (td->pm.clear_mode)
 		i->flags |= TD_INFO_METRICS_CLEAR;
 	td_pm_pmu_name(td, i->uarch, sizeof(i->uarch));
 }
@@ -87,7 +88,7 @@ const struct td_source_ops td_source_perf_metrics = {
 	.open = pm_open,
 	.close = td_pm_close,
 	.sample = td_pm_sample,
-	.reset = td_fold_and_reset,
+	.reset = td_pm_reset,
 	.delta = td_pm_delta,
 	.consistent = td_pm_consistent,
 	.info = td_pm_info,

@@ -62,7 +62,7 @@ static int open_members(struct td *td, bool include_kernel)
 
 	td_fill_attr(&attr, td->pmu.type, td->pmu.slots_config, true, include_kernel);
 	/* metrics-clear mode: config1 of the slots event (K-new) */
-	if (td->clear_mode)
+	if (td->pm.clear_mode)
 		attr.config1 = td->pmu.metrics_clear_config1;
 	fd = td_sys_perf_open(&attr, -1);
 	if (fd < 0)
@@ -74,7 +74,7 @@ static int open_members(struct td *td, bool include_kernel)
 		fd = td_sys_perf_open(&attr, td->leader_fd);
 		if (fd < 0)
 			return td_open_error(fd);
-		td->metric_fd[i] = fd;
+		td->pm.metric_fd[i] = fd;
 	}
 	return 0;
 }
@@ -94,7 +94,7 @@ static int map_pages(struct td *td)
 	td->slots_pc = td_sys_map(td->leader_fd, td->page_size);
 	if (!td->slots_pc)
 		return errno ? -errno : -ENOMEM;
-	td->metric_pc = td_sys_map(td->metric_fd[0], td->page_size);
+	td->metric_pc = td_sys_map(td->pm.metric_fd[0], td->page_size);
 	if (!td->metric_pc)
 		return errno ? -errno : -ENOMEM;
 	return 0;
@@ -109,7 +109,7 @@ static void choose_path(struct td *td, bool want_rdpmc)
 	td->path = ok ? TD_PATH_RDPMC : TD_PATH_READ;
 	/* The clear happens on user RDPMC only: no effect on read(2). */
 	if (td->path != TD_PATH_RDPMC)
-		td->clear_mode = false;
+		td->pm.clear_mode = false;
 }
 
 int td_group_open(struct td *td, bool include_kernel, bool want_rdpmc)
@@ -119,7 +119,7 @@ int td_group_open(struct td *td, bool include_kernel, bool want_rdpmc)
 	td->page_size = (size_t)sysconf(_SC_PAGESIZE);
 	td->leader_fd = -1;
 	for (unsigned i = 0; i < TD_NR_METRICS; i++)
-		td->metric_fd[i] = -1;
+		td->pm.metric_fd[i] = -1;
 	err = open_members(td, include_kernel);
 	if (err < 0)
 		return err;
@@ -141,8 +141,8 @@ void td_group_close(struct td *td)
 	td_sys_unmap(td->slots_pc, td->page_size);
 	td->metric_pc = td->slots_pc = NULL;
 	for (unsigned i = 0; i < TD_NR_METRICS; i++) {
-		td_sys_close(td->metric_fd[i]);
-		td->metric_fd[i] = -1;
+		td_sys_close(td->pm.metric_fd[i]);
+		td->pm.metric_fd[i] = -1;
 	}
 	td_sys_close(td->leader_fd);
 	td->leader_fd = -1;

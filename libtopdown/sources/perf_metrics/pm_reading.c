@@ -135,7 +135,7 @@ static void fold_foreign_reset(struct td *td)
 {
 	td_counts_add(&td->snap.base, td->last_raw_slots, td->last_raw_metrics);
 	td->snap.qerr_base += td->last_raw_slots;
-	td->kcount_ok = false; /* the kernel's counts hold these slots too */
+	td->pm.kcount_ok = false; /* the kernel's counts hold these slots too */
 	note_foreign_reset(td);
 }
 
@@ -196,7 +196,7 @@ static bool ecore_p_sample(struct td *td, struct td_sample *s)
 	int n;
 
 	td_compiler_barrier();
-	if (!td->kcount_ok || td->clear_mode || (lock & 1) ||
+	if (!td->pm.kcount_ok || td->pm.clear_mode || (lock & 1) ||
 	    td_load_once(pc->index))
 		return false;
 	en = td_load_once(pc->time_enabled);
@@ -204,7 +204,7 @@ static bool ecore_p_sample(struct td *td, struct td_sample *s)
 	n = td_sys_read(td->leader_fd, buf, len);
 	td_compiler_barrier();
 	if (td_load_once(pc->lock) != lock) {
-		td->kcount_ok = false; /* the read may have reset: void */
+		td->pm.kcount_ok = false; /* the read may have reset: void */
 		return false;
 	}
 	if (n != (int)len || buf[0] != 1 + td->pmu.nr_metrics)
@@ -267,7 +267,7 @@ static void probe_clear_trigger(struct td *td, uint32_t sidx, uint32_t midx,
 
 	if (s1 && s2 < s1) {
 		/* Both reads cleared: the categories of s1 + s2 are lost. */
-		td->clear_trigger = TD_CLEAR_BY_SLOTS;
+		td->pm.clear_trigger = TD_CLEAR_BY_SLOTS;
 		note_foreign_reset(td);
 		td->snap.base.slots += s1 + s2;
 		r->slots = 0;
@@ -280,19 +280,19 @@ static void probe_clear_trigger(struct td *td, uint32_t sidx, uint32_t midx,
 	if (!s2)
 		return;
 	if (s3 < s2) {
-		td->clear_trigger = TD_CLEAR_BY_METRICS;
+		td->pm.clear_trigger = TD_CLEAR_BY_METRICS;
 		return;
 	}
-	td->clear_mode = false; /* counters kept counting: not in effect */
+	td->pm.clear_mode = false; /* counters kept counting: not in effect */
 }
 
 static inline void clear_mode_read(struct td *td, uint32_t sidx,
 				   uint32_t midx, struct raw_reading *r)
 {
-	if (TD_LIKELY(td->clear_trigger == TD_CLEAR_BY_METRICS)) {
+	if (TD_LIKELY(td->pm.clear_trigger == TD_CLEAR_BY_METRICS)) {
 		r->slots = td_rdpmc(sidx - 1) & TD_SLOTS_MASK;
 		r->metrics = td_rdpmc(midx - 1);
-	} else if (td->clear_trigger == TD_CLEAR_BY_SLOTS) {
+	} else if (td->pm.clear_trigger == TD_CLEAR_BY_SLOTS) {
 		r->metrics = td_rdpmc(midx - 1);
 		r->slots = td_rdpmc(sidx - 1) & TD_SLOTS_MASK;
 	} else {
@@ -333,7 +333,7 @@ static int clear_sample(struct td *td, struct td_sample *s)
 		unreadable_sample(td, s);
 		return 0;
 	}
-	if (TD_UNLIKELY(!td->clear_mode)) { /* the probe found no clearing */
+	if (TD_UNLIKELY(!td->pm.clear_mode)) { /* the probe found no clearing */
 		cumulative_sample(td, &r, s);
 		return 0;
 	}
@@ -363,7 +363,7 @@ static int read_sample(struct td *td, struct td_sample *s)
 		return n < 0 ? n : -EIO;
 	/* Someone's IOC_RESET zeroed the kernel counts: continue from base. */
 	if (TD_UNLIKELY(buf[3] < td->last_raw_slots)) {
-		td->snap.base = td->last_read;
+		td->snap.base = td->pm.last_read;
 		td->last_raw_slots = 0;
 		note_foreign_reset(td);
 	}
@@ -381,7 +381,7 @@ static int read_sample(struct td *td, struct td_sample *s)
 	td->snap.qerr_base += interval + 255 +
 			 2 * restore_error(td, lock, interval + 255);
 	td->last_raw_slots = buf[3];
-	td->last_read = s->c;
+	td->pm.last_read = s->c;
 	s->raw_slots = 0;
 	s->unsched = buf[1] - buf[2];
 	s->valid = true;
@@ -391,7 +391,7 @@ static int read_sample(struct td *td, struct td_sample *s)
 /* The PERF_METRICS source's reading: metrics-clear, RDPMC or read(2). */
 int td_pm_sample(struct td *td, struct td_sample *s)
 {
-	if (TD_UNLIKELY(td->clear_mode))
+	if (TD_UNLIKELY(td->pm.clear_mode))
 		return clear_sample(td, s);
 	if (TD_LIKELY(td->path == TD_PATH_RDPMC))
 		return rdpmc_sample(td, s);
@@ -404,7 +404,7 @@ int td_pm_sample(struct td *td, struct td_sample *s)
  * Only after the kernel has reset are the counters switched over, so a
  * failed ioctl leaves the state consistent (and no reset counted).
  */
-int td_fold_and_reset(struct td *td, const struct td_sample *s)
+static int td_fold_and_reset(struct td *td, const struct td_sample *s)
 {
 	struct td_snap before = td->snap;
 	int err = td_group_reset(td);
@@ -415,7 +415,7 @@ int td_fold_and_reset(struct td *td, const struct td_sample *s)
 	td->snap.qerr_base += s->raw_slots;
 	td->last_raw_slots = 0;
 	td->last_raw_metrics = 0;
-	td->kcount_ok = true; /* IOC_RESET zeroed the kernel's counts too */
+	td->pm.kcount_ok = true; /* IOC_RESET zeroed the kernel's counts too */
 	/* IOC_RESET updates the page itself: not a restore. */
 	td->last_lock = td_load_once(td->slots_pc->lock);
 	td->resets++;
@@ -423,3 +423,50 @@ int td_fold_and_reset(struct td *td, const struct td_sample *s)
 	return 0;
 }
 
+/*
+ * The source's reset: fold the reading s and zero the hardware
+ * (PERF_EVENT_IOC_RESET), then read again into s.  Returns 1 when the
+ * reset stands, 0 when none was made (metrics-clear mode needs none) or
+ * it was undone, a negative errno when the ioctl failed.
+ *
+ * _perf_event_reset (kernel/events/core.c) zeroes the hardware only
+ * through pmu->read of an active event: if the group was switched out
+ * between our reading and the ioctl, nothing was zeroed and the
+ * schedule-in restored the old values.  SLOTS not below the fold reading
+ * says so: the fold is undone, or those slots would be counted twice.
+ * What the second reading itself added to the base stays: on hybrid
+ * parts, the E-cores' counts of the stint that kept the group switched
+ * out.
+ */
+int td_pm_reset(struct td *td, struct td_sample *s)
+{
+	struct td_snap saved = td->snap;
+	uint64_t fold_slots = s->raw_slots, fold_metrics = s->raw_metrics;
+	struct td_counts folded_base;
+	int err;
+
+	if (td->pm.clear_mode)
+		return 0;
+	err = td_fold_and_reset(td, s);
+	if (err < 0)
+		return err;
+	folded_base = td->snap.base;
+	td_take_sample(td, s);
+	if (!s->valid || s->raw_slots < fold_slots)
+		return 1;
+	struct td_snap folded = td->snap;
+
+	td->snap.base = saved.base;
+	td->snap.base.slots += folded.base.slots - folded_base.slots;
+	for (unsigned i = 0; i < TD_NR_COUNTS; i++)
+		td->snap.base.cat[i] += folded.base.cat[i] - folded_base.cat[i];
+	td->snap.qerr_base = saved.qerr_base;
+	/* but the kernel's counts were zeroed: they pair no more */
+	td->pm.kcount_ok = false;
+	td->last_raw_slots = fold_slots;
+	td->last_raw_metrics = fold_metrics;
+	td->resets--;
+	td_snap_publish(td, &folded);
+	td_take_sample(td, s);
+	return 0;
+}
