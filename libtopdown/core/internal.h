@@ -436,8 +436,7 @@ TD_HIDDEN int td_env_choice(const char *var, const char *const *words, int n,
 /* policy.c */
 TD_HIDDEN void td_policy_setup(struct td_policy *p, bool level2);
 TD_HIDDEN int td_policy_init(struct td_policy *p, const struct td_options *o);
-TD_HIDDEN bool td_policy_reset_due(struct td_policy *p, uint64_t raw_slots,
-				   uint64_t len);
+TD_HIDDEN bool td_policy_reset_due(struct td_policy *p, uint64_t raw_slots);
 TD_HIDDEN bool td_policy_budget_allows(struct td_policy *p,
 				       uint64_t raw_slots, uint64_t len);
 TD_HIDDEN void td_policy_charge(struct td_policy *p);

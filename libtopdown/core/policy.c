@@ -102,15 +102,14 @@ static uint64_t budget_threshold(const struct td_policy *p, uint64_t now)
 }
 
 /*
- * Slow path, auto policy: is a reset due at a begin that read raw_slots
- * since the last reset, for a region expected to last len slots (0:
- * unknown)?  When the error side wants one the budget cannot pay for,
- * budget_at moves to where it might.
+ * Slow path, auto policy, a region never ended: is a reset due at a begin
+ * that read raw_slots since the last reset?  Its length is taken as the
+ * handle's last region's (none: a short one).  When the error side wants
+ * a reset the budget cannot pay for, budget_at moves to where it might.
  */
-bool td_policy_reset_due(struct td_policy *p, uint64_t raw_slots,
-			 uint64_t len)
+bool td_policy_reset_due(struct td_policy *p, uint64_t raw_slots)
 {
-	uint64_t expect = len ? len : p->recent_len;
+	uint64_t expect = p->recent_len;
 
 	if (raw_slots <= td_policy_by_err(p, expect ? expect : TD_SHORT_SLOTS))
 		return false;

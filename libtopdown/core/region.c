@@ -104,11 +104,18 @@ static bool fast_end_ok(const struct td *td, struct td_region *r,
 }
 
 /*
- * The common end with a result: nothing changed the handle's state since
- * the begin (same epoch: no fold, no schedule-in, no untrusted event, no
- * reset, so the region is reliable unless its own delta says otherwise)
- * and no record is wanted.
+ * What a fast end without a result learns: the length for the policy's
+ * error side, counted measured in whole 2^16 slots (the shift the error
+ * side makes anyway).
  */
+static inline void learn_fast_length(struct td *td, struct td_region_priv *p,
+				     uint64_t len)
+{
+	len >>= 16;
+	td->policy.measured_q16 += len;
+	p->reset_at = len * td->policy.k_q16;
+}
+
 /* The rare end of end_same_snap: its own frame, a tail call there. */
 static __attribute__((noinline)) int end_inconsistent(struct td_result *res)
 {
@@ -127,6 +134,12 @@ static __attribute__((noinline)) int end_decode_wide(uint64_t s0, uint64_t m0,
 	return 0;
 }
 
+/*
+ * The common end with a result: nothing changed the handle's state since
+ * the begin (same epoch: no fold, no schedule-in, no untrusted event, no
+ * reset, so the region is reliable unless its own delta says otherwise)
+ * and no record is wanted.
+ */
 static int end_same_snap(struct td *td, struct td_region_priv *p,
 			 struct td_result *res, uint64_t slots,
 			 uint64_t metrics)
@@ -177,12 +190,10 @@ static void end_to_record(struct td *td, struct td_region_priv *p,
 			  uint32_t metrics_hi)
 {
 	struct td_sink *k = &td->sink;
-	uint64_t len = (slots - p->slots) >> 16;
 	struct td_record *rec;
 
 	td->last_raw_slots = slots;
-	td->policy.measured_q16 += len;
-	p->reset_at = len * td->policy.k_q16;
+	learn_fast_length(td, p, slots - p->slots);
 	p->owner = NULL;
 	rec = k->next;
 	if (TD_UNLIKELY(rec == k->end)) {
@@ -264,7 +275,7 @@ static __attribute__((noinline)) int end_with_result(struct td *td,
 int td_region_end(struct td *td, struct td_region *r, struct td_result *res)
 {
 	struct td_region_priv *p = priv(r);
-	uint64_t slots, lo, hi, len, key;
+	uint64_t slots, lo, hi, key;
 
 	if (TD_UNLIKELY(td != td_fast_td))
 		return td_slow_end(td, r, res);
@@ -278,16 +289,10 @@ int td_region_end(struct td *td, struct td_region *r, struct td_result *res)
 	key = td_load_once(td->slots_pc->lock);
 	if (TD_UNLIKELY(key != td->end_key))
 		return end_keyed(td, r, slots, key);
-	/*
-	 * No output wanted: learn the length for the policy's error side
-	 * and count it measured, in whole 2^16 slots (the shift the error
-	 * side makes anyway), close.
-	 */
+	/* No output wanted: learn the length, close. */
 	td->last_raw_slots = slots;
-	len = td->snap.base.slots + slots - (p->snap.base.slots + p->slots);
-	len >>= 16;
-	td->policy.measured_q16 += len;
-	p->reset_at = len * td->policy.k_q16;
+	learn_fast_length(td, p, td->snap.base.slots + slots -
+				     (p->snap.base.slots + p->slots));
 	p->owner = NULL;
 	return 0;
 }

@@ -43,7 +43,7 @@ static bool reset_due(struct td *td, const struct td_region_priv *p,
 		return raw_slots > p->reset_at &&
 		       td_policy_budget_allows(&td->policy, raw_slots,
 					       expected_length(pol, p));
-	return td_policy_reset_due(&td->policy, raw_slots, 0);
+	return td_policy_reset_due(&td->policy, raw_slots);
 }
 
 static void maybe_reset(struct td *td, const struct td_region_priv *p,
