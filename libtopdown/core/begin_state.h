@@ -44,11 +44,30 @@ static inline uint64_t td_join48(uint64_t lo, uint64_t hi)
 	return (hi << 48 >> 16) | lo; /* bits 32-47 from hi */
 }
 
+/*
+ * Where td->src_fast, a region keeps its begin as the counter values it
+ * read (struct td_sample values), in place of the counts of snap.base:
+ * such a source folds nothing, so those counts are the values' through
+ * its formula, which the end computes (source.h begin_counts).
+ */
+static inline uint64_t *td_begin_values(struct td_region_priv *p)
+{
+	_Static_assert(TD_NR_VALUES <= TD_NR_COUNTS, "begin values");
+	return p->snap.base.cat;
+}
+
 /* region_slow.c: the slow path of begin and end. */
 TD_HIDDEN int td_slow_begin(struct td *td, struct td_region_priv *p);
 TD_HIDDEN int td_begin_checked(struct td *td, struct td_region *r);
 TD_HIDDEN int td_slow_end(struct td *td, struct td_region *r,
 			  struct td_result *res);
+/* The end of a region begun on this handle: a reading, then the rest. */
+TD_HIDDEN int td_slow_end_read(struct td *td, struct td_region_priv *p,
+			       struct td_result *res);
+/* The end of a region once its reading s is taken (s->values filled
+ * where td->src_fast), whichever path took it. */
+TD_HIDDEN void td_end_sampled(struct td *td, struct td_region_priv *p,
+			      const struct td_sample *s, struct td_result *res);
 /* A fast reading of both registers, with somewhere to go. */
 TD_HIDDEN int td_end_with_reading(struct td *td, struct td_region_priv *p,
 				  struct td_result *res, uint64_t slots,

@@ -95,6 +95,12 @@ static inline void td_counts_add(struct td_counts *c, uint64_t slots,
 	c->slots += slots;
 }
 
+/*
+ * Counter values a region's begin keeps where the source reads its
+ * counters one by one on a fast path of its own (td->src_fast).
+ */
+#define TD_NR_VALUES 8
+
 /* One reading of the counters, converted to monotonic counts. */
 struct td_sample {
 	struct td_counts c;
@@ -108,6 +114,11 @@ struct td_sample {
 				 not raw_slots (x255 units; pm_reading.c) */
 	bool valid;           /* false: the group was not counting */
 	bool on_ecore;        /* hybrid: the P half came from read(2) */
+	/*
+	 * td->src_fast: the counter values the counts came from, in the
+	 * source's order (what a region's begin keeps: begin_state.h).
+	 */
+	uint64_t values[TD_NR_VALUES];
 };
 
 /*
@@ -282,6 +293,9 @@ struct td {
 	bool fast_capable;       /* the source: its fixed selectors exist on
 				    every CPU the thread may run on */
 	bool fast;               /* RDPMC of the fixed selectors is safe */
+	bool src_fast;           /* begin/end may take the source's own fast
+				    path (source.h fast_begin), and regions
+				    keep their begin as counter values */
 	uint64_t foreign_resets; /* SLOTS went backwards: someone else reset */
 	uint64_t resets;         /* IOC_RESETs the library issued */
 	uint64_t untrusted;      /* foreign resets, deschedulings, unreadable */

@@ -65,8 +65,12 @@ static void store_begin(struct td *td, struct td_region_priv *p,
 	p->slots = s->raw_slots; /* the raw reading: the error scale */
 	p->metrics = s->raw_slots ? s->raw_metrics : 0;
 	/* Only the fast path reads what the key vouches for. */
-	p->key = td->fast && s->valid ? td->epoch_hi | td->last_lock : 0;
-	if (!s->raw_slots) /* a folded reading: read(2), metrics-clear, ... */
+	p->key = !s->valid ? 0
+		 : td->fast ? td->epoch_hi | td->last_lock
+		 : td->src_fast ? td->epoch_hi : 0;
+	if (td->src_fast) /* the values, as the source's fast begin keeps */
+		memcpy(td_begin_values(p), s->values, sizeof(s->values));
+	else if (!s->raw_slots) /* a folded reading: read(2), metrics-clear */
 		p->snap.base = s->c;
 	if (!s->valid) {
 		p->snap.resets |= TD_BEGIN_UNREAD;
@@ -98,6 +102,8 @@ int td_begin_checked(struct td *td, struct td_region *r)
 		return td_owner_error(td);
 	if (priv(r)->owner)
 		return -EALREADY;
+	if (td->src_fast)
+		return td->src->fast_begin(td, priv(r));
 	return td_slow_begin(td, priv(r));
 }
 
@@ -171,10 +177,27 @@ static void emit_record(struct td *td, const struct td_region_priv *p,
 	td_sink_put(td, &rec, flags & TD_RESULT_MULTIPLEXED ? d.l2raw : NULL);
 }
 
-/* Everything an end does once it has its reading. */
-static void finish_end(struct td *td, struct td_region_priv *p,
-		       const struct td_sample *s, struct td_result *res)
+/*
+ * A begin kept as counter values (td->src_fast): its counts, through
+ * the source; values that cannot have preceded the end's flag it.
+ */
+static void begin_values_to_counts(const struct td *td,
+				   struct td_region_priv *p,
+				   const struct td_sample *s)
 {
+	struct td_counts c;
+
+	if (!td->src->begin_counts(td, td_begin_values(p), s, &c))
+		p->snap.resets |= TD_BEGIN_UNREAD;
+	p->snap.base = c;
+}
+
+/* Everything an end does once it has its reading. */
+void td_end_sampled(struct td *td, struct td_region_priv *p,
+		    const struct td_sample *s, struct td_result *res)
+{
+	if (td->src_fast && s->valid)
+		begin_values_to_counts(td, p, s);
 	if (s->valid && !(p->snap.resets & TD_BEGIN_UNREAD))
 		td_learn_length(td, p, s->c.slots - (p->snap.base.slots + p->slots));
 	if (res)
@@ -188,8 +211,6 @@ static void finish_end(struct td *td, struct td_region_priv *p,
 int td_slow_end(struct td *td, struct td_region *r, struct td_result *res)
 {
 	struct td_region_priv *p = priv(r);
-	struct td_sample s;
-	int err;
 
 	if (TD_UNLIKELY(!td || !r))
 		return -EINVAL;
@@ -199,10 +220,20 @@ int td_slow_end(struct td *td, struct td_region *r, struct td_result *res)
 		return -ESRCH;
 	if (TD_UNLIKELY(p->owner != td))
 		return -EXDEV;
-	err = td_take_sample(td, &s);
+	if (td->src_fast)
+		return td->src->fast_end(td, p, res);
+	return td_slow_end_read(td, p, res);
+}
+
+int td_slow_end_read(struct td *td, struct td_region_priv *p,
+		     struct td_result *res)
+{
+	struct td_sample s;
+	int err = td_take_sample(td, &s);
+
 	if (TD_UNLIKELY(err < 0))
 		return err;
-	finish_end(td, p, &s, res);
+	td_end_sampled(td, p, &s, res);
 	return 0;
 }
 
@@ -224,6 +255,6 @@ int td_end_with_reading(struct td *td, struct td_region_priv *p,
 	s.qerr_base = td->snap.qerr_base;
 	s.c = td->snap.base;
 	td_counts_add(&s.c, slots, metrics);
-	finish_end(td, p, &s, res);
+	td_end_sampled(td, p, &s, res);
 	return 0;
 }

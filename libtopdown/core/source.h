@@ -20,6 +20,8 @@
 
 #include "internal.h"
 
+struct td_region_priv;
+
 /* What td_open asks of a source. */
 struct td_open_req {
 	bool include_kernel;  /* TD_OPT_INCLUDE_KERNEL */
@@ -68,6 +70,23 @@ struct td_source_ops {
 	 * delta; returns result flags.  NULL: nothing to add.
 	 */
 	unsigned (*fold_named)(const uint64_t *raw, struct td_delta *d);
+	/*
+	 * A fast path of the source's own, where it reads its counters one
+	 * by one (PERF_METRICS' fixed selectors are read by region.c's path
+	 * instead); used while td->src_fast.  fast_begin and fast_end do a
+	 * region's begin and end on the opening thread (the owner checks
+	 * made) and fall back to td_slow_begin / td_slow_end_read.  A region's
+	 * begin is then the counter values it read (struct td_sample
+	 * values), and begin_counts turns them into the counts its delta
+	 * takes; it returns false when the values cannot have preceded the
+	 * end's exact ones (the region is then flagged).  NULL: none.
+	 */
+	int (*fast_begin)(struct td *td, struct td_region_priv *p);
+	int (*fast_end)(struct td *td, struct td_region_priv *p,
+			struct td_result *res);
+	bool (*begin_counts)(const struct td *td, const uint64_t *values,
+			     const struct td_sample *end,
+			     struct td_counts *c);
 };
 
 extern TD_HIDDEN const struct td_source_ops td_source_perf_metrics;

@@ -13,7 +13,11 @@
  */
 static inline uint64_t td_rdpmc(uint32_t counter)
 {
+#if defined(__x86_64__) /* bits 32-63 cleared: no zero extension (below) */
+	uint64_t lo, hi;
+#else
 	uint32_t lo, hi;
+#endif
 
 	__asm__ __volatile__("rdpmc" : "=a"(lo), "=d"(hi) : "c"(counter));
 	return ((uint64_t)hi << 32) | lo;

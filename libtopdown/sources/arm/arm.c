@@ -17,6 +17,7 @@ static int arm_open(struct td *td, const struct td_open_req *req)
 		return err;
 	td_arm_l2_open(td, td->gen, req->include_kernel);
 	td->gen->m.arm.l2 = td->gen->l2 != NULL;
+	td_gen_fast_setup(td); /* level 1 alone: its second group has times */
 	return 0;
 }
 
@@ -54,4 +55,7 @@ const struct td_source_ops td_source_arm = {
 	.delta = arm_delta,
 	.consistent = td_generic_consistent,
 	.info = arm_info,
+	.fast_begin = td_gen_fast_begin,
+	.fast_end = td_gen_fast_end,
+	.begin_counts = td_gen_begin_counts,
 };

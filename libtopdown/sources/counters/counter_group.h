@@ -10,6 +10,7 @@
 #include <stdint.h>
 
 #include "internal.h"
+#include "counters_fast.h"
 
 #define TD_GEN_MAX 8 /* events in a generic group */
 
@@ -144,7 +145,9 @@ struct td_gen {
 	uint8_t ev[TD_GEN_MAX];
 	int fd[TD_GEN_MAX];
 	struct perf_event_mmap_page *pc[TD_GEN_MAX];
+	struct td_gen_fast fast; /* counters_fast.c: its view of pc[] */
 };
+_Static_assert(TD_GEN_MAX <= TD_NR_VALUES, "a region keeps every value");
 
 /* counters.c: the ordinary-counter group of a model, opened for td. */
 struct td_open_req;

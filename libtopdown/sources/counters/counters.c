@@ -6,7 +6,7 @@
  * cumulative since the group's first enable, so region deltas are plain
  * differences: no folding, no resets, no 8-bit quantisation (qerr stays
  * 0).  Zen's level 2 multiplexes two more groups (TD_OPT_L2_MULTIPLEX).
- * begin/end reach this through td_take_sample: no fast path.  The group
+ * begin/end read it on counters_fast.c's fast path.  The group
  * code here serves the Arm source and the hybrid E-cores too.
  */
 #include <errno.h>
@@ -164,6 +164,11 @@ int td_generic_sample(struct td *td, struct td_sample *s)
 	if (err & TD_GEN_SUSPECT)
 		td->untrusted++; /* regions spanning the bad reading */
 	td_formula_counts(&g->m, v, &s->c);
+	if (td->src_fast) { /* what the fast path's regions keep: open order */
+		for (unsigned k = 0; k < g->nr; k++)
+			s->values[k] = v[g->ev[k]];
+		td_gen_fast_refresh(g, s->values);
+	}
 	s->raw_slots = 0;    /* nothing to reset: never triggers a reset */
 	s->raw_metrics = 0;
 	s->unsched = t[0] - t[1];
@@ -224,6 +229,8 @@ static int counters_open(struct td *td, const struct td_open_req *req)
 		err = td_gen_open_l2_mux(td, req->include_kernel);
 		td->path = TD_PATH_READ;
 	}
+	if (err == 0)
+		td_gen_fast_setup(td);
 	return err;
 }
 
@@ -267,4 +274,7 @@ const struct td_source_ops td_source_counters = {
 	.consistent = td_generic_consistent,
 	.info = counters_info,
 	.fold_named = counters_fold_named,
+	.fast_begin = td_gen_fast_begin,
+	.fast_end = td_gen_fast_end,
+	.begin_counts = td_gen_begin_counts,
 };

@@ -1,0 +1,221 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The fast path of sources that read a group of ordinary counters (the
+ * x86 formula table, Arm level 1): a begin reads each counter once, by
+ * RDPMC (MRS), checks its page's lock against the one the slow path last
+ * saw, and keeps the value (offset + sign-extended count, the formula of
+ * linux/perf_event.h's UAPI comment and libperf's perf_mmap__read_self)
+ * in the region: no seqlock retry loop, no times, no formula.  An end
+ * that returns nothing reads nothing; one with a result or a record reads
+ * every counter the same way and turns the two sets of values into the
+ * result through the source's formula and delta, the slow path's route
+ * (region_slow.c td_end_sampled).  Whatever a check refuses goes to the
+ * slow path, which reads under the seqlock, guards, falls back to read(2)
+ * and refreshes the view (td_gen_fast_refresh).
+ */
+#include <string.h>
+
+#include "arch.h"
+#include "barrier.h"
+#include "begin_state.h"
+#include "counter_group.h"
+#include "source.h"
+
+/*
+ * The guard (counters_read.c) in brief: a value must lie at or above
+ * the last one the slow path accepted and less than TD_GEN_STEP_MAX above
+ * it.  That catches a page naming a counter another context now owns
+ * (its value jumps by the kernel's period, ~2^47, or goes backwards)
+ * without a store per read; the slow path's full guard follows.
+ */
+#define TD_FAST_STEP_MAX (UINT64_C(1) << 44)
+
+/*
+ * One counter's value, or false when the view no longer holds: the lock
+ * checked after the read says that nothing rewrote the page since the
+ * view was taken, so the value is this event's.
+ */
+static inline __attribute__((always_inline)) bool
+fast_read(const struct td_fast_counter *c, uint64_t *v)
+{
+	uint64_t raw = td_rdpmc(c->sel);
+	uint64_t val;
+
+	td_compiler_barrier();
+	if (TD_UNLIKELY(td_load_once(c->pc->lock) != c->lock))
+		return false;
+	val = c->offset + (uint64_t)((int64_t)(raw << c->shift) >> c->shift);
+	if (TD_UNLIKELY(val - c->last >= TD_FAST_STEP_MAX))
+		return false;
+	*v = val;
+	return true;
+}
+
+/*
+ * Every counter, in open order, into v[].  First the leader's lock, as
+ * the seqlock reader checks index before reading: a schedule-out rewrites
+ * every member's page (the group leaves together), and a view with any
+ * stale counter keeps the leader's stale too (td_gen_fast_refresh), so
+ * nothing is read while the view says the group is not counting here.
+ */
+/* Counter k's read, then on to counter k - 1 (fast_read_all's switch). */
+#define TD_FAST_READ(k)                                                   \
+	if (!fast_read(&f->c[k], &v[k]))                                  \
+		return false;                                             \
+	__attribute__((fallthrough))
+
+static inline __attribute__((always_inline)) bool
+fast_read_all(const struct td_gen_fast *f, uint64_t *v)
+{
+	_Static_assert(TD_GEN_MAX == 8, "one case per counter");
+	if (TD_UNLIKELY(td_load_once(f->c[0].pc->lock) != f->c[0].lock))
+		return false;
+	/* unrolled, last counter first: no loop counter, fixed offsets */
+	switch (f->nr) {
+	case 8: TD_FAST_READ(7);
+	case 7: TD_FAST_READ(6);
+	case 6: TD_FAST_READ(5);
+	case 5: TD_FAST_READ(4);
+	case 4: TD_FAST_READ(3);
+	case 3: TD_FAST_READ(2);
+	case 2: TD_FAST_READ(1);
+	case 1: return fast_read(&f->c[0], &v[0]);
+	default: __builtin_unreachable(); /* 1 <= nr <= TD_GEN_MAX */
+	}
+}
+
+#undef TD_FAST_READ
+
+int td_gen_fast_begin(struct td *td, struct td_region_priv *p)
+{
+	if (TD_UNLIKELY(p->key != td->epoch_hi) ||
+	    !fast_read_all(&td->gen->fast, td_begin_values(p)))
+		return td_slow_begin(td, p);
+	p->owner = td;
+	return 0;
+}
+
+/* The end's reading as the slow path would have sampled it. */
+static void fast_sample(const struct td *td, const uint64_t *values,
+			struct td_sample *s)
+{
+	const struct td_gen *g = td->gen;
+	uint64_t v[TD_GEN_MAX];
+
+	memset(s, 0, sizeof(*s));
+	memcpy(s->values, values, g->nr * sizeof(*values));
+	td_gen_model_values(g, values, v);
+	td_formula_counts(&g->m, v, &s->c);
+	s->valid = true;
+	s->unsched = td->last_unsched; /* a page unchanged: not descheduled */
+	s->qerr_base = td->snap.qerr_base;
+}
+
+/* The numbers of an end whose values fast_read_all put in f->end. */
+static __attribute__((noinline)) int end_values(struct td *td,
+						struct td_region_priv *p,
+						struct td_result *res)
+{
+	struct td_sample s;
+
+	fast_sample(td, td->gen->fast.end, &s);
+	td_end_sampled(td, p, &s, res);
+	return 0;
+}
+
+/*
+ * The reads come first, into the handle's f->end (this thread's alone):
+ * no stack frame is built before them, so that the region is charged
+ * for as few of the library's instructions as may be.
+ */
+int td_gen_fast_end(struct td *td, struct td_region_priv *p,
+		    struct td_result *res)
+{
+	struct td_gen_fast *f;
+
+	/* records attached or a named region ending: end_key says so */
+	if (!res && !(td->end_key & (TD_END_KEY_SINK | TD_END_KEY_NAMED))) {
+		p->owner = NULL; /* nothing to return: nothing to read */
+		return 0;
+	}
+	f = &td->gen->fast;
+	if (!fast_read_all(f, f->end))
+		return td_slow_end_read(td, p, res);
+	return end_values(td, p, res);
+}
+
+/*
+ * The begin's counts; its values must precede the end's exact ones (each
+ * counter forward, by less than the guard's step), else a foreign value
+ * slipped into the begin and the region is flagged.
+ */
+bool td_gen_begin_counts(const struct td *td, const uint64_t *values,
+			 const struct td_sample *end, struct td_counts *c)
+{
+	const struct td_gen *g = td->gen;
+	uint64_t v[TD_GEN_MAX];
+	bool ok = true;
+
+	for (unsigned k = 0; k < g->nr; k++)
+		ok = ok && end->values[k] - values[k] < TD_FAST_STEP_MAX;
+	td_gen_model_values(g, values, v);
+	td_formula_counts(&g->m, v, c);
+	return ok;
+}
+
+/*
+ * The view of every page after a reading the slow path accepted (open:
+ * its values, open order).  A page not offering RDPMC now (index 0: not
+ * counting on this CPU) makes its counter stale until the next refresh.
+ */
+void td_gen_fast_refresh(struct td_gen *g, const uint64_t *open)
+{
+	struct td_gen_fast *f = &g->fast;
+	bool stale = false;
+
+	for (unsigned k = 0; k < f->nr; k++) {
+		struct td_fast_counter *c = &f->c[k];
+		const struct perf_event_mmap_page *pc = c->pc;
+		uint32_t seq, idx, width;
+
+		do {
+			seq = td_load_once(pc->lock);
+			td_compiler_barrier();
+			idx = td_load_once(pc->index);
+			width = td_load_once(pc->pmc_width);
+			c->offset = (uint64_t)td_load_once(pc->offset);
+			td_compiler_barrier();
+		} while (td_load_once(pc->lock) != seq);
+		if (!pc->cap_user_rdpmc || !idx || !width || width > 64) {
+			c->lock = TD_FAST_STALE;
+			stale = true;
+			continue;
+		}
+		c->lock = seq;
+		c->sel = idx - 1;
+		c->shift = 64 - width;
+		c->last = open[k];
+	}
+	if (stale)
+		f->c[0].lock = TD_FAST_STALE;
+}
+
+/*
+ * Called by the source's open: the fast path serves a group read by
+ * RDPMC (MRS) with nothing beside it (no multiplexed or second level-2
+ * group, whose readings need their times), every counter then read here.
+ */
+void td_gen_fast_setup(struct td *td)
+{
+	struct td_gen *g = td->gen;
+
+	td->src_fast = td->path == TD_PATH_RDPMC && TD_HAVE_USER_READ &&
+		       !g->mux[0] && !g->l2 && g->nr <= TD_NR_VALUES;
+	g->fast.nr = g->nr;
+	for (unsigned k = 0; k < g->nr; k++) {
+		g->fast.c[k].pc = g->pc[k];
+		g->fast.c[k].lock = TD_FAST_STALE; /* until a reading */
+		g->fast.c[k].sel = 0; /* counter 0: every PMU has it */
+	}
+}
+

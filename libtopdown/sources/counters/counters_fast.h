@@ -1,0 +1,58 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The fast path of sources that read ordinary counters one by one (x86's
+ * formula table, Arm): what it trusts of each counter's user page, and
+ * its operations (counters_fast.c).  Not installed.
+ */
+#ifndef TD_COUNTERS_FAST_H
+#define TD_COUNTERS_FAST_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <linux/perf_event.h>
+
+/*
+ * One open event as its page last described it.  The kernel writes
+ * index, offset and pmc_width only inside perf_event_update_userpage,
+ * which brackets them with ++lock (kernel/events/core.c), so while the
+ * page's lock still reads `lock` they still hold, and the counter that
+ * RDPMC (MRS) names is still this event's: a schedule-out rewrites the
+ * page (x86_pmu_del; armpmu_del), as do an overflow's new period and
+ * PERF_EVENT_IOC_RESET.
+ */
+struct td_fast_counter {
+	const struct perf_event_mmap_page *pc;
+	uint32_t lock;      /* pc->lock then; TD_FAST_STALE: not usable */
+	uint32_t sel;       /* RDPMC selector / counter number: index - 1 */
+	uint64_t offset;    /* pc->offset then */
+	uint64_t last;      /* a value accepted then (the guard's base) */
+	uint32_t shift;     /* 64 - pmc_width: sign extension */
+};
+
+/* A lock no settled page holds (the kernel's lock is even at rest). */
+#define TD_FAST_STALE 1u
+
+struct td_gen_fast {
+	unsigned nr;        /* open events, all read by the fast path */
+	struct td_fast_counter c[8];
+	uint64_t end[8];    /* a fast end's values, on their way */
+};
+
+struct td;
+struct td_gen;
+struct td_sample;
+struct td_counts;
+struct td_result;
+struct td_region_priv;
+/* counters_fast.c: set up at open, refreshed by every slow reading. */
+TD_HIDDEN void td_gen_fast_setup(struct td *td);
+TD_HIDDEN void td_gen_fast_refresh(struct td_gen *g, const uint64_t *open);
+/* counters_fast.c: the source operations (source.h) of this fast path. */
+TD_HIDDEN int td_gen_fast_begin(struct td *td, struct td_region_priv *p);
+TD_HIDDEN int td_gen_fast_end(struct td *td, struct td_region_priv *p,
+			      struct td_result *res);
+TD_HIDDEN bool td_gen_begin_counts(const struct td *td, const uint64_t *values,
+				   const struct td_sample *end,
+				   struct td_counts *c);
+
+#endif
