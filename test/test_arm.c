@@ -13,7 +13,7 @@
 #include <string.h>
 
 #include "helpers.h"
-#include "counter_group.h"
+#include "arm.h"
 
 /* ---- pure formulas ------------------------------------------------------- */
 

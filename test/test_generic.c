@@ -12,7 +12,7 @@
 #include <string.h>
 
 #include "helpers.h"
-#include "counter_group.h"
+#include "x86_formulas.h"
 
 /* ---- pure formulas ------------------------------------------------------- */
 

@@ -55,9 +55,9 @@ enum td_metric_byte {
  * reading into them, so the difference of two snapshots is right across
  * any number of resets.  Each source lays out the entries it uses in its
  * own header: the x86 formula table and Zen multiplexing
- * (counter_group.h: TD_MUX_*), Arm's raw events (counter_group.h:
- * TD_ARM_*), the hybrid E-cores' slots (hybrid.h).  A delta's cat[] is
- * the result's categories (enum td_metric_byte, then TD_M_SMT).
+ * (x86_formulas.h: TD_MUX_*), Arm's raw events (arm.h: TD_ARM_*), the
+ * hybrid E-cores' slots (hybrid.h).  A delta's cat[] is the result's
+ * categories (enum td_metric_byte, then TD_M_SMT).
  */
 struct td_counts {
 	uint64_t slots;
@@ -359,9 +359,6 @@ static inline void td_end_key_refresh(struct td *td)
 /* options.c: the caller's td_options, whatever their size. */
 TD_HIDDEN int td_options_copy(struct td_options *dst,
 			      const struct td_options *src);
-
-/* arm_pmu.c: the Arm core PMU of the current CPU; -ENODEV if none. */
-TD_HIDDEN int td_arm_pmu_find(struct td_pmu *pmu);
 
 /* pm_group.c: the perf_event group. */
 TD_HIDDEN void td_fill_attr(struct perf_event_attr *a, uint32_t type,

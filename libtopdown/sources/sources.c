@@ -10,6 +10,7 @@
 #include <errno.h>
 #include <stdio.h>
 
+#include "arm.h"
 #include "source.h"
 
 static bool pmu_covers_some_cpus(const struct td_pmu *pmu)

@@ -6,7 +6,7 @@
  * from a second group kept only where it counts beside level 1
  * (arm_level2.c).  Read with EL0 MRS where perf_user_access allows.
  */
-#include "counter_group.h"
+#include "arm.h"
 #include "source.h"
 
 static int arm_open(struct td *td, const struct td_open_req *req)

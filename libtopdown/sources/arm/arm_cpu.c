@@ -17,7 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "counter_group.h"
+#include "arm.h"
 
 /* PMUv3 common event numbers (perf's arm64 common-and-microarch.json). */
 #define EV_BR_MIS_PRED          0x0010
@@ -43,9 +43,15 @@
 #define MIDR_PART(m)  (((m) >> 4) & 0xfff)
 #define MIDR_REV(m)   ((m) & 0xf)
 
+/* Arm's formulas, reached by the group code through the model. */
+static const struct td_gen_family arm_family = { td_arm_counts,
+						 td_arm_derive };
+
 static void add(struct td_gen_model *m, int role, uint64_t event)
 {
 	m->arm.at[role] = (int8_t)m->nr;
+	if (role == TD_ARM_CYC)
+		m->cycles_at = m->arm.at[role];
 	m->config[m->nr++] = event;
 }
 
@@ -59,6 +65,7 @@ static void slot_model(struct td_gen_model *m, const char *name,
 		       uint64_t x_event)
 {
 	m->formula = TD_F_ARM;
+	m->family = &arm_family;
 	m->name = name;
 	m->width = slots;
 	m->arm.slots = slots;
@@ -73,7 +80,7 @@ static void slot_model(struct td_gen_model *m, const char *name,
 	if (x_event)
 		add(m, TD_ARM_X, x_event);
 	add(m, TD_ARM_STALL, EV_STALL_SLOT);
-	/* counter budget (counters_open.c): FE + BE (td_formula_derive) */
+	/* counter budget (counters_open.c): FE + BE (td_arm_derive) */
 	m->derivable = (unsigned)m->arm.at[TD_ARM_STALL];
 }
 
@@ -81,6 +88,7 @@ static void slot_model(struct td_gen_model *m, const char *name,
 static void n1_model(struct td_gen_model *m)
 {
 	m->formula = TD_F_ARM_CYCLES;
+	m->family = &arm_family;
 	m->name = "neoverse-n1";
 	m->width = 1; /* slots count cycles here */
 	m->arm.slots = 1;
@@ -116,6 +124,7 @@ int td_arm_lookup(uint32_t midr, unsigned caps_slots, struct td_gen_model *m)
 
 	memset(m, 0, sizeof(*m));
 	memset(m->arm.at, -1, sizeof(m->arm.at));
+	m->cycles_at = -1;
 	if (MIDR_IMPL(midr) == 0x41) {
 		switch (part) {
 		case 0xd0c:

@@ -15,7 +15,7 @@
  */
 #include <string.h>
 
-#include "counter_group.h"
+#include "arm.h"
 
 void td_arm_counts(const struct td_gen_model *m, const uint64_t *v,
 		   struct td_counts *c)
@@ -26,6 +26,21 @@ void td_arm_counts(const struct td_gen_model *m, const uint64_t *v,
 	for (int k = 0; k < TD_ARM_NR; k++)
 		c->cat[k] = p->at[k] >= 0 ? v[p->at[k]] : 0;
 	c->slots = p->slots * c->cat[TD_ARM_CYC];
+}
+
+/*
+ * Counter budget (counters.c, td_formula_derive): STALL_SLOT =
+ * STALL_SLOT_FRONTEND + STALL_SLOT_BACKEND (the event's description in
+ * Arm's PMUv3 event list; an inference), which td_arm_fractions treats
+ * as it treats the event (derived_stall).
+ */
+void td_arm_derive(const struct td_gen_model *m, unsigned derived,
+		   uint64_t *v)
+{
+	const int8_t *at = m->arm.at;
+
+	if (m->formula == TD_F_ARM && (int)derived == at[TD_ARM_STALL])
+		v[derived] = v[at[TD_ARM_FE]] + v[at[TD_ARM_BE]];
 }
 
 /*

@@ -18,7 +18,7 @@
  */
 #include <errno.h>
 
-#include "counter_group.h"
+#include "arm.h"
 
 /* Level 1's time not counting (time_enabled - time_running), ns. */
 static int l1_unsched(const struct td_gen *g, uint64_t *ns)

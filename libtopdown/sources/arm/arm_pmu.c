@@ -17,7 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
+#include "arm.h"
 
 #define TD_SYSFS_PMUS "/sys/bus/event_source/devices"
 #define NR_BITS 1024u

@@ -1,8 +1,15 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * TopDown from ordinary counters: the formulas (formulas.c), the CPU
- * table that picks one (cpumodel.c) and the counter group (counters.c).
- * Not installed.
+ * The ordinary-counter group, shared by the sources built on it: the x86
+ * source here (counters.c), the Arm source (sources/arm) and the hybrid
+ * E-cores (sources/hybrid).  It holds what the group code reads: the
+ * model a source gives it (formula, events, per-family parameters) and
+ * the group's state, opens and reads.  Each source's own entry layout
+ * and functions are in its own header: x86_formulas.h here, arm.h in
+ * sources/arm, hybrid.h in sources/hybrid.  The dependency points one
+ * way: those folders include this header, this folder never includes
+ * theirs; a formula kept elsewhere (Arm's) is reached through the model
+ * (struct td_gen_family).  Not installed.
  */
 #ifndef TD_COUNTER_GROUP_H
 #define TD_COUNTER_GROUP_H
@@ -23,64 +30,21 @@ enum td_formula {
 	TD_F_ARM_CYCLES /* Neoverse N1: cycle stall fractions, not slots */
 };
 
-/* Event order of each formula: v[] of td_formula_counts. */
-enum { TD_ZEN_CYC, TD_ZEN_FE, TD_ZEN_BE, TD_ZEN_SMT, TD_ZEN_DISP, TD_ZEN_RET,
-       TD_ZEN_NR };
-enum { TD_V45_CLK, TD_V45_IDQ_ND, TD_V45_ISSUED, TD_V45_RET_SLOTS,
-       TD_V45_RECOVERY, TD_V45_NR };
-enum { TD_V2_CLK, TD_V2_FE, TD_V2_BAD, TD_V2_RET, TD_V2_BE, TD_V2_NR };
-enum { TD_V1_CLK, TD_V1_FE, TD_V1_BAD, TD_V1_RET, TD_V1_NR };
-/*
- * Zen 4/5 PipelineL2's events (perf's amdzen4/amdzen5 pipeline.json), in
- * two groups of 4 that each fit the counters the NMI watchdog leaves
- * (5): each of PipelineL2's ratios has its numerator and denominator in
- * one group (inference: a ratio needs only those two counted together),
- * so multiplexing cannot skew a ratio.
- */
-enum { TD_ZEN2_CYC, TD_ZEN2_FE_CMASK, TD_ZEN2_RET, TD_ZEN2_UCODE, /* A */
-       TD_ZEN2_MISP, TD_ZEN2_RESTART, TD_ZEN2_NC, TD_ZEN2_LOAD_NC, /* B */
-       TD_ZEN2_NR };
-#define TD_ZEN2_GROUP 4 /* events per level-2 group */
-_Static_assert(TD_ZEN2_NR == TD_MUXRAW_SLOTS, "struct td_delta.l2raw");
-
-/*
- * TD_OPT_L2_MULTIPLEX keeps, in the entries of struct td_counts that
- * Zen's level 1 leaves free, the level-2 groups' cumulative counts
- * (TD_ZEN2_* at td_mux_at[]), the level-1 group's time running and
- * enabled, and group B's time running (counters.c).
- */
-#define TD_MUX_RUN1 13
-#define TD_MUX_ENA1 14
-#define TD_MUX_RUNB 15
-
-/* AnyThread (config bit 21): count for both SMT threads of the core. */
-#define TD_EV_ANY (UINT64_C(1) << 21)
-
-/*
- * Arm: the raw events a formula reads, each kept cumulative in
- * td_counts.cat[] at its own position (the formulas are not linear in
- * them, so they are applied to a region's deltas: td_arm_delta).  X is
- * BR_MIS_PRED (N2, V1, V2) or STALL_FRONTEND_FLUSH (N3, V3).  On N1, FE
- * and BE are the cycle events STALL_FRONTEND and STALL_BACKEND.
- */
-enum { TD_ARM_CYC, TD_ARM_FE, TD_ARM_BE, TD_ARM_RET, TD_ARM_SPEC, TD_ARM_X,
-       TD_ARM_STALL, TD_ARM_NR };
-/*
- * Arm level 2 (N3, V3; arm_level2.c): the second group's events, config2[]
- * order, kept in td_counts.cat[] from TD_ARM_L2_AT on; TD_ARM_L2_GAP
- * counts the group's time not counting and failed readings.
- */
-enum { TD_ARM2_FE, TD_ARM2_FE_MEM, TD_ARM2_BE, TD_ARM2_BE_MEM, TD_ARM2_NR };
-#define TD_ARM_L2_AT  TD_ARM_NR
-#define TD_ARM_L2_GAP (TD_ARM_L2_AT + TD_ARM2_NR)
-_Static_assert(TD_ARM_L2_GAP < TD_NR_COUNTS, "Arm counts exceed td_counts");
-
 /*
  * Per-core constants of Arm's level-1 formulas (telemetry-solution
  * neoverse-<core>.json; perf's arm64 neoverse-<core>/metrics.json):
  * X events take kf slots-per-cycle from frontend, kb from backend and
  * give kbs to bad speculation; erratum: N2 before r0p3 over-counts
  * STALL_SLOT and STALL_SLOT_FRONTEND by one per cycle.
+ *
+ * Model-table data, kept here because struct td_gen_model holds it by
+ * value, as it holds the x86 formulas' own (any, alias_foreign): a model
+ * is a plain value, filled in place by the source's model function and
+ * copied whole (td_gen_open_v45_smt), with nothing to allocate or free.
+ * Only the Arm source fills and reads it (arm_cpu.c, arm_formulas.c,
+ * arm.c; td_gen_sub leaves a further group's at[] empty); at[] is
+ * indexed by its entries (TD_ARM_*, arm.h, which asserts they fit), so
+ * this header needs none of Arm's layout.
  */
 struct td_arm_params {
 	unsigned slots;         /* pipeline width: 5 (N2, N3), 8 (V1, V2), 10 (V3) */
@@ -90,8 +54,25 @@ struct td_arm_params {
 				   (an open group with STALL_SLOT not
 				   counted has it derived into v[] instead:
 				   td_formula_derive) */
-	int8_t at[TD_ARM_NR];   /* event's position in config[], -1 absent */
+	int8_t at[TD_GEN_MAX];  /* by TD_ARM_*: the event's position in
+				   config[], -1 absent */
 	bool l2;                /* td_arm_delta: level-2 group open */
+};
+
+struct td_gen_model;
+
+/*
+ * A formula whose code is its source's own (Arm's, sources/arm: not
+ * linear in the counters, so readings keep the raw events), reached
+ * through the model so that this folder calls it without including that
+ * one: counts, a reading's counts (td_formula_counts); derive, the
+ * model's derivable event from the others (td_formula_derive).
+ */
+struct td_gen_family {
+	void (*counts)(const struct td_gen_model *m, const uint64_t *v,
+		       struct td_counts *c);
+	void (*derive)(const struct td_gen_model *m, unsigned derived,
+		       uint64_t *v);
 };
 
 /* What a CPU needs: formula, pipeline width, events. */
@@ -108,7 +89,13 @@ struct td_gen_model {
 				   TD_ZEN2_GROUP), Arm N3/V3 (a second
 				   group) */
 	uint64_t config2[TD_GEN_MAX];
+	/* Arm (TD_F_ARM, TD_F_ARM_CYCLES): its formula's code, NULL else */
+	const struct td_gen_family *family;
 	struct td_arm_params arm;
+	int8_t cycles_at;       /* Arm: CPU_CYCLES's position in config[],
+				   the one event the cycle counter can take
+				   (counters_open.c, on an Arm PMU only);
+				   -1 none (a further group: td_gen_sub) */
 	/*
 	 * Atom V2: the events (bit 1 << TD_V2_*) whose topdown-* alias the
 	 * kernel publishes for this model from another core's table, so
@@ -160,65 +147,24 @@ TD_HIDDEN bool td_generic_consistent(const struct td *td,
 				     const struct td_delta *d);
 TD_HIDDEN void td_generic_info(const struct td *td, struct td_info *i);
 
-/* formulas.c: cumulative counter values v[] -> monotonic counts. */
-TD_HIDDEN void td_formula_zen(unsigned width, const uint64_t *v,
-			      struct td_counts *c);
-TD_HIDDEN void td_formula_v45(unsigned width, const uint64_t *v,
-			      struct td_counts *c);
-TD_HIDDEN void td_formula_atom_v2(unsigned width, const uint64_t *v,
-				  struct td_counts *c);
-TD_HIDDEN void td_formula_v45_any(unsigned width, const uint64_t *v,
-				  struct td_counts *c);
-TD_HIDDEN void td_formula_v1(unsigned width, const uint64_t *v,
-			     struct td_counts *c);
-TD_HIDDEN void td_formula_zen_l2(const uint64_t *w, int64_t *cat);
-/* cpumodel.c: switch a V4.5 model to its AnyThread (SMT) form. */
-TD_HIDDEN void td_model_anythread(struct td_gen_model *m);
+/*
+ * formulas.c: a reading's model-order values v[] -> monotonic counts by
+ * the model's formula, and the counter budget's derived event.
+ */
 TD_HIDDEN void td_formula_derive(const struct td_gen_model *m,
 				 unsigned derived, uint64_t *v);
 TD_HIDDEN void td_formula_counts(const struct td_gen_model *m,
 				 const uint64_t *v, struct td_counts *c);
 
-/* arm_formulas.c: Arm's level 1 on deltas; pure. */
-TD_HIDDEN void td_arm_counts(const struct td_gen_model *m, const uint64_t *v,
-			     struct td_counts *c);
-TD_HIDDEN void td_arm_fractions(const struct td_arm_params *p,
-				const double *dv, double *f);
-TD_HIDDEN unsigned td_arm_delta(const struct td_gen_model *m,
-				const struct td_counts *a,
-				const struct td_counts *b, struct td_delta *d);
-
-/* arm_level2.c: Arm level 2's group, opened after level 1's, and read. */
-TD_HIDDEN void td_arm_l2_open(struct td *td, struct td_gen *g,
-			      bool include_kernel);
-TD_HIDDEN void td_arm_l2_sample(struct td_gen *g, bool rdpmc,
-				struct td_counts *c);
-
-/* arm_cpu.c: Arm core identification (MIDR_EL1) and its model. */
-TD_HIDDEN int td_arm_lookup(uint32_t midr, unsigned caps_slots,
-			    struct td_gen_model *m);
-TD_HIDDEN int td_arm_midr_parse(const char *cpuinfo, uint32_t *midr);
-TD_HIDDEN int td_arm_model(const struct td_pmu *pmu, struct td_gen_model *m);
-
-/* cpumodel.c: the model of this CPU from sysfs and /proc/cpuinfo. */
-TD_HIDDEN int td_cpu_model(const char *pmu, struct td_gen_model *m);
-/* The E-cores of a hybrid part, PMU pmu (cpu_atom). */
-TD_HIDDEN int td_cpu_model_atom(const char *pmu, struct td_gen_model *m);
-TD_HIDDEN int td_hybrid_atom_lookup(unsigned family, unsigned model,
-				    struct td_gen_model *m);
-/* Pure: vendor, family, model -> table entry; -ENOSYS when unknown. */
-TD_HIDDEN int td_cpu_lookup(const char *vendor, unsigned family,
-			    unsigned model, struct td_gen_model *m);
-/* The value of "key : value" on the first line starting with key. */
+/*
+ * cpumodel.c: the value of "key : value" on the first line starting with
+ * key (/proc/cpuinfo; Arm's table reads it too: arm_cpu.c).
+ */
 TD_HIDDEN const char *td_cpuinfo_field(const char *text, const char *key);
-TD_HIDDEN int td_cpuinfo_parse(const char *text, char *vendor, size_t len,
-			       unsigned *family, unsigned *model);
 
 /* counters_open.c: a further group of g's model (level 2). */
 TD_HIDDEN struct td_gen *td_gen_sub(const struct td_gen *g,
 				    const uint64_t *config, unsigned nr);
-/* counters_open.c: TD_OPT_L2_MULTIPLEX's level-2 groups beside level 1's. */
-TD_HIDDEN int td_gen_open_l2_mux(struct td *td, bool include_kernel);
 
 /*
  * counters_open.c: one group of a model's events on PMU type (also the
@@ -229,8 +175,6 @@ TD_HIDDEN int td_gen_group_open(struct td *td, struct td_gen *g, uint32_t type,
 TD_HIDDEN bool td_gen_rdpmc_offered(const struct td *td, const struct td_gen *g);
 TD_HIDDEN struct td_gen *td_gen_new(void);
 TD_HIDDEN void td_gen_close_group(struct td *td, struct td_gen *g);
-TD_HIDDEN int td_gen_open_v45_smt(struct td *td, struct td_gen *g,
-				  bool include_kernel);
 TD_HIDDEN void td_gen_free(struct td *td, struct td_gen *g);
 
 /*

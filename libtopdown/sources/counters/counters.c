@@ -15,7 +15,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "counter_group.h"
+#include "x86_formulas.h"
 #include "source.h"
 
 int td_generic_open(struct td *td, const struct td_open_req *req,

@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "counter_group.h"
+#include "x86_formulas.h"
 
 void td_gen_close_group(struct td *td, struct td_gen *g)
 {
@@ -70,7 +70,7 @@ static int open_event(bool arm, bool cycles, bool cyc32,
 /* Is event k of the open set Arm's CPU_CYCLES (PMCCNTR's candidate)? */
 static bool is_arm_cycles(const struct td_gen *g, unsigned k)
 {
-	return g->ev[k] == g->m.arm.at[TD_ARM_CYC];
+	return g->ev[k] == g->m.cycles_at;
 }
 
 static int open_group(struct td_gen *g, uint32_t type, bool arm,
@@ -178,7 +178,7 @@ static int try_set(struct td *td, struct td_gen *g, uint32_t type,
 int td_gen_group_open(struct td *td, struct td_gen *g, uint32_t type,
 		      bool include_kernel, bool check)
 {
-	bool arm_cycles = td->pmu.arm && g->m.arm.at[TD_ARM_CYC] >= 0;
+	bool arm_cycles = td->pmu.arm && g->m.cycles_at >= 0;
 	int err = -ENOSPC;
 
 	for (unsigned pass = 0; pass < 2 && err == -ENOSPC; pass++) {
@@ -261,7 +261,8 @@ void td_gen_free(struct td *td, struct td_gen *g)
  */
 /*
  * A further group of g's model: nr events of config, nothing derived,
- * no cycle-event positions (Arm: no PMCCNTR preference).
+ * no cycles event (Arm: no PMCCNTR preference), none of level 1's
+ * positions.
  */
 struct td_gen *td_gen_sub(const struct td_gen *g, const uint64_t *config,
 			  unsigned nr)
@@ -271,11 +272,13 @@ struct td_gen *td_gen_sub(const struct td_gen *g, const uint64_t *config,
 	if (!h)
 		return NULL;
 	h->m.formula = g->m.formula;
+	h->m.family = g->m.family;
 	h->m.width = g->m.width;
 	h->m.name = g->m.name;
 	h->m.nr = nr;
 	memcpy(h->m.config, config, nr * sizeof(h->m.config[0]));
 	memset(h->m.arm.at, -1, sizeof(h->m.arm.at));
+	h->m.cycles_at = -1;
 	return h;
 }
 

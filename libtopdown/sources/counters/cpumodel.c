@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "counter_group.h"
+#include "x86_formulas.h"
 
 #define EV(event, umask, cmask) \
 	((uint64_t)(event) | (uint64_t)(umask) << 8 | (uint64_t)(cmask) << 24)

@@ -13,7 +13,7 @@
  */
 #include <string.h>
 
-#include "counter_group.h"
+#include "x86_formulas.h"
 
 /*
  * AMD Zen 4 (W=6) / Zen 5 (W=8) PipelineL1: slots = W x ls_not_halted_cyc,
@@ -173,25 +173,22 @@ void td_formula_atom_v2(unsigned width, const uint64_t *v,
  * (inference: empty slots by reason
  * plus dispatched ops partition the slots).  Atom V2: backend = W x
  * clocks - FE - bad - retiring (inference: the V2 TOPDOWN_*.ALL events
- * classify every slot once, so the four partition the slots).  Arm:
- * STALL_SLOT = STALL_SLOT_FRONTEND + STALL_SLOT_BACKEND (the event's
- * description in Arm's PMUv3 event list; an inference),
- * which td_arm_fractions treats as it treats the event (derived_stall).
+ * classify every slot once, so the four partition the slots).  Arm's is
+ * its own (td_arm_derive), reached through the model.
  */
 void td_formula_derive(const struct td_gen_model *m, unsigned derived,
 		       uint64_t *v)
 {
 	uint64_t slots = m->width * v[0];
 
-	if (m->formula == TD_F_ZEN && derived == TD_ZEN_SMT)
+	if (m->family)
+		m->family->derive(m, derived, v);
+	else if (m->formula == TD_F_ZEN && derived == TD_ZEN_SMT)
 		v[TD_ZEN_SMT] = slots - v[TD_ZEN_FE] - v[TD_ZEN_BE] -
 				v[TD_ZEN_DISP];
 	else if (m->formula == TD_F_ATOM_V2 && derived == TD_V2_BE)
 		v[TD_V2_BE] = slots - v[TD_V2_FE] - v[TD_V2_BAD] -
 			      v[TD_V2_RET];
-	else if (m->formula == TD_F_ARM &&
-		 (int)derived == m->arm.at[TD_ARM_STALL])
-		v[derived] = v[m->arm.at[TD_ARM_FE]] + v[m->arm.at[TD_ARM_BE]];
 }
 
 void td_formula_counts(const struct td_gen_model *m, const uint64_t *v,
@@ -215,7 +212,7 @@ void td_formula_counts(const struct td_gen_model *m, const uint64_t *v,
 		break;
 	case TD_F_ARM:
 	case TD_F_ARM_CYCLES:
-		td_arm_counts(m, v, c); /* raw: applied to deltas */
+		m->family->counts(m, v, c); /* raw: applied to deltas */
 		break;
 	}
 }

@@ -31,7 +31,7 @@
 #include <string.h>
 
 #include "barrier.h"
-#include "counter_group.h"
+#include "x86_formulas.h"
 #include "hybrid.h"
 
 #define TD_CPULIST_MAX 4096 /* "0-4095" patterns: plenty for one list */

@@ -1,0 +1,82 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The x86 ordinary-counter source's own layout and entries: each
+ * formula's event order, Zen's multiplexed level 2 in struct td_counts,
+ * the formulas (formulas.c), the CPU table that picks one (cpumodel.c,
+ * also the hybrid E-cores' model) and the group opens only x86 has
+ * (counters_open.c).  Not installed.
+ */
+#ifndef TD_X86_FORMULAS_H
+#define TD_X86_FORMULAS_H
+
+#include <stdint.h>
+
+#include "counter_group.h"
+
+/* Event order of each formula: v[] of td_formula_counts. */
+enum { TD_ZEN_CYC, TD_ZEN_FE, TD_ZEN_BE, TD_ZEN_SMT, TD_ZEN_DISP, TD_ZEN_RET,
+       TD_ZEN_NR };
+enum { TD_V45_CLK, TD_V45_IDQ_ND, TD_V45_ISSUED, TD_V45_RET_SLOTS,
+       TD_V45_RECOVERY, TD_V45_NR };
+enum { TD_V2_CLK, TD_V2_FE, TD_V2_BAD, TD_V2_RET, TD_V2_BE, TD_V2_NR };
+enum { TD_V1_CLK, TD_V1_FE, TD_V1_BAD, TD_V1_RET, TD_V1_NR };
+/*
+ * Zen 4/5 PipelineL2's events (perf's amdzen4/amdzen5 pipeline.json), in
+ * two groups of 4 that each fit the counters the NMI watchdog leaves
+ * (5): each of PipelineL2's ratios has its numerator and denominator in
+ * one group (inference: a ratio needs only those two counted together),
+ * so multiplexing cannot skew a ratio.
+ */
+enum { TD_ZEN2_CYC, TD_ZEN2_FE_CMASK, TD_ZEN2_RET, TD_ZEN2_UCODE, /* A */
+       TD_ZEN2_MISP, TD_ZEN2_RESTART, TD_ZEN2_NC, TD_ZEN2_LOAD_NC, /* B */
+       TD_ZEN2_NR };
+#define TD_ZEN2_GROUP 4 /* events per level-2 group */
+_Static_assert(TD_ZEN2_NR == TD_MUXRAW_SLOTS, "struct td_delta.l2raw");
+
+/*
+ * TD_OPT_L2_MULTIPLEX keeps, in the entries of struct td_counts that
+ * Zen's level 1 leaves free, the level-2 groups' cumulative counts
+ * (TD_ZEN2_* at td_mux_at[]), the level-1 group's time running and
+ * enabled, and group B's time running (counters.c).
+ */
+#define TD_MUX_RUN1 13
+#define TD_MUX_ENA1 14
+#define TD_MUX_RUNB 15
+
+/* AnyThread (config bit 21): count for both SMT threads of the core. */
+#define TD_EV_ANY (UINT64_C(1) << 21)
+
+/* formulas.c: cumulative counter values v[] -> monotonic counts. */
+TD_HIDDEN void td_formula_zen(unsigned width, const uint64_t *v,
+			      struct td_counts *c);
+TD_HIDDEN void td_formula_v45(unsigned width, const uint64_t *v,
+			      struct td_counts *c);
+TD_HIDDEN void td_formula_atom_v2(unsigned width, const uint64_t *v,
+				  struct td_counts *c);
+TD_HIDDEN void td_formula_v45_any(unsigned width, const uint64_t *v,
+				  struct td_counts *c);
+TD_HIDDEN void td_formula_v1(unsigned width, const uint64_t *v,
+			     struct td_counts *c);
+TD_HIDDEN void td_formula_zen_l2(const uint64_t *w, int64_t *cat);
+
+/* cpumodel.c: switch a V4.5 model to its AnyThread (SMT) form. */
+TD_HIDDEN void td_model_anythread(struct td_gen_model *m);
+/* cpumodel.c: the model of this CPU from sysfs and /proc/cpuinfo. */
+TD_HIDDEN int td_cpu_model(const char *pmu, struct td_gen_model *m);
+/* The E-cores of a hybrid part, PMU pmu (cpu_atom). */
+TD_HIDDEN int td_cpu_model_atom(const char *pmu, struct td_gen_model *m);
+TD_HIDDEN int td_hybrid_atom_lookup(unsigned family, unsigned model,
+				    struct td_gen_model *m);
+/* Pure: vendor, family, model -> table entry; -ENOSYS when unknown. */
+TD_HIDDEN int td_cpu_lookup(const char *vendor, unsigned family,
+			    unsigned model, struct td_gen_model *m);
+TD_HIDDEN int td_cpuinfo_parse(const char *text, char *vendor, size_t len,
+			       unsigned *family, unsigned *model);
+
+/* counters_open.c: TD_OPT_L2_MULTIPLEX's level-2 groups beside level 1's. */
+TD_HIDDEN int td_gen_open_l2_mux(struct td *td, bool include_kernel);
+/* counters_open.c: V4.5's level-1 group with SMT on; 1: not this case. */
+TD_HIDDEN int td_gen_open_v45_smt(struct td *td, struct td_gen *g,
+				  bool include_kernel);
+
+#endif
