@@ -46,6 +46,26 @@ static inline uint64_t td_rdpmc(uint32_t counter)
 #undef TD_MRS_CASE
 
 /*
+ * A counter as a fast path keeps it (counters_fast.c): the address of a
+ * two-instruction function that MRSes that one register (mrs_stubs.c:
+ * entry n reads counter n, 31 PMCCNTR_EL0), so that a read is a call,
+ * the MRS and a return, not the switch above.
+ */
+typedef uintptr_t td_counter_reader;
+#define TD_MRS_STUB_BYTES 16
+extern __attribute__((visibility("hidden"))) const char td_mrs_stubs[];
+
+static inline td_counter_reader td_reader_of(uint32_t counter)
+{
+	return (uintptr_t)td_mrs_stubs + TD_MRS_STUB_BYTES * (counter & 31);
+}
+
+static inline uint64_t td_read_counter(td_counter_reader r)
+{
+	return ((uint64_t (*)(void))r)();
+}
+
+/*
  * The x86 fast path's helper (region.c; td_rdpmc_pair from arch.h), so
  * that it compiles here: it never runs on arm64 (td_fast_path_setup
  * wants the x86 "cpu" PMU's PERF_METRICS and its fixed RDPMC selectors,

@@ -38,7 +38,7 @@
 static inline __attribute__((always_inline)) bool
 fast_read(const struct td_fast_counter *c, uint64_t *v)
 {
-	uint64_t raw = td_rdpmc(c->sel);
+	uint64_t raw = td_read_counter(c->reader);
 	uint64_t val;
 
 	td_compiler_barrier();
@@ -192,7 +192,7 @@ void td_gen_fast_refresh(struct td_gen *g, const uint64_t *open)
 			continue;
 		}
 		c->lock = seq;
-		c->sel = idx - 1;
+		c->reader = td_reader_of(idx - 1);
 		c->shift = 64 - width;
 		c->last = open[k];
 	}
@@ -215,7 +215,7 @@ void td_gen_fast_setup(struct td *td)
 	for (unsigned k = 0; k < g->nr; k++) {
 		g->fast.c[k].pc = g->pc[k];
 		g->fast.c[k].lock = TD_FAST_STALE; /* until a reading */
-		g->fast.c[k].sel = 0; /* counter 0: every PMU has it */
+		g->fast.c[k].reader = td_reader_of(0); /* every PMU has it */
 	}
 }
 

@@ -23,7 +23,7 @@
 struct td_fast_counter {
 	const struct perf_event_mmap_page *pc;
 	uint32_t lock;      /* pc->lock then; TD_FAST_STALE: not usable */
-	uint32_t sel;       /* RDPMC selector / counter number: index - 1 */
+	uintptr_t reader;   /* counter index - 1, as arch.h reads it */
 	uint64_t offset;    /* pc->offset then */
 	uint64_t last;      /* a value accepted then (the guard's base) */
 	uint32_t shift;     /* 64 - pmc_width: sign extension */
