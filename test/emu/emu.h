@@ -211,7 +211,9 @@ void emu_migrate(int cpu);          /* now, between two instructions */
  * The scheduler's model of this thread: where the kernel may preempt or
  * move it, and what then happens.  A test plans an event at a point; the
  * emulator applies it when the thread next gets there (once).  Points:
- * just before an RDPMC executes (an interrupt between instructions),
+ * just before an RDPMC (arm64: MRS) executes (an interrupt between
+ * instructions; a switch there reassigns the counters as any
+ * schedule-in does),
  * when read(2) of a perf fd enters the kernel, when PERF_EVENT_IOC_RESET
  * runs.  Events: a migration to cpu; a switch-out and back (the group
  * inactive while the kernel acts, so IOC_RESET finds nothing to zero);

@@ -189,6 +189,8 @@ static void on_fault(int sig, siginfo_t *si, void *ctx)
 		if (rseq_abort(r))
 			return;
 	}
+	if (ev.kind == EMU_SCHED_SWITCH_OUT) /* an interrupt, out and in */
+		emu_context_switch(0);
 	v = emulate_rdpmc((uint32_t)r[REG_RCX]);
 	r[REG_RAX] = (greg_t)(uint32_t)v;
 	r[REG_RDX] = (greg_t)(v >> 32);
@@ -245,6 +247,9 @@ static void on_fault(int sig, siginfo_t *si, void *ctx)
 		not_ours(sig);
 		return;
 	}
+	/* the scheduling model's interrupt just before this instruction */
+	if (emu_sched_take(EMU_AT_RDPMC).kind == EMU_SCHED_SWITCH_OUT)
+		emu_context_switch(0);
 	rt = insn & 31;
 	if (rt != 31) /* xzr: the value is discarded */
 		uc->uc_mcontext.regs[rt] = emulate_rdpmc((uint32_t)n);
