@@ -187,8 +187,10 @@ static void begin_values_to_counts(const struct td *td,
 {
 	struct td_counts c;
 
-	if (!td->src->begin_counts(td, td_begin_values(p), s, &c))
+	if (!td->src->begin_counts(td, td_begin_values(p), s, &c)) {
 		p->snap.resets |= TD_BEGIN_UNREAD;
+		p->key = 0; /* the next begin copies the state afresh */
+	}
 	p->snap.base = c;
 }
 
