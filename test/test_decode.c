@@ -239,6 +239,59 @@ static void test_readings_decode_identical(void **state)
 	assert_true(empty > 100);
 }
 
+/*
+ * The fast end with a result (region.c, end_same_snap_l2) takes the
+ * doubles' path on SLOTS at end alone (below 2^43), SLOTS at begin being
+ * no greater on that path; were it greater, and beyond 2^43, the delta is
+ * inconsistent and the region marked unreliable.  Either way the result
+ * is the integers' route's, marked the same way, bit for bit, with
+ * resets 0.
+ */
+static void test_readings_end_decode_identical(void **state)
+{
+	uint64_t x = 0x2545f4914f6cdd1du;
+	unsigned forward = 0, backward_wide = 0;
+
+	(void)state;
+	for (int n = 0; n < 200000; n++) {
+		uint64_t s0 = random_slots(&x), s1 = random_slots(&x);
+		uint64_t m0 = random_metrics(&x, 0), m1;
+		bool l2 = n & 1, ok_fast, ok_ref;
+		struct td_result fast, ref;
+		struct td_delta d;
+
+		m1 = random_metrics(&x, m0);
+		if (n % 2 && s1 < s0) { /* half forward, as regions are */
+			uint64_t t = s0;
+			s0 = s1;
+			s1 = t;
+		}
+		if (s1 >= TD_DECODE_EXACT_SLOTS) /* the end's wide path */
+			s1 >>= 5;
+		memset(&fast, 0xa5, sizeof(fast));
+		memset(&ref, 0xa5, sizeof(ref));
+		ok_fast = td_decode_readings_end(s0, &m0, s1, m1, l2, &fast);
+		if (!ok_fast)
+			td_record_mark_unreliable(&fast);
+		td_readings_delta(s0, m0, s1, m1, &d);
+		td_decode(&d, l2, &ref);
+		ref.resets = 0;
+		ok_ref = td_delta_consistent(&d, l2);
+		if (!ok_ref)
+			td_record_mark_unreliable(&ref);
+		if (memcmp(&fast, &ref, sizeof(fast)) != 0 || ok_fast != ok_ref)
+			fail_msg("end readings %#llx %#llx %#llx %#llx l2 %d "
+				 "differ", (unsigned long long)s0,
+				 (unsigned long long)m0,
+				 (unsigned long long)s1,
+				 (unsigned long long)m1, l2);
+		forward += s0 <= s1;
+		backward_wide += s0 >= TD_DECODE_EXACT_SLOTS;
+	}
+	assert_true(forward > 1000);
+	assert_true(backward_wide > 1000);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -250,6 +303,7 @@ int main(void)
 		cmocka_unit_test(test_short_and_empty),
 		cmocka_unit_test(test_delta_consistency),
 		cmocka_unit_test(test_readings_decode_identical),
+		cmocka_unit_test(test_readings_end_decode_identical),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

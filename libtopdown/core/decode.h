@@ -10,6 +10,7 @@
 #define TD_DECODE_H
 
 #include <math.h>
+#include <stddef.h>
 #include <string.h>
 
 #include "internal.h"
@@ -140,18 +141,26 @@ TD_ALWAYS_INLINE bool td_decode_readings_scalar(uint64_t s0, uint64_t m0,
  * partial sum of the level-1 sum (< 2^53) is an integer a double holds
  * exactly: the values are those td_decode converts from its exact
  * integers, and what follows is td_decode's arithmetic, the same IEEE
- * operations on the same operands (MAXPD/MINPD return the first operand
- * when it compares greater/less, else the second: td_clamp01 and td_pos
- * exactly; Intel SDM, MAXPD and MINPD).
+ * operations on the same operands (MAXPD/MINPD/MINSD return the first
+ * operand when it compares greater/less, else the second: td_clamp01,
+ * td_pos and err's cap at 1 exactly; ANDPD clearing the sign bit is fabs;
+ * Intel SDM, MAXPD, MINPD, MINSD, ANDPD).
  */
 #define td_decode_readings_exact(s0, s1) \
 	(((s0) | (s1)) < TD_DECODE_EXACT_SLOTS)
 
-/* The eight 8-bit fields of PERF_METRICS as four pairs of doubles. */
-TD_ALWAYS_INLINE void td_fields_pd(uint64_t m, __m128d v[4])
+/*
+ * v as it is, in a register: an empty asm the compiler cannot see
+ * through.  A broadcast kept so is added and subtracted as a pair (not as
+ * a scalar broadcast again, an UNPCKLPD more each), and a zero so kept is
+ * one register for every use (not a PXOR at each).
+ */
+#define td_pd_keep(v) __asm__("" : "+x"(v))
+
+/* The eight 8-bit fields of PERF_METRICS (low 64 bits of m) as pairs. */
+TD_ALWAYS_INLINE void td_fields_pd(__m128i m, __m128i z, __m128d v[4])
 {
-	__m128i z = _mm_setzero_si128();
-	__m128i w = _mm_unpacklo_epi8(_mm_cvtsi64_si128((long long)m), z);
+	__m128i w = _mm_unpacklo_epi8(m, z);
 	__m128i lo = _mm_unpacklo_epi16(w, z), hi = _mm_unpackhi_epi16(w, z);
 
 	v[0] = _mm_cvtepi32_pd(lo);
@@ -160,25 +169,141 @@ TD_ALWAYS_INLINE void td_fields_pd(uint64_t m, __m128d v[4])
 	v[3] = _mm_cvtepi32_pd(_mm_shuffle_epi32(hi, 0xee));
 }
 
-TD_ALWAYS_INLINE __m128d td_clamp01_pd(__m128d x)
+/*
+ * One lane of v to memory (MOVLPD, MOVHPD; Intel SDM): level 2 puts each
+ * child next to its parent's rest, so each of its pairs is two lanes of
+ * two registers.  In asm, or the compiler merges the stores back into
+ * shuffles and 16-byte stores, two instructions more.
+ */
+TD_ALWAYS_INLINE void td_store_lo(double *to, __m128d v)
 {
-	return _mm_min_pd(_mm_max_pd(x, _mm_setzero_pd()), _mm_set1_pd(1));
+	__asm__("movlpd %1, %0" : "=m"(*to) : "x"(v));
 }
 
-/* Level 2 from c[2] (heavy ops, br mispredict), c[3] (fetch lat, mem). */
-TD_ALWAYS_INLINE void td_decode_l2_pd(const __m128d c[4], __m128d inv,
-				      const __m128d l1[2],
-				      struct td_result *res)
+TD_ALWAYS_INLINE void td_store_hi(double *to, __m128d v)
 {
-	__m128d hb = td_clamp01_pd(_mm_mul_pd(c[2], inv));
-	__m128d fm = td_clamp01_pd(_mm_mul_pd(c[3], inv));
-	__m128d lc = _mm_max_pd(_mm_sub_pd(l1[0], hb), _mm_setzero_pd());
-	__m128d bc = _mm_max_pd(_mm_sub_pd(l1[1], fm), _mm_setzero_pd());
+	__asm__("movhpd %1, %0" : "=m"(*to) : "x"(v));
+}
 
-	_mm_storeu_pd(&res->l2[TD_HEAVY_OPS], _mm_unpacklo_pd(hb, lc));
-	_mm_storeu_pd(&res->l2[TD_BR_MISPREDICT], _mm_unpackhi_pd(hb, lc));
-	_mm_storeu_pd(&res->l2[TD_FETCH_LAT], _mm_unpacklo_pd(fm, bc));
-	_mm_storeu_pd(&res->l2[TD_MEM_BOUND], _mm_unpackhi_pd(fm, bc));
+/*
+ * res->flags = fl, and with resets0 res->resets = 0 in the same store
+ * (the field after it; x86 is little endian).
+ */
+TD_ALWAYS_INLINE void td_store_flags(struct td_result *res, uint64_t fl,
+				     bool resets0)
+{
+	_Static_assert(offsetof(struct td_result, resets) ==
+			       offsetof(struct td_result, flags) + 4,
+		       "flags and resets adjacent");
+	if (resets0)
+		memcpy(&res->flags, &fl, sizeof(fl));
+	else
+		res->flags = (unsigned)fl;
+}
+
+/*
+ * td_decode_readings_inline where td_decode_readings_exact(s0, s1), m0
+ * and m1 in the low 64 bits of their registers; with resets0, res->resets
+ * is set to 0 too.  The slots delta and qerr are the readings' doubles'
+ * difference and sum, exact (below 2^44); the level-1 sum is made in
+ * both lanes at once (a + b and b + a: the same IEEE sum), so that inv
+ * and err need no conversion or broadcast of their own.
+ */
+TD_ALWAYS_INLINE bool td_decode_pd(uint64_t s0, __m128i m0, uint64_t s1,
+				   __m128i m1, bool l2, struct td_result *res,
+				   bool resets0)
+{
+	/*
+	 * Constants as pairs in memory, operands where they are; the empty
+	 * asm below hides their values, or the compiler loads each as a
+	 * scalar and broadcasts it (MOVSD, UNPCKLPD: two instructions where
+	 * a memory operand needs none).
+	 */
+	static const union {
+		double d[2];
+		uint64_t u[2];
+	} kv[3] __attribute__((aligned(16))) = {
+		{ .d = { 1, 1 } }, { .d = { 255, 255 } },
+		{ .u = { INT64_MAX, INT64_MAX } } /* fabs: all but the sign */
+	};
+	const __typeof__(kv[0]) *k = kv;
+	__m128d f0[4], f1[4], c[4], d0, d1, q, ds, low, l1, sum, inv, e1;
+	__m128d one, zero = _mm_setzero_pd(), hb, fm;
+	int64_t slots = (int64_t)(s1 - s0);
+	uint64_t fl;
+
+	__asm__("" : "+r"(k));
+	one = _mm_load_pd(k[0].d);
+	td_pd_keep(zero); /* one zero register for every use */
+	/* below 2^43: signed conversions, no unsigned fix-up */
+	d0 = _mm_set1_pd((double)(int64_t)s0);
+	d1 = _mm_set1_pd((double)(int64_t)s1);
+	td_pd_keep(d0);
+	td_pd_keep(d1);
+	q = _mm_add_pd(d0, d1);  /* (double)qerr */
+	ds = _mm_sub_pd(d1, d0); /* (double)slots */
+	td_fields_pd(m0, _mm_castpd_si128(zero), f0);
+	td_fields_pd(m1, _mm_castpd_si128(zero), f1);
+#pragma GCC unroll 4
+	for (int i = 0; i < 4; i++)
+		c[i] = _mm_sub_pd(_mm_mul_pd(f1[i], d1), _mm_mul_pd(f0[i], d0));
+	/*
+	 * consistent: slots >= 0 and no category below -qerr: neither ds
+	 * nor min + qerr has its sign bit set (neither is ever -0: no
+	 * operand here is)
+	 */
+	low = _mm_min_pd(c[0], c[1]);
+	if (l2)
+		low = _mm_min_pd(low, _mm_min_pd(c[2], c[3]));
+	low = _mm_min_pd(_mm_add_pd(low, q), ds);
+	l1 = _mm_add_pd(c[0], c[1]);
+	sum = _mm_add_pd(l1, _mm_castsi128_pd(_mm_shuffle_epi32(
+				     _mm_castpd_si128(l1), 0x4e)));
+	res->slots = slots > 0 ? (uint64_t)slots : 0;
+	/*
+	 * res->slots < TD_SHORT_SLOTS, so slots < TD_SHORT_SLOTS, as the
+	 * sign of their difference (no wrap: |slots| < 2^48), bit 63 to
+	 * bit 2: a shift and a mask, no compare and set
+	 */
+	_Static_assert(TD_RESULT_SHORT == 1u << 2, "TD_RESULT_SHORT");
+	fl = (uint64_t)(slots - TD_SHORT_SLOTS) >> 61 & TD_RESULT_SHORT;
+	if (TD_UNLIKELY(_mm_cvtsd_f64(sum) <= _mm_cvtsd_f64(zero))) {
+		td_decode_none(res);
+		td_store_flags(res, fl, resets0);
+	} else {
+		td_store_flags(res, fl | (l2 ? TD_RESULT_L2 : 0), resets0);
+		inv = _mm_div_pd(one, sum);
+		c[0] = _mm_min_pd(_mm_max_pd(_mm_mul_pd(c[0], inv), zero), one);
+		c[1] = _mm_min_pd(_mm_max_pd(_mm_mul_pd(c[1], inv), zero), one);
+		_mm_storeu_pd(&res->l1[TD_RETIRING], c[0]);
+		_mm_storeu_pd(&res->l1[TD_FE_BOUND], c[1]);
+		res->smt_contention = 0; /* td_clamp01(0 x inv) */
+		e1 = _mm_sub_pd(_mm_mul_pd(ds, _mm_load_pd(k[1].d)), sum);
+		e1 = _mm_and_pd(e1, _mm_load_pd(k[2].d)); /* fabs */
+		e1 = _mm_mul_pd(_mm_add_pd(q, e1), inv);
+		if (l2) {
+			/* children, then parent minus child, lane by lane */
+			hb = _mm_mul_pd(c[2], inv);
+			fm = _mm_mul_pd(c[3], inv);
+			hb = _mm_min_pd(_mm_max_pd(hb, zero), one);
+			fm = _mm_min_pd(_mm_max_pd(fm, zero), one);
+			c[0] = _mm_max_pd(_mm_sub_pd(c[0], hb), zero);
+			c[1] = _mm_max_pd(_mm_sub_pd(c[1], fm), zero);
+			td_store_lo(&res->l2[TD_HEAVY_OPS], hb);
+			td_store_lo(&res->l2[TD_LIGHT_OPS], c[0]);
+			td_store_hi(&res->l2[TD_BR_MISPREDICT], hb);
+			td_store_hi(&res->l2[TD_MACHINE_CLEARS], c[0]);
+			td_store_lo(&res->l2[TD_FETCH_LAT], fm);
+			td_store_lo(&res->l2[TD_FETCH_BW], c[1]);
+			td_store_hi(&res->l2[TD_MEM_BOUND], fm);
+			td_store_hi(&res->l2[TD_CORE_BOUND], c[1]);
+			e1 = _mm_add_pd(e1, e1); /* x 2, exactly */
+		} else {
+			memset(res->l2, 0, sizeof(res->l2));
+		}
+		_mm_store_sd(&res->err, _mm_min_sd(e1, one));
+	}
+	return !_mm_movemask_pd(low);
 }
 
 /* td_decode_readings_inline where td_decode_readings_exact(s0, s1). */
@@ -186,51 +311,21 @@ TD_ALWAYS_INLINE bool td_decode_readings_sse2(uint64_t s0, uint64_t m0,
 					      uint64_t s1, uint64_t m1,
 					      bool l2, struct td_result *res)
 {
-	__m128d f0[4], f1[4], c[4], l1[2], low, inv, d0, d1, q;
-	int64_t slots = (int64_t)(s1 - s0);
-	unsigned flags;
-	double sum, e1;
+	return td_decode_pd(s0, _mm_cvtsi64_si128((long long)m0), s1,
+			    _mm_cvtsi64_si128((long long)m1), l2, res, false);
+}
 
-	/* below 2^43: signed conversions, no unsigned fix-up */
-	d0 = _mm_set1_pd((double)(int64_t)s0);
-	d1 = _mm_set1_pd((double)(int64_t)s1);
-	q = _mm_set1_pd((double)(int64_t)(s0 + s1)); /* qerr */
-	td_fields_pd(m0, f0);
-	td_fields_pd(m1, f1);
-#pragma GCC unroll 4
-	for (int i = 0; i < 4; i++)
-		c[i] = _mm_sub_pd(_mm_mul_pd(f1[i], d1), _mm_mul_pd(f0[i], d0));
-	/* consistent: no category below -qerr, so min + qerr >= +0 */
-	low = _mm_min_pd(c[0], c[1]);
-	if (l2)
-		low = _mm_min_pd(low, _mm_min_pd(c[2], c[3]));
-	low = _mm_add_pd(low, q);
-	l1[0] = _mm_add_pd(c[0], c[1]);
-	sum = _mm_cvtsd_f64(_mm_add_sd(l1[0], _mm_unpackhi_pd(l1[0], l1[0])));
-	res->slots = slots > 0 ? (uint64_t)slots : 0;
-	flags = res->slots < TD_SHORT_SLOTS ? TD_RESULT_SHORT : 0;
-	if (TD_UNLIKELY(sum <= 0)) {
-		td_decode_none(res);
-	} else {
-		inv = _mm_set1_pd(1.0 / sum);
-		l1[0] = td_clamp01_pd(_mm_mul_pd(c[0], inv));
-		l1[1] = td_clamp01_pd(_mm_mul_pd(c[1], inv));
-		_mm_storeu_pd(&res->l1[TD_RETIRING], l1[0]);
-		_mm_storeu_pd(&res->l1[TD_FE_BOUND], l1[1]);
-		res->smt_contention = 0; /* td_clamp01(0 x inv) */
-		e1 = (_mm_cvtsd_f64(q) + fabs(255.0 * (double)slots - sum)) *
-		     _mm_cvtsd_f64(inv);
-		if (l2) {
-			td_decode_l2_pd(c, inv, l1, res);
-			flags |= TD_RESULT_L2;
-			e1 *= 2;
-		} else {
-			memset(res->l2, 0, sizeof(res->l2));
-		}
-		res->err = e1 < 1 ? e1 : 1;
-	}
-	res->flags = flags;
-	return slots >= 0 && !_mm_movemask_pd(low);
+/*
+ * The fast end's (region.c): td_decode_readings_sse2, PERF_METRICS at
+ * begin read from memory straight into its register, and res->resets
+ * (0) written with res->flags in one store.
+ */
+TD_ALWAYS_INLINE bool td_decode_readings_end(uint64_t s0, const uint64_t *m0,
+					     uint64_t s1, uint64_t m1, bool l2,
+					     struct td_result *res)
+{
+	return td_decode_pd(s0, _mm_loadl_epi64((const __m128i *)m0), s1,
+			    _mm_cvtsi64_si128((long long)m1), l2, res, true);
 }
 
 TD_ALWAYS_INLINE bool td_decode_readings_inline(uint64_t s0, uint64_t m0,
@@ -246,6 +341,14 @@ TD_ALWAYS_INLINE bool td_decode_readings_inline(uint64_t s0, uint64_t m0,
 #define td_decode_readings_exact(s0, s1) false
 #define td_decode_readings_sse2 td_decode_readings_scalar
 #define td_decode_readings_inline td_decode_readings_scalar
+
+TD_ALWAYS_INLINE bool td_decode_readings_end(uint64_t s0, const uint64_t *m0,
+					     uint64_t s1, uint64_t m1, bool l2,
+					     struct td_result *res)
+{
+	res->resets = 0;
+	return td_decode_readings_scalar(s0, *m0, s1, m1, l2, res);
+}
 #endif
 
 #endif

@@ -74,7 +74,14 @@ int td_region_begin(struct td *td, struct td_region *r)
 	td_compiler_barrier();
 	td_rdpmc_halves(TD_RDPMC_SLOTS, &lo, &hi);
 	slots = td_join48(lo, hi);
-	if (TD_UNLIKELY((slots > p->reset_at && slots > td->policy.budget_at) ||
+	/*
+	 * A reset is due when both the budget and the error side allow it.
+	 * The budget first: SLOTS is below budget_at at most begins, which
+	 * settles it in one compare, where reset_at, 0 after a fast end
+	 * without output of a region shorter than 2^16 slots
+	 * (learn_fast_length), settles nothing.
+	 */
+	if (TD_UNLIKELY((slots > td->policy.budget_at && slots > p->reset_at) ||
 			slots < td->last_raw_slots))
 		return td_slow_begin(td, p);
 	td->last_raw_slots = slots;
@@ -124,12 +131,12 @@ static __attribute__((noinline)) int end_inconsistent(struct td_result *res)
 }
 
 /* Readings too large for the exact doubles of decode.h: integers. */
-static __attribute__((noinline)) int end_decode_wide(uint64_t s0, uint64_t m0,
-						     uint64_t s1, uint64_t m1,
-						     bool l2,
-						     struct td_result *res)
+static __attribute__((noinline)) int end_decode_wide(
+	const struct td_region_priv *p, uint64_t s1, uint64_t m1, bool l2,
+	struct td_result *res)
 {
-	if (!td_decode_readings_scalar(s0, m0, s1, m1, l2, res))
+	res->resets = 0;
+	if (!td_decode_readings_scalar(p->slots, p->metrics, s1, m1, l2, res))
 		td_record_mark_unreliable(res);
 	return 0;
 }
@@ -138,45 +145,82 @@ static __attribute__((noinline)) int end_decode_wide(uint64_t s0, uint64_t m0,
  * The common end with a result: nothing changed the handle's state since
  * the begin (same epoch: no fold, no schedule-in, no untrusted event, no
  * reset, so the region is reliable unless its own delta says otherwise)
- * and no record is wanted.
+ * and no record is wanted.  Level 2 is a constant of each copy
+ * (end_same_snap makes one of each), so that its decode tests it once.
  */
-static int end_same_snap(struct td *td, struct td_region_priv *p,
-			 struct td_result *res, uint64_t slots,
-			 uint64_t metrics)
+static inline __attribute__((always_inline)) int end_same_snap_l2(
+	struct td *td, struct td_region_priv *p, struct td_result *res,
+	uint64_t slots, uint64_t metrics, bool l2)
 {
-	bool l2 = td->pmu.nr_metrics == TD_NR_METRICS;
-
 	td->last_raw_slots = slots;
 	td->last_raw_metrics = metrics;
 	td_learn_length(td, p, slots - p->slots);
 	p->owner = NULL;
-	res->resets = 0;
 	/*
 	 * Both readings taken under the same version of the handle's state:
 	 * the folded bases cancel, and so do the error scales at folds.
+	 * The same version also says that SLOTS did not go back since the
+	 * begin (a fold or a foreign reset publishes a new one): p->slots
+	 * <= slots, so slots alone tells td_decode_readings_exact.  Were it
+	 * not so, the delta would be negative (the doubles hold 48-bit
+	 * readings and their difference exactly), so inconsistent, and
+	 * td_record_mark_unreliable would rewrite every fraction anyway.
 	 * Last, so that marking a rare inconsistent delta is a tail call.
 	 */
-	if (TD_UNLIKELY(!td_decode_readings_exact(p->slots, slots)))
-		return end_decode_wide(p->slots, p->metrics, slots, metrics, l2,
-				       res);
-	if (TD_UNLIKELY(!td_decode_readings_sse2(p->slots, p->metrics, slots,
-						 metrics, l2, res)))
+	if (TD_UNLIKELY(!td_decode_readings_exact(UINT64_C(0), slots)))
+		return end_decode_wide(p, slots, metrics, l2, res);
+	if (TD_UNLIKELY(!td_decode_readings_end(p->slots, &p->metrics, slots,
+						metrics, l2, res)))
 		return end_inconsistent(res);
 	return 0;
 }
 
-/* End with a result: both registers read at once, then checked. */
+static inline __attribute__((always_inline)) int end_same_snap(
+	struct td *td, struct td_region_priv *p, struct td_result *res,
+	uint64_t slots, uint64_t metrics)
+{
+	if (TD_LIKELY(td->pmu.nr_metrics == TD_NR_METRICS))
+		return end_same_snap_l2(td, p, res, slots, metrics, true);
+	return end_same_snap_l2(td, p, res, slots, metrics, false);
+}
+
+/*
+ * A fast end with a result that end_same_snap cannot take: records to
+ * write (end_key poisoned, lock as last seen: the reading stands), the
+ * handle's state changed since the begin (the same), or a page update
+ * (the slow path reads again).  The rest of the fast path's checks held
+ * already.  res last: in R9, the sixth argument's register, which
+ * neither RDPMC nor its selector touches, end_with_result keeps it there
+ * across both reads with no save.
+ */
+static __attribute__((noinline)) int end_result_keyed(
+	struct td *td, struct td_region_priv *p, uint64_t slots,
+	uint64_t metrics, uint64_t lock, struct td_result *res)
+{
+	if (lock != td->last_lock)
+		return td_slow_end(td, (struct td_region *)(void *)p, res);
+	return td_end_with_reading(td, p, res, slots, metrics);
+}
+
+/*
+ * End with a result: both registers read at once, then checked.  The
+ * lock compared with end_key says at once that the page is as last seen
+ * and that no record is wanted (end_key is the last lock with the sink's
+ * bits: internal.h, td_end_key_refresh).
+ */
 static inline __attribute__((always_inline)) int end_result(
 	struct td *td, struct td_region *r, struct td_result *res,
 	uint64_t slots, uint64_t metrics)
 {
 	struct td_region_priv *p = priv(r);
+	uint64_t lock;
 
-	if (!fast_end_ok(td, r, slots))
+	if (!r || p->owner != td || slots < td->last_raw_slots)
 		return td_slow_end(td, r, res);
-	if (TD_LIKELY(same_epoch(td, p) && !td->sink.buf && !td->sink.pending))
+	lock = td_load_once(td->slots_pc->lock);
+	if (TD_LIKELY(lock == td->end_key && same_epoch(td, p)))
 		return end_same_snap(td, p, res, slots, metrics);
-	return td_end_with_reading(td, p, res, slots, metrics);
+	return end_result_keyed(td, p, slots, metrics, lock, res);
 }
 
 /*
@@ -275,7 +319,7 @@ static __attribute__((noinline)) int end_with_result(struct td *td,
 int td_region_end(struct td *td, struct td_region *r, struct td_result *res)
 {
 	struct td_region_priv *p = priv(r);
-	uint64_t slots, lo, hi, key;
+	uint64_t slots, lo, hi, key, len;
 
 	if (TD_UNLIKELY(td != td_fast_td))
 		return td_slow_end(td, r, res);
@@ -289,10 +333,17 @@ int td_region_end(struct td *td, struct td_region *r, struct td_result *res)
 	key = td_load_once(td->slots_pc->lock);
 	if (TD_UNLIKELY(key != td->end_key))
 		return end_keyed(td, r, slots, key);
-	/* No output wanted: learn the length, close. */
+	/*
+	 * No output wanted: learn the length, close.  The length is the
+	 * reading plus what was folded since the begin, less the begin's
+	 * reading: each term taken from memory by one add or subtract (the
+	 * empty asm keeps the compiler from grouping the begin's two terms
+	 * first, a load and an add more).
+	 */
 	td->last_raw_slots = slots;
-	learn_fast_length(td, p, td->snap.base.slots + slots -
-				     (p->snap.base.slots + p->slots));
+	len = slots + td->snap.base.slots - p->snap.base.slots;
+	__asm__("" : "+r"(len));
+	learn_fast_length(td, p, len - p->slots);
 	p->owner = NULL;
 	return 0;
 }
