@@ -62,9 +62,11 @@ else
 SONAME := libtopdown.so.$(VERSION_MAJOR)
 endif
 # The library: libtopdown/ but its command (cmd/) and manual (man/).
-# core/     the handle, the hot path (region.c), the reset policy
+# core/     the handle, the region's general route, the reset policy
 # sources/  the TopDown source interface (source.h) and one folder per
-#           family: perf_metrics, hybrid, counters (x86), arm
+#           family: perf_metrics (with the entry points and their fixed-
+#           selector fast path, pm_fast.c), hybrid, counters (x86, and
+#           the ordinary-counter fast path), arm
 # kernel/   syscalls, sysfs discovery, event strings, CPU-specific asm
 # output/   records, named regions, reports
 LIB_DIRS := core sources sources/perf_metrics sources/hybrid \
@@ -97,7 +99,9 @@ $(B)/shared/%.o: libtopdown/%.c
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(LIB_INCS) $(CFLAGS) -fPIC -fvisibility=hidden -c -o $@ $<
 
+# Built afresh: ar would keep the member of a source file since moved.
 $(STATIC_LIB): $(LIB_STATIC_OBJS)
+	rm -f $@
 	$(AR) rcs $@ $^
 
 $(SHARED_LIB): $(LIB_SHARED_OBJS) libtopdown/libtopdown.map

@@ -240,7 +240,7 @@ static void test_readings_decode_identical(void **state)
 }
 
 /*
- * The fast end with a result (region.c, end_same_snap_l2) takes the
+ * The fast end with a result (pm_fast.c, end_same_snap_l2) takes the
  * doubles' path on SLOTS at end alone (below 2^43), SLOTS at begin being
  * no greater on that path; were it greater, and beyond 2^43, the delta is
  * inconsistent and the region marked unreliable.  Either way the result

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The fast path's own rules (region.c, owner.c): one fast handle per
+ * The fast path's own rules (pm_fast.c, owner.c): one fast handle per
  * thread named by a thread-local pointer, regions that copy the handle's
  * slow-path state only when its version (key) changed, a policy threshold
  * learnt at every fast end, and handle memory that outlives a close by

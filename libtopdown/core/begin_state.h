@@ -2,15 +2,13 @@
 /*
  * What a region keeps from its begin (the private layout of struct
  * td_region) and the hot path's constants, shared by the fast path
- * (region.c) and the slow path (region_slow.c).  Not installed.
+ * (pm_fast.c) and the slow path (region_slow.c).  Not installed.
  */
 #ifndef TD_BEGIN_STATE_H
 #define TD_BEGIN_STATE_H
 
 #include "internal.h"
 
-#define TD_RDPMC_SLOTS   ((1u << 30) | 3)
-#define TD_RDPMC_METRICS (1u << 29)
 /* In a region's copy of snap.resets: the begin could not read. */
 #define TD_BEGIN_UNREAD  0x80000000u
 
@@ -36,12 +34,6 @@ _Static_assert(sizeof(struct td_region_priv) <= sizeof(struct td_region),
 static inline struct td_region_priv *priv(struct td_region *r)
 {
 	return (struct td_region_priv *)(void *)r;
-}
-
-/* SLOTS is fixed counter 3, 48 bits wide. */
-static inline uint64_t td_join48(uint64_t lo, uint64_t hi)
-{
-	return (hi << 48 >> 16) | lo; /* bits 32-47 from hi */
 }
 
 /*

@@ -2,7 +2,7 @@
 /*
  * The decoder's body, inline: td_decode and td_delta_consistent (decode.c)
  * are these functions out of line, and the fast end with a result
- * (region.c) inlines them on its delta, so that every route runs the same
+ * (pm_fast.c) inlines them on its delta, so that every route runs the same
  * arithmetic (see decode.c for the formulas and the error bound) while
  * the hot path keeps its categories in registers.
  */
@@ -316,7 +316,7 @@ TD_ALWAYS_INLINE bool td_decode_readings_sse2(uint64_t s0, uint64_t m0,
 }
 
 /*
- * The fast end's (region.c): td_decode_readings_sse2, PERF_METRICS at
+ * The fast end's (pm_fast.c): td_decode_readings_sse2, PERF_METRICS at
  * begin read from memory straight into its register, and res->resets
  * (0) written with res->flags in one store.
  */

@@ -125,11 +125,11 @@ struct td_sample {
  * The part of a handle's state a region needs from its begin.  It changes
  * only on the slow path (folds, schedule-ins, untrusted events), so a
  * region copies it only when it changed since the region's previous begin:
- * td->epoch_hi names its version (see region.c).
+ * td->epoch_hi names its version (see pm_fast.c).
  *
  * resets and untrusted are counters a region compares between its begin
  * and end: the library's own resets (31 bits: a region spanning 2^31 of
- * them reports the count modulo that; bit 31 is free for region.c) and
+ * them reports the count modulo that; bit 31 is free for pm_fast.c) and
  * untrusted events (SLOTS seen going backwards, the group found
  * descheduled or unreadable: any change flags the region).
  */
@@ -204,7 +204,7 @@ static inline void td_readings_delta(uint64_t slots0, uint64_t metrics0,
 
 /*
  * A record that holds a region's boundary readings, written by the fast
- * end (region.c) and turned into counts by record.c: slots and qerr the
+ * end (pm_fast.c) and turned into counts by record.c: slots and qerr the
  * raw SLOTS at end and begin, cat[0] and cat[1] PERF_METRICS at begin and
  * end.  A private flag bit, never in a finished record.
  */
@@ -284,7 +284,7 @@ struct td {
 	 * other's); a region's key is epoch_hi | the page lock it saw.
 	 */
 	uint64_t epoch_hi;
-	/* What a fast end expects to find in the page's lock (region.c). */
+	/* What a fast end expects to find in the page's lock (pm_fast.c). */
 	uint64_t end_key;
 	uint64_t last_raw_slots; /* last RDPMC reading of SLOTS */
 	uint64_t last_raw_metrics; /* PERF_METRICS with it (slow path) */
@@ -335,10 +335,10 @@ TD_HIDDEN void td_fast_claim(struct td *td);
 TD_HIDDEN void td_owner_free(struct td *td);
 
 /*
- * The lock value a fast end must find (region.c): the last one seen, or,
+ * The lock value a fast end must find (pm_fast.c): the last one seen, or,
  * while records are being sunk, one no 32-bit lock can equal, which sends
  * every end to the path that writes records: with a buffer attached the
- * lock | TD_END_KEY_SINK (region.c's record of readings), with a named
+ * lock | TD_END_KEY_SINK (pm_fast.c's record of readings), with a named
  * region ending TD_END_KEY_NAMED too (records of counts).
  */
 #define TD_END_KEY_SINK  (UINT64_C(1) << 32)
@@ -437,8 +437,6 @@ TD_HIDDEN void td_rows_free(struct td_report_rows *rows);
 TD_HIDDEN int td_rows_write(FILE *f, const struct td_report_rows *rows,
 			    enum td_format fmt);
 
-/* region.c */
-TD_HIDDEN void td_fast_path_setup(struct td *td);
 
 /* options.c */
 TD_HIDDEN int td_env_choice(const char *var, const char *const *words, int n,

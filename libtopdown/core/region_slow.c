@@ -3,7 +3,7 @@
  * The slow path of td_region_begin / td_region_end: a reading through
  * the handle's source, the reset the policy asks for, the region's copy
  * of the handle's state, and the end's result and record through the
- * source's delta (region.c keeps the fast path).
+ * source's delta (pm_fast.c keeps the fast path).
  */
 #include <errno.h>
 #include <string.h>

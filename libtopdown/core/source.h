@@ -71,8 +71,15 @@ struct td_source_ops {
 	 */
 	unsigned (*fold_named)(const uint64_t *raw, struct td_delta *d);
 	/*
+	 * Called once by td_open when the handle is complete (its policy,
+	 * its owner): PERF_METRICS decides there whether begin/end may take
+	 * the fixed-selector path the entry points inline (pm_fast.c).
+	 * NULL: nothing to do.
+	 */
+	void (*ready)(struct td *td);
+	/*
 	 * A fast path of the source's own, where it reads its counters one
-	 * by one (PERF_METRICS' fixed selectors are read by region.c's path
+	 * by one (PERF_METRICS' fixed selectors are read by pm_fast.c's path
 	 * instead); used while td->src_fast.  fast_begin and fast_end do a
 	 * region's begin and end on the opening thread (the owner checks
 	 * made) and fall back to td_slow_begin / td_slow_end_read.  A region's

@@ -66,8 +66,8 @@ static inline uint64_t td_read_counter(td_counter_reader r)
 }
 
 /*
- * The x86 fast path's helper (region.c; td_rdpmc_pair from arch.h), so
- * that it compiles here: it never runs on arm64 (td_fast_path_setup
+ * The x86 fast path's helper (pm_fast.c; td_rdpmc_pair from arch.h), so
+ * that it compiles here: it never runs on arm64 (td_pm_fast_setup
  * wants the x86 "cpu" PMU's PERF_METRICS and its fixed RDPMC selectors,
  * which are no counter here).  As on x86: the halves apart.
  */

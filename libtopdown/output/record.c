@@ -93,7 +93,7 @@ int td_records_detach(struct td *td, size_t *count, uint64_t *dropped)
 	return 0;
 }
 
-/* What fill_result (region.c) does to a region it cannot trust. */
+/* What fill_result (region_slow.c) does to a region it cannot trust. */
 void td_record_mark_unreliable(struct td_result *res)
 {
 	memset(res->l1, 0, sizeof(res->l1));

@@ -41,7 +41,7 @@ int td_generic_open(struct td *td, const struct td_open_req *req,
 	if (err < 0)
 		return err;
 	td->leader_fd = g->fd[0];
-	/* region.c reads these pages: any valid page will do (no fast path). */
+	/* pages of the group, for whoever looks (not the fast path's) */
 	td->slots_pc = g->pc[0];
 	td->metric_pc = g->pc[1];
 	td->path = want_rdpmc && td_gen_rdpmc_offered(td, g) ? TD_PATH_RDPMC

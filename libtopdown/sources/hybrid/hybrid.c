@@ -236,7 +236,7 @@ static uint64_t ecore_unsched(struct td *td, const struct td_sample *s,
  * when neither counts; that is s->unsched here.  (On the read(2) path the
  * two groups are read a few microseconds apart; a reading taken on an
  * E-core then sees cpu_core's enabled time move by that gap, which can
- * flag the region: conservative.)  region.c's undo of a reset that raced
+ * flag the region: conservative.)  pm_fast.c's undo of a reset that raced
  * a switch-out (typically: the thread was on an E-core at the ioctl)
  * keeps what this fold added at its second reading.
  */

@@ -27,7 +27,7 @@ static int pm_open(struct td *td, const struct td_open_req *req)
 	/*
 	 * Every CPU of a PMU that covers them all has fixed counter 3 and
 	 * PERF_METRICS: begin/end may RDPMC their fixed selectors before
-	 * any check (region.c), but for metrics-clear mode, where every
+	 * any check (pm_fast.c), but for metrics-clear mode, where every
 	 * reading is folded at once (pm_reading.c).
 	 */
 	if (err == 0)
@@ -92,4 +92,5 @@ const struct td_source_ops td_source_perf_metrics = {
 	.delta = td_pm_delta,
 	.consistent = td_pm_consistent,
 	.info = td_pm_info,
+	.ready = td_pm_fast_setup,
 };

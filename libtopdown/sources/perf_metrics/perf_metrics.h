@@ -15,6 +15,8 @@ TD_HIDDEN unsigned td_pm_delta(const struct td *td, const struct td_counts *a,
 			       const struct td_counts *b, struct td_delta *d);
 TD_HIDDEN bool td_pm_consistent(const struct td *td, const struct td_delta *d);
 TD_HIDDEN void td_pm_info(const struct td *td, struct td_info *i);
+/* pm_fast.c: the source's ready operation (source.h). */
+TD_HIDDEN void td_pm_fast_setup(struct td *td);
 /* The kernel's caps/pmu_name of the core PMU, "" when it does not say. */
 TD_HIDDEN void td_pm_pmu_name(const struct td *td, char *out, size_t len);
 

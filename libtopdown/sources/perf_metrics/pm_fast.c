@@ -1,6 +1,13 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * td_region_begin / td_region_end: the hot path.
+ * td_region_begin / td_region_end, the library's entry points, with the
+ * PERF_METRICS source's fast path inlined: its two fixed selectors read
+ * with nothing between the caller and the RDPMCs but a few checks.
+ * Everything else goes to the general route (core/region_slow.c), which
+ * also reaches the fast path of a source that reads its counters one by
+ * one (source.h fast_begin, fast_end; sources/counters/counters_fast.c).
+ * The entry points live here, with the source whose path they inline,
+ * so that no generic file knows a register of one source.
  *
  * A region keeps the raw reading (SLOTS, PERF_METRICS) taken at its begin
  * and a copy of the handle's slow-path state as it was then (struct
@@ -36,13 +43,30 @@
 #include "arch.h"
 #include "barrier.h"
 #include "begin_state.h"
+#include "perf_metrics.h"
 #include "source.h"
 
-/* Called once by td_open: may begin/end take the fast path? */
-void td_fast_path_setup(struct td *td)
-{
-	struct td_snap before = td->snap;
+/*
+ * The fixed selectors (arch/x86/include/asm/perf_event.h:
+ * INTEL_PMC_FIXED_RDPMC_BASE | 3, SLOTS being fixed counter 3, and
+ * INTEL_PMC_FIXED_RDPMC_METRICS), which the kernel publishes + 1 as the
+ * user pages' index.
+ */
+#define TD_RDPMC_SLOTS   ((1u << 30) | 3)
+#define TD_RDPMC_METRICS (1u << 29)
 
+/* SLOTS is fixed counter 3, 48 bits wide. */
+static inline uint64_t td_join48(uint64_t lo, uint64_t hi)
+{
+	return (hi << 48 >> 16) | lo; /* bits 32-47 from hi */
+}
+
+/*
+ * The source's ready operation, once td_open has the whole handle (its
+ * policy, its owner): may begin/end take the fixed-selector path?
+ */
+void td_pm_fast_setup(struct td *td)
+{
 	/*
 	 * Fixed selectors are RDPMCed before any check, which is safe only
 	 * where the source says every CPU has them (td->fast_capable).
@@ -52,7 +76,6 @@ void td_fast_path_setup(struct td *td)
 		   td->policy.kind != TD_RESET_ALWAYS &&
 		   td->slots_pc->index == TD_RDPMC_SLOTS + 1 &&
 		   td->metric_pc->index == TD_RDPMC_METRICS + 1;
-	td_snap_publish(td, &before);
 	if (td->fast)
 		td_fast_claim(td);
 }
