@@ -224,6 +224,108 @@ static void test_non_hybrid_skips_guard(void **state)
 	td_close(td);
 }
 
+/*
+ * The hybrid source's fast path (hybrid_fast.c), on a region object used
+ * before: on a P-core a pair is the four guarded RDPMCs and no system
+ * call, exact; a migration to an E-core just before the begin's or the
+ * end's guarded read (the rseq section aborts: no RDPMC of the fixed
+ * counters there) or a stint on an E-core inside the region sends it to
+ * the slow path, alive and within the E-core bound; the default policy
+ * (auto) keeps its resets.
+ */
+static void warm(struct td *td, struct td_region *r)
+{
+	for (int i = 0; i < 3; i++) {
+		assert_int_equal(td_region_begin(td, r), 0);
+		emu_run(200000, &MIX_CHAIN);
+		assert_int_equal(td_region_end(td, r, NULL), 0);
+	}
+}
+
+static void test_fast_path_guarded(void **state)
+{
+	struct td *td = open_adl();
+	struct td_region r = { { 0 } };
+	struct emu_stats s0, s1;
+	struct td_result res;
+	struct truth_frac t;
+	struct emu_truth a, b;
+
+	(void)state;
+	emu_run(1000000, &MIX_STREAM);
+	/* moved to an E-core just before the begin's guarded read */
+	warm(td, &r);
+	emu_truth(&a);
+	emu_migrate_at_rdpmc(9);
+	assert_int_equal(td_region_begin(td, &r), 0);
+	emu_run(5000000, &MIX_DRAM);
+	emu_migrate(2);
+	emu_run(5000000, &MIX_CHAIN);
+	emu_truth(&b);
+	assert_int_equal(td_region_end(td, &r, &res), 0);
+	t = truth_between(&a, &b);
+	assert_within(&res, &t, ECORE_END_BOUND(6e6, 1e7));
+	/* ... just before the end's */
+	warm(td, &r);
+	emu_truth(&a);
+	assert_int_equal(td_region_begin(td, &r), 0);
+	emu_run(5000000, &MIX_DRAM);
+	emu_truth(&b);
+	emu_migrate_at_rdpmc(15);
+	assert_int_equal(td_region_end(td, &r, &res), 0);
+	t = truth_between(&a, &b);
+	/* raw SLOTS since the last schedule-in: the first case's last 5e6,
+	 * the warm-up's 6e5 and this region's 5e6 */
+	assert_within(&res, &t, ECORE_END_BOUND(1.1e7, 5e6));
+	/* a stint on an E-core inside the region, back on a P-core */
+	emu_migrate(2);
+	warm(td, &r);
+	emu_truth(&a);
+	assert_int_equal(td_region_begin(td, &r), 0);
+	emu_run(5000000, &MIX_CHAIN);
+	emu_migrate(10);
+	emu_run(3000000, &MIX_DRAM);
+	emu_migrate(3);
+	emu_run(5000000, &MIX_BRANCHY);
+	emu_truth(&b);
+	assert_int_equal(td_region_end(td, &r, &res), 0);
+	t = truth_between(&a, &b);
+	/* the raw SLOTS entering it: 6e5 at begin, 5.6e6 at the
+	 * schedule-out, 5e6 at end */
+	assert_within(&res, &t, ECORE_END_BOUND(1.1e7, 1.3e7));
+	/* switched out and in on P-cores inside the region (cpu_core's
+	 * page rewritten, not cpu_atom's), SLOTS past their begin again */
+	warm(td, &r);
+	emu_truth(&a);
+	assert_int_equal(td_region_begin(td, &r), 0);
+	emu_run(100000, &MIX_CHAIN);
+	emu_context_switch(777777);
+	emu_run(8000000, &MIX_BRANCHY);
+	emu_truth(&b);
+	assert_int_equal(td_region_end(td, &r, &res), 0);
+	t = truth_between(&a, &b);
+	assert_int_equal(res.slots, b.slots - a.slots);
+	/* the end sees the page moved and takes the slow path, whose err
+	 * counts the schedule-in's re-quantisation: exact within it */
+	assert_within(&res, &t, 0.1);
+	/* on a P-core: four guarded RDPMCs, nothing else */
+	warm(td, &r);
+	emu_stats(&s0);
+	emu_truth(&a);
+	assert_int_equal(td_region_begin(td, &r), 0);
+	emu_run(30000000, &MIX_BRANCHY);
+	emu_truth(&b);
+	assert_int_equal(td_region_end(td, &r, &res), 0);
+	emu_stats(&s1);
+	assert_int_equal(s1.rdpmcs - s0.rdpmcs, 4);
+	assert_int_equal(s1.syscalls - s0.syscalls, 0);
+	t = truth_between(&a, &b);
+	/* raw SLOTS up to 3.6e7: no reset (TD_RESET_NEVER) since the
+	 * schedule-in after the stint */
+	assert_within(&res, &t, ECORE_END_BOUND(3.6e7, 3e7));
+	td_close(td);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -231,6 +333,7 @@ int main(void)
 		cmocka_unit_test_teardown(test_migrate_at_begin_rdpmc, teardown),
 		cmocka_unit_test_teardown(test_migrate_at_end_rdpmc, teardown),
 		cmocka_unit_test_teardown(test_ecore_region, teardown),
+		cmocka_unit_test_teardown(test_fast_path_guarded, teardown),
 		cmocka_unit_test_teardown(test_unguarded_rdpmc_dies, teardown),
 		cmocka_unit_test_teardown(test_no_rseq_falls_back_to_read,
 					  teardown),

@@ -37,7 +37,8 @@ static inline struct td_region_priv *priv(struct td_region *r)
 }
 
 /*
- * Where td->src_fast, a region keeps its begin as the counter values it
+ * Where the source's fast path has begin_counts (source.h), a region
+ * keeps its begin as the counter values it
  * read (struct td_sample values), in place of the counts of snap.base:
  * such a source folds nothing, so those counts are the values' through
  * its formula, which the end computes (source.h begin_counts).
@@ -57,7 +58,7 @@ TD_HIDDEN int td_slow_end(struct td *td, struct td_region *r,
 TD_HIDDEN int td_slow_end_read(struct td *td, struct td_region_priv *p,
 			       struct td_result *res);
 /* The end of a region once its reading s is taken (s->values filled
- * where td->src_fast), whichever path took it. */
+ * where the begin keeps values), whichever path took it. */
 TD_HIDDEN void td_end_sampled(struct td *td, struct td_region_priv *p,
 			      const struct td_sample *s, struct td_result *res);
 /* A fast reading of both registers, with somewhere to go. */

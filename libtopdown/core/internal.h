@@ -97,7 +97,7 @@ static inline void td_counts_add(struct td_counts *c, uint64_t slots,
 
 /*
  * Counter values a region's begin keeps where the source reads its
- * counters one by one on a fast path of its own (td->src_fast).
+ * counters one by one on a fast path of its own (source.h begin_counts).
  */
 #define TD_NR_VALUES 8
 
@@ -115,8 +115,9 @@ struct td_sample {
 	bool valid;           /* false: the group was not counting */
 	bool on_ecore;        /* hybrid: the P half came from read(2) */
 	/*
-	 * td->src_fast: the counter values the counts came from, in the
-	 * source's order (what a region's begin keeps: begin_state.h).
+	 * Ordinary counters on their fast path: the counter values the
+	 * counts came from, in the source's order (what a region's begin
+	 * keeps: begin_state.h).
 	 */
 	uint64_t values[TD_NR_VALUES];
 };
@@ -294,8 +295,7 @@ struct td {
 				    every CPU the thread may run on */
 	bool fast;               /* RDPMC of the fixed selectors is safe */
 	bool src_fast;           /* begin/end may take the source's own fast
-				    path (source.h fast_begin), and regions
-				    keep their begin as counter values */
+				    path (source.h fast_begin) */
 	uint64_t foreign_resets; /* SLOTS went backwards: someone else reset */
 	uint64_t resets;         /* IOC_RESETs the library issued */
 	uint64_t untrusted;      /* foreign resets, deschedulings, unreadable */

@@ -57,6 +57,16 @@ static void maybe_reset(struct td *td, const struct td_region_priv *p,
 		td_policy_refund(&td->policy);
 }
 
+/*
+ * A source with its own fast path that keeps a region's begin as counter
+ * values (begin_counts); without begin_counts (hybrid) the begin is
+ * PERF_METRICS' raw reading, as on the fixed-selector path.
+ */
+static inline bool begins_as_values(const struct td *td)
+{
+	return td->src_fast && td->src->begin_counts;
+}
+
 static void store_begin(struct td *td, struct td_region_priv *p,
 			const struct td_sample *s)
 {
@@ -65,10 +75,9 @@ static void store_begin(struct td *td, struct td_region_priv *p,
 	p->slots = s->raw_slots; /* the raw reading: the error scale */
 	p->metrics = s->raw_slots ? s->raw_metrics : 0;
 	/* Only the fast path reads what the key vouches for. */
-	p->key = !s->valid ? 0
-		 : td->fast ? td->epoch_hi | td->last_lock
-		 : td->src_fast ? td->epoch_hi : 0;
-	if (td->src_fast) /* the values, as the source's fast begin keeps */
+	p->key = (td->fast || td->src_fast) && s->valid
+			 ? td->epoch_hi | td->last_lock : 0;
+	if (begins_as_values(td)) /* as the source's fast begin keeps them */
 		memcpy(td_begin_values(p), s->values, sizeof(s->values));
 	else if (!s->raw_slots) /* a folded reading: read(2), metrics-clear */
 		p->snap.base = s->c;
@@ -178,7 +187,7 @@ static void emit_record(struct td *td, const struct td_region_priv *p,
 }
 
 /*
- * A begin kept as counter values (td->src_fast): its counts, through
+ * A begin kept as counter values (begins_as_values): its counts, through
  * the source; values that cannot have preceded the end's flag it.
  */
 static void begin_values_to_counts(const struct td *td,
@@ -198,7 +207,7 @@ static void begin_values_to_counts(const struct td *td,
 void td_end_sampled(struct td *td, struct td_region_priv *p,
 		    const struct td_sample *s, struct td_result *res)
 {
-	if (td->src_fast && s->valid)
+	if (begins_as_values(td) && s->valid)
 		begin_values_to_counts(td, p, s);
 	if (s->valid && !(p->snap.resets & TD_BEGIN_UNREAD))
 		td_learn_length(td, p, s->c.slots - (p->snap.base.slots + p->slots));

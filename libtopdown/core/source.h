@@ -73,20 +73,24 @@ struct td_source_ops {
 	/*
 	 * Called once by td_open when the handle is complete (its policy,
 	 * its owner): PERF_METRICS decides there whether begin/end may take
-	 * the fixed-selector path the entry points inline (pm_fast.c).
+	 * the fixed-selector path the entry points inline (pm_fast.c), the
+	 * hybrid source whether its own fast path may serve (td->src_fast).
 	 * NULL: nothing to do.
 	 */
 	void (*ready)(struct td *td);
 	/*
-	 * A fast path of the source's own, where it reads its counters one
-	 * by one (PERF_METRICS' fixed selectors are read by pm_fast.c's path
-	 * instead); used while td->src_fast.  fast_begin and fast_end do a
+	 * A fast path of the source's own (PERF_METRICS' fixed selectors
+	 * are read by pm_fast.c's path instead): ordinary counters read one
+	 * by one, the hybrid source's guarded reads; used while
+	 * td->src_fast.  fast_begin and fast_end do a
 	 * region's begin and end on the opening thread (the owner checks
-	 * made) and fall back to td_slow_begin / td_slow_end_read.  A region's
-	 * begin is then the counter values it read (struct td_sample
-	 * values), and begin_counts turns them into the counts its delta
-	 * takes; it returns false when the values cannot have preceded the
-	 * end's exact ones (the region is then flagged).  NULL: none.
+	 * made) and fall back to td_slow_begin / td_slow_end_read.  With
+	 * begin_counts a region's begin is the counter values it read
+	 * (struct td_sample values), which begin_counts turns into the
+	 * counts its delta takes; it returns false when the values cannot
+	 * have preceded the end's exact ones (the region is then flagged).
+	 * Without it the begin is PERF_METRICS' raw reading (the hybrid
+	 * source's fast path).  NULL: none.
 	 */
 	int (*fast_begin)(struct td *td, struct td_region_priv *p);
 	int (*fast_end)(struct td *td, struct td_region_priv *p,

@@ -88,6 +88,7 @@ fast_read_all(const struct td_gen_fast *f, uint64_t *v)
 
 int td_gen_fast_begin(struct td *td, struct td_region_priv *p)
 {
+	/* the key: epoch | last_lock, which ordinary counters leave 0 */
 	if (TD_UNLIKELY(p->key != td->epoch_hi) ||
 	    !fast_read_all(&td->gen->fast, td_begin_values(p)))
 		return td_slow_begin(td, p);

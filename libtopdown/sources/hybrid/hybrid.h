@@ -44,5 +44,11 @@ TD_HIDDEN void td_hybrid_init(struct td *td);
 TD_HIDDEN void td_hybrid_close(struct td *td);
 TD_HIDDEN void td_hybrid_ecore_open(struct td *td, bool include_kernel);
 TD_HIDDEN void td_hybrid_fold(struct td *td, struct td_sample *s);
+/* hybrid_fast.c: the source's fast path (source.h) and its setup. */
+struct td_region_priv;
+TD_HIDDEN int td_hybrid_fast_begin(struct td *td, struct td_region_priv *p);
+TD_HIDDEN int td_hybrid_fast_end(struct td *td, struct td_region_priv *p,
+				 struct td_result *res);
+TD_HIDDEN void td_hybrid_fast_setup(struct td *td);
 
 #endif

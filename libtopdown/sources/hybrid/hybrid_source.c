@@ -86,4 +86,7 @@ const struct td_source_ops td_source_hybrid = {
 	.delta = hybrid_delta,
 	.consistent = td_pm_consistent,
 	.info = hybrid_info,
+	.fast_begin = td_hybrid_fast_begin,
+	.fast_end = td_hybrid_fast_end,
+	.ready = td_hybrid_fast_setup,
 };

@@ -1,0 +1,118 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The hybrid source's fast path: PERF_METRICS' begin and end (pm_fast.c)
+ * with the two reads inside the rseq guard (arch_x86.h td_rdpmc_guarded:
+ * the fixed selectors exist only on P-cores) and one more check, that the
+ * E-core group did not run since the slow path last looked at it.
+ *
+ * What the slow path would do at such a reading is nothing but keep the
+ * raw SLOTS and PERF_METRICS: cpu_core's page unchanged (the region's key,
+ * or the last lock at an end) means no schedule-in to account for, and
+ * cpu_atom's page unchanged since its values were cached (hybrid.c
+ * ecore_values_off) means the E-cores added nothing to fold: the handle's
+ * folded state is the one the region copied.  A guard that finds the
+ * thread on an E-core, a page that moved, SLOTS going backwards or a
+ * reset due: the slow path.  An end goes through td_end_with_reading, the
+ * route of PERF_METRICS' fast end with somewhere to go.
+ */
+#include "arch.h"
+#include "barrier.h"
+#include "begin_state.h"
+#include "counter_group.h"
+#include "hybrid.h"
+#include "source.h"
+
+#if TD_HAVE_RSEQ_GUARD
+/* The E-core group has not run since its values were cached. */
+static inline bool ecore_quiet(const struct td_hybrid *h)
+{
+	const struct td_gen *g = h->ecore;
+
+	return !g || (g->cached &&
+		      td_load_once(g->pc[0]->lock) == g->cached_lock);
+}
+
+/*
+ * Both registers on a P-core, or false.  The selectors are the pages'
+ * (the lock checked by the caller says they still hold); an abort (the
+ * thread preempted or moved inside the section) gives up to the slow
+ * path, which retries.
+ */
+static inline bool guarded_read(const struct td *td, uint64_t *slots,
+				uint64_t *metrics)
+{
+	const struct td_hybrid *h = td->hybrid;
+
+	if (td_rdpmc_guarded(h->rseq, h->pcores, h->nr_cpus,
+			     td_load_once(td->slots_pc->index) - 1,
+			     td_load_once(td->metric_pc->index) - 1, slots,
+			     metrics) != TD_GUARD_OK)
+		return false;
+	*slots &= TD_SLOTS_MASK;
+	return true;
+}
+
+int td_hybrid_fast_begin(struct td *td, struct td_region_priv *p)
+{
+	uint64_t slots, metrics;
+
+	if ((td_load_once(td->slots_pc->lock) | td->epoch_hi) != p->key ||
+	    !ecore_quiet(td->hybrid) || !guarded_read(td, &slots, &metrics) ||
+	    (slots > p->reset_at && slots > td->policy.budget_at) ||
+	    slots < td->last_raw_slots)
+		return td_slow_begin(td, p);
+	td->last_raw_slots = slots;
+	p->slots = slots;
+	p->metrics = metrics;
+	p->owner = td;
+	return 0;
+}
+
+int td_hybrid_fast_end(struct td *td, struct td_region_priv *p,
+		       struct td_result *res)
+{
+	uint64_t slots, metrics;
+
+	if (!guarded_read(td, &slots, &metrics) ||
+	    td_load_once(td->slots_pc->lock) != td->last_lock ||
+	    !ecore_quiet(td->hybrid) || slots < td->last_raw_slots)
+		return td_slow_end_read(td, p, res);
+	if (res || (td->end_key & (TD_END_KEY_SINK | TD_END_KEY_NAMED)))
+		return td_end_with_reading(td, p, res, slots, metrics);
+	/* Nothing to return or record: the policy learns the length. */
+	td->last_raw_slots = slots;
+	td->last_raw_metrics = metrics;
+	td_learn_length(td, p, td->snap.base.slots + slots -
+				       (p->snap.base.slots + p->slots));
+	p->owner = NULL;
+	return 0;
+}
+
+/*
+ * The source's ready operation: the guard in place (an rseq area and the
+ * P-cores' list), RDPMC, counters that keep counting across reads (not
+ * metrics-clear mode), and a policy that does not reset at every begin.
+ */
+void td_hybrid_fast_setup(struct td *td)
+{
+	td->src_fast = td->path == TD_PATH_RDPMC && td->hybrid->rseq &&
+		       td->hybrid->pcores && !td->pm.clear_mode &&
+		       td->policy.kind != TD_RESET_ALWAYS;
+}
+#else
+int td_hybrid_fast_begin(struct td *td, struct td_region_priv *p)
+{
+	return td_slow_begin(td, p);
+}
+
+int td_hybrid_fast_end(struct td *td, struct td_region_priv *p,
+		       struct td_result *res)
+{
+	return td_slow_end_read(td, p, res);
+}
+
+void td_hybrid_fast_setup(struct td *td)
+{
+	(void)td; /* no guard: the slow path */
+}
+#endif
