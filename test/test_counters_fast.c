@@ -316,6 +316,47 @@ static void test_named_totals(void **state)
 	td_close(td);
 }
 
+/*
+ * A long region: some counter advances by more than 2^44 between its
+ * begin and end (minutes of counting: Zen's per-slot events at 6 slots a
+ * cycle, Arm's STALL_SLOT at the pipeline's width).  The slow path has
+ * no limit on a region's length (its guard is between readings, and
+ * read(2) settles a large step), so the region is exact and reliable;
+ * and the next region with the same object too.
+ */
+static void test_long_region(void **state)
+{
+	const struct profile *p = &profiles[0];
+	struct td *td = open_warm(p);
+	struct emu_mix m = mix_of(p, 2);
+	struct td_region reg = { { 0 } };
+	struct emu_truth t0, t1;
+	struct truth_frac t;
+	struct td_result r;
+
+	(void)state;
+	/* a short pair first: the region's key is set, its begins fast */
+	t = measure_region(td, &reg, 60000, &m, &r);
+	assert_false(r.flags & TD_RESULT_UNRELIABLE);
+	emu_truth(&t0);
+	assert_int_equal(td_region_begin(td, &reg), 0);
+	/* 16 x 60 x 2^37 slots (~2^47), whole cycles, PMIs in between */
+	for (int i = 0; i < 16; i++)
+		emu_run(UINT64_C(60) << 37, &m);
+	emu_truth(&t1);
+	assert_int_equal(td_region_end(td, &reg, &r), 0);
+	t = truth_between(&t0, &t1);
+	assert_int_equal(r.slots, t1.slots - t0.slots);
+	assert_false(r.flags & TD_RESULT_UNRELIABLE);
+	assert_within(&r, &t, EXACT);
+	/* the same object again, a short region: reliable, exact */
+	t = measure_region(td, &reg, 60000, &m, &r);
+	assert_int_equal(r.slots, 60000);
+	assert_false(r.flags & TD_RESULT_UNRELIABLE);
+	assert_within(&r, &t, EXACT);
+	td_close(td);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -327,6 +368,7 @@ int main(void)
 		cmocka_unit_test_teardown(test_deschedule_flags, teardown_emu),
 		cmocka_unit_test_teardown(test_records, teardown_emu),
 		cmocka_unit_test_teardown(test_named_totals, teardown_emu),
+		cmocka_unit_test_teardown(test_long_region, teardown_emu),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -146,9 +146,12 @@ int td_gen_fast_end(struct td *td, struct td_region_priv *p,
 }
 
 /*
- * The begin's counts; its values must precede the end's exact ones (each
- * counter forward, by less than the guard's step), else a foreign value
- * slipped into the begin and the region is flagged.
+ * The begin's counts; its values must not exceed the end's (each counter
+ * forward), else a foreign value slipped into the begin and the region
+ * is flagged.  No upper bound: the begin's read already lay within the
+ * guard's step of an accepted value, and a region may count for longer
+ * than that step (2^44 of Zen's per-slot events or Arm's STALL_SLOT is a
+ * few minutes); the slow path's regions have no such limit either.
  */
 bool td_gen_begin_counts(const struct td *td, const uint64_t *values,
 			 const struct td_sample *end, struct td_counts *c)
@@ -158,7 +161,7 @@ bool td_gen_begin_counts(const struct td *td, const uint64_t *values,
 	bool ok = true;
 
 	for (unsigned k = 0; k < g->nr; k++)
-		ok = ok && end->values[k] - values[k] < TD_FAST_STEP_MAX;
+		ok = ok && (int64_t)(end->values[k] - values[k]) >= 0;
 	td_gen_model_values(g, values, v);
 	td_formula_counts(&g->m, v, c);
 	return ok;
