@@ -3,6 +3,7 @@
 #ifndef TD_ARCH_ARM64_H
 #define TD_ARCH_ARM64_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #define TD_MRS_CASE(n)                                                   \
@@ -54,6 +55,12 @@ static inline uint64_t td_rdpmc(uint32_t counter)
 typedef uintptr_t td_counter_reader;
 #define TD_MRS_STUB_BYTES 16
 extern __attribute__((visibility("hidden"))) const char td_mrs_stubs[];
+
+/* Counters 0-31 have a stub; any other (PMICNTR's 32) is not read. */
+static inline bool td_reader_exists(uint32_t counter)
+{
+	return counter <= 31;
+}
 
 static inline td_counter_reader td_reader_of(uint32_t counter)
 {

@@ -190,7 +190,8 @@ void td_gen_fast_refresh(struct td_gen *g, const uint64_t *open)
 			c->offset = (uint64_t)td_load_once(pc->offset);
 			td_compiler_barrier();
 		} while (td_load_once(pc->lock) != seq);
-		if (!pc->cap_user_rdpmc || !idx || !width || width > 64) {
+		if (!pc->cap_user_rdpmc || !idx || !width || width > 64 ||
+		    !td_reader_exists(idx - 1)) {
 			c->lock = TD_FAST_STALE;
 			stale = true;
 			continue;
