@@ -326,6 +326,48 @@ static void test_fast_path_guarded(void **state)
 	td_close(td);
 }
 
+/*
+ * Records on the hybrid fast path: on P-cores each record keeps the two
+ * readings (PERF_METRICS' records of readings), one whose region ran on
+ * an E-core too goes the general route; decoded, each is its region.
+ */
+static void test_fast_path_records(void **state)
+{
+	struct td *td = open_adl();
+	struct td_region r = { { 0 } };
+	struct td_record recs[6];
+	struct truth_frac t[6];
+	struct emu_truth a, b;
+	size_t n = 0;
+
+	(void)state;
+	emu_run(1000000, &MIX_STREAM);
+	warm(td, &r);
+	assert_int_equal(td_records_attach(td, recs, 6), 0);
+	for (int i = 0; i < 6; i++) {
+		emu_truth(&a);
+		assert_int_equal(td_region_begin(td, &r), 0);
+		emu_run(2000000, i & 1 ? &MIX_DRAM : &MIX_BRANCHY);
+		if (i == 3) { /* a stint on an E-core inside this one */
+			emu_migrate(12);
+			emu_run(1000000, &MIX_CHAIN);
+			emu_migrate(1);
+		}
+		emu_truth(&b);
+		assert_int_equal(td_region_end(td, &r, NULL), 0);
+		t[i] = truth_between(&a, &b);
+	}
+	assert_int_equal(td_records_detach(td, &n, NULL), 0);
+	assert_int_equal(n, 6);
+	for (int i = 0; i < 6; i++) {
+		struct td_result res;
+
+		assert_int_equal(td_record_decode(&recs[i], &res), 0);
+		assert_within(&res, &t[i], ECORE_END_BOUND(1.6e7, 2e6));
+	}
+	td_close(td);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -334,6 +376,7 @@ int main(void)
 		cmocka_unit_test_teardown(test_migrate_at_end_rdpmc, teardown),
 		cmocka_unit_test_teardown(test_ecore_region, teardown),
 		cmocka_unit_test_teardown(test_fast_path_guarded, teardown),
+		cmocka_unit_test_teardown(test_fast_path_records, teardown),
 		cmocka_unit_test_teardown(test_unguarded_rdpmc_dies, teardown),
 		cmocka_unit_test_teardown(test_no_rseq_falls_back_to_read,
 					  teardown),

@@ -239,7 +239,7 @@ int td_cmd_validate(int argc, char **argv, char **exec_argv,
 		return reexec_emulated(exec_argv, a.profile, emulator);
 	r.emulated = v_emulated();
 	if (r.emulated) {
-		v_max_outside = 0.15;
+		v_max_outside = 0.3;
 		v_max_err = 0.15;
 	}
 	r.profile = getenv("TD_EMULATE") ? getenv("TD_EMULATE") : "";

@@ -176,7 +176,11 @@ int v_workload_only(int regions, bool small);
  * brackets: the library's begin/end code and the read(2) wrappers, a few
  * thousand slots against regions of milliseconds.  More means the region
  * lost slots.  Emulated, the RDPMC traps (signal handlers, slower still
- * under sanitizers) take a few percent of regions of about 1 ms: 0.15.
+ * under sanitizers) take a few percent of regions of about 1 ms, and the
+ * emulated counters advance by each trap's own CPU time: on a loaded
+ * machine (tests running beside it) one region in a dozen was seen with
+ * 0.20 of its stretch outside it on zen4, whose twelve reads a region
+ * are twelve traps: 0.3, emulated only.
  */
 extern double v_max_outside;
 

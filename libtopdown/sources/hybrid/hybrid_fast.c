@@ -12,14 +12,16 @@
  * ecore_values_off) means the E-cores added nothing to fold: the handle's
  * folded state is the one the region copied.  A guard that finds the
  * thread on an E-core, a page that moved, SLOTS going backwards or a
- * reset due: the slow path.  An end goes through td_end_with_reading, the
- * route of PERF_METRICS' fast end with somewhere to go.
+ * reset due: the slow path.  An end goes on as PERF_METRICS' fast end
+ * does with its two readings (pm_fast.c td_pm_end_reading): a region that
+ * ran on P-cores only, nothing folded since its begin, is theirs alone.
  */
 #include "arch.h"
 #include "barrier.h"
 #include "begin_state.h"
 #include "counter_group.h"
 #include "hybrid.h"
+#include "perf_metrics.h"
 #include "source.h"
 
 #if TD_HAVE_RSEQ_GUARD
@@ -77,15 +79,7 @@ int td_hybrid_fast_end(struct td *td, struct td_region_priv *p,
 	    td_load_once(td->slots_pc->lock) != td->last_lock ||
 	    !ecore_quiet(td->hybrid) || slots < td->last_raw_slots)
 		return td_slow_end_read(td, p, res);
-	if (res || (td->end_key & (TD_END_KEY_SINK | TD_END_KEY_NAMED)))
-		return td_end_with_reading(td, p, res, slots, metrics);
-	/* Nothing to return or record: the policy learns the length. */
-	td->last_raw_slots = slots;
-	td->last_raw_metrics = metrics;
-	td_learn_length(td, p, td->snap.base.slots + slots -
-				       (p->snap.base.slots + p->slots));
-	p->owner = NULL;
-	return 0;
+	return td_pm_end_reading(td, p, res, slots, metrics);
 }
 
 /*

@@ -17,6 +17,11 @@ TD_HIDDEN bool td_pm_consistent(const struct td *td, const struct td_delta *d);
 TD_HIDDEN void td_pm_info(const struct td *td, struct td_info *i);
 /* pm_fast.c: the source's ready operation (source.h). */
 TD_HIDDEN void td_pm_fast_setup(struct td *td);
+/* pm_fast.c: the end of two readings another fast path took (hybrid). */
+struct td_region_priv;
+TD_HIDDEN int td_pm_end_reading(struct td *td, struct td_region_priv *p,
+				struct td_result *res, uint64_t slots,
+				uint64_t metrics);
 /* The kernel's caps/pmu_name of the core PMU, "" when it does not say. */
 TD_HIDDEN void td_pm_pmu_name(const struct td *td, char *out, size_t len);
 

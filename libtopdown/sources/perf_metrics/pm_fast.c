@@ -339,6 +339,36 @@ static __attribute__((noinline)) int end_with_result(struct td *td,
 	return end_result(td, r, res, td_join48(lo, hi), (mhi << 32) | mlo);
 }
 
+/*
+ * The end of a region whose two readings another fast path took and
+ * checked as this one checks its own (the hybrid source's guarded reads:
+ * its page as last seen, the E-cores quiet): with nothing changed since
+ * the begin, this path's routes (the exact decode, a record of readings,
+ * the length learnt); else the general one.
+ */
+int td_pm_end_reading(struct td *td, struct td_region_priv *p,
+		      struct td_result *res, uint64_t slots, uint64_t metrics)
+{
+	uint64_t sink = td->end_key & (TD_END_KEY_SINK | TD_END_KEY_NAMED);
+
+	if (!same_epoch(td, p))
+		return td_end_with_reading(td, p, res, slots, metrics);
+	if (res && !sink)
+		return end_same_snap(td, p, res, slots, metrics);
+	if (!res && sink == TD_END_KEY_SINK) {
+		end_to_record(td, p, slots, (uint32_t)metrics,
+			      (uint32_t)(metrics >> 32));
+		return 0;
+	}
+	if (res || sink)
+		return td_end_with_reading(td, p, res, slots, metrics);
+	td->last_raw_slots = slots; /* no output: as td_region_end below */
+	learn_fast_length(td, p, slots + td->snap.base.slots -
+					 p->snap.base.slots - p->slots);
+	p->owner = NULL;
+	return 0;
+}
+
 int td_region_end(struct td *td, struct td_region *r, struct td_result *res)
 {
 	struct td_region_priv *p = priv(r);
