@@ -72,35 +72,76 @@ static void test_pcore_regions_exact(void **state)
  */
 #define ECORE_END_BOUND(S, R) (12.0 * (S) / (255.0 * (R)))
 
+/*
+ * A region moved to an E-core right before the RDPMC of its begin (the
+ * guard aborts there: none of the fixed selectors read on an E-core),
+ * back on a P-core for its second half: alive, exact within its err.
+ * S: the raw SLOTS the readings carry (no reset under TD_RESET_NEVER).
+ */
+static void region_migrated_at_begin(struct td *td, struct td_region *r,
+				     double s)
+{
+	struct td_result res;
+	struct truth_frac t;
+	struct emu_truth a, b;
+
+	emu_truth(&a);
+	emu_migrate_at_rdpmc(9);
+	assert_int_equal(td_region_begin(td, r), 0);
+	emu_run(5000000, &MIX_DRAM);
+	emu_migrate(2);
+	emu_run(5000000, &MIX_CHAIN);
+	emu_truth(&b);
+	assert_int_equal(td_region_end(td, r, &res), 0);
+	t = truth_between(&a, &b);
+	assert_within(&res, &t, ECORE_END_BOUND(s, 1e7));
+}
+
+/* The same, moved right before the RDPMC of its end. */
+static void region_migrated_at_end(struct td *td, struct td_region *r,
+				   double s)
+{
+	struct td_result res;
+	struct truth_frac t;
+	struct emu_truth a, b;
+
+	emu_truth(&a);
+	assert_int_equal(td_region_begin(td, r), 0);
+	emu_run(5000000, &MIX_DRAM);
+	emu_truth(&b);
+	emu_migrate_at_rdpmc(15);
+	assert_int_equal(td_region_end(td, r, &res), 0);
+	t = truth_between(&a, &b);
+	assert_within(&res, &t, ECORE_END_BOUND(s, 5e6));
+}
+
+/* A region all on a P-core, 3e7 slots, within bound. */
+static void region_on_pcore(struct td *td, struct td_region *r, double bound)
+{
+	struct td_result res;
+	struct truth_frac t;
+	struct emu_truth a, b;
+
+	emu_truth(&a);
+	assert_int_equal(td_region_begin(td, r), 0);
+	emu_run(30000000, &MIX_BRANCHY);
+	emu_truth(&b);
+	assert_int_equal(td_region_end(td, r, &res), 0);
+	t = truth_between(&a, &b);
+	assert_within(&res, &t, bound);
+}
+
 /* Migration to an E-core right before the RDPMC of begin: alive, exact. */
 static void test_migrate_at_begin_rdpmc(void **state)
 {
 	struct td *td = open_adl();
 	struct td_region r = { { 0 } };
-	struct td_result res;
-	struct truth_frac t;
-	struct emu_truth a, b;
 
 	(void)state;
 	emu_run(1000000, &MIX_STREAM);
-	emu_truth(&a);
-	emu_migrate_at_rdpmc(9);
-	assert_int_equal(td_region_begin(td, &r), 0);
-	emu_run(5000000, &MIX_DRAM);
-	emu_migrate(2);
-	emu_run(5000000, &MIX_CHAIN);
-	emu_truth(&b);
-	assert_int_equal(td_region_end(td, &r, &res), 0);
-	t = truth_between(&a, &b);
-	assert_within(&res, &t, ECORE_END_BOUND(6e6, 1e7));
+	region_migrated_at_begin(td, &r, 6e6);
 	/* the next region, all on a P-core, is good again */
-	assert_int_equal(td_region_begin(td, &r), 0);
-	emu_truth(&a);
-	emu_run(30000000, &MIX_BRANCHY);
-	emu_truth(&b);
-	assert_int_equal(td_region_end(td, &r, &res), 0);
-	t = truth_between(&a, &b);
-	assert_within(&res, &t, 0.02);
+	region_on_pcore(td, &r, 0.02);
 	td_close(td);
 }
 
@@ -109,20 +150,10 @@ static void test_migrate_at_end_rdpmc(void **state)
 {
 	struct td *td = open_adl();
 	struct td_region r = { { 0 } };
-	struct td_result res;
-	struct truth_frac t;
-	struct emu_truth a, b;
 
 	(void)state;
 	emu_run(1000000, &MIX_STREAM);
-	emu_truth(&a);
-	assert_int_equal(td_region_begin(td, &r), 0);
-	emu_run(5000000, &MIX_DRAM);
-	emu_truth(&b);
-	emu_migrate_at_rdpmc(15);
-	assert_int_equal(td_region_end(td, &r, &res), 0);
-	t = truth_between(&a, &b);
-	assert_within(&res, &t, ECORE_END_BOUND(6e6, 5e6));
+	region_migrated_at_end(td, &r, 6e6);
 	td_close(td);
 }
 
@@ -255,28 +286,11 @@ static void test_fast_path_guarded(void **state)
 	emu_run(1000000, &MIX_STREAM);
 	/* moved to an E-core just before the begin's guarded read */
 	warm(td, &r);
-	emu_truth(&a);
-	emu_migrate_at_rdpmc(9);
-	assert_int_equal(td_region_begin(td, &r), 0);
-	emu_run(5000000, &MIX_DRAM);
-	emu_migrate(2);
-	emu_run(5000000, &MIX_CHAIN);
-	emu_truth(&b);
-	assert_int_equal(td_region_end(td, &r, &res), 0);
-	t = truth_between(&a, &b);
-	assert_within(&res, &t, ECORE_END_BOUND(6e6, 1e7));
-	/* ... just before the end's */
+	region_migrated_at_begin(td, &r, 6e6);
+	/* ... just before the end's: raw SLOTS since the last schedule-in,
+	 * the first case's last 5e6, the warm-up's 6e5 and this 5e6 */
 	warm(td, &r);
-	emu_truth(&a);
-	assert_int_equal(td_region_begin(td, &r), 0);
-	emu_run(5000000, &MIX_DRAM);
-	emu_truth(&b);
-	emu_migrate_at_rdpmc(15);
-	assert_int_equal(td_region_end(td, &r, &res), 0);
-	t = truth_between(&a, &b);
-	/* raw SLOTS since the last schedule-in: the first case's last 5e6,
-	 * the warm-up's 6e5 and this region's 5e6 */
-	assert_within(&res, &t, ECORE_END_BOUND(1.1e7, 5e6));
+	region_migrated_at_end(td, &r, 1.1e7);
 	/* a stint on an E-core inside the region, back on a P-core */
 	emu_migrate(2);
 	warm(td, &r);
@@ -308,21 +322,14 @@ static void test_fast_path_guarded(void **state)
 	/* the end sees the page moved and takes the slow path, whose err
 	 * counts the schedule-in's re-quantisation: exact within it */
 	assert_within(&res, &t, 0.1);
-	/* on a P-core: four guarded RDPMCs, nothing else */
+	/* on a P-core: four guarded RDPMCs, nothing else; raw SLOTS up to
+	 * 3.6e7 (no reset since the schedule-in after the stint) */
 	warm(td, &r);
 	emu_stats(&s0);
-	emu_truth(&a);
-	assert_int_equal(td_region_begin(td, &r), 0);
-	emu_run(30000000, &MIX_BRANCHY);
-	emu_truth(&b);
-	assert_int_equal(td_region_end(td, &r, &res), 0);
+	region_on_pcore(td, &r, ECORE_END_BOUND(3.6e7, 3e7));
 	emu_stats(&s1);
 	assert_int_equal(s1.rdpmcs - s0.rdpmcs, 4);
 	assert_int_equal(s1.syscalls - s0.syscalls, 0);
-	t = truth_between(&a, &b);
-	/* raw SLOTS up to 3.6e7: no reset (TD_RESET_NEVER) since the
-	 * schedule-in after the stint */
-	assert_within(&res, &t, ECORE_END_BOUND(3.6e7, 3e7));
 	td_close(td);
 }
 
