@@ -214,32 +214,52 @@ static void crowd_allocator(void)
  * be handed out again while A lives, and a new handle must still be
  * refused to A (-EPERM), never read on A's fast path.
  */
-static void test_close_by_other_thread(void **state)
+static void close_by_other_thread(enum emu_profile profile, int handles)
 {
 	struct opener o = { .lock = PTHREAD_MUTEX_INITIALIZER,
 			    .cond = PTHREAD_COND_INITIALIZER };
 	struct td *mine[16];
+	void *blocks[16];
 	uintptr_t old;
 	pthread_t t;
 
-	(void)state;
-	emu_setup(EMU_SPR);
+	emu_setup(profile);
 	assert_int_equal(pthread_create(&t, NULL, owner_thread, &o), 0);
 	wait_stage(&o, 1);
 	assert_non_null(o.td);
 	old = (uintptr_t)o.td;
 	crowd_allocator();
 	td_close(o.td);
-	for (int i = 0; i < 16; i++) {
+	/* new handles (as many as the PMU's counters allow), then plain
+	 * blocks of a handle's size: none may land at the old address */
+	for (int i = 0; i < handles; i++) {
 		assert_int_equal(td_open(&mine[i], NULL), 0);
 		assert_true((uintptr_t)mine[i] != old);
+	}
+	for (int i = 0; i < 16; i++) {
+		blocks[i] = calloc(1, sizeof(struct td));
+		assert_true((uintptr_t)blocks[i] != old);
 	}
 	o.td = mine[0];
 	set_stage(&o, 2);
 	assert_int_equal(pthread_join(t, NULL), 0);
 	assert_int_equal(o.begin_err, -EPERM);
 	for (int i = 0; i < 16; i++)
+		free(blocks[i]);
+	for (int i = 0; i < handles; i++)
 		td_close(mine[i]);
+}
+
+/*
+ * The fixed-selector path's pointer (td_fast_td, Sapphire Rapids) and a
+ * source's own (td_fast_src_td: Zen 4's ordinary counters) alike.
+ */
+static void test_close_by_other_thread(void **state)
+{
+	(void)state;
+	close_by_other_thread(EMU_SPR, 16);
+	emu_teardown();
+	close_by_other_thread(EMU_ZEN4, 1); /* six counters: one group */
 }
 
 /*

@@ -38,6 +38,8 @@ int td_open(struct td **out, const struct td_options *opts)
 	td_snap_publish(td, &td->snap); /* the handle's first version */
 	if (td->src->ready)
 		td->src->ready(td);
+	if (td->fast || td->src_fast)
+		td_fast_claim(td);
 	td_env_report_register(td);
 	*out = td;
 	return 0;

@@ -321,11 +321,16 @@ struct td {
 /* owner.c: thread and fork checks of the hot path. */
 extern TD_HIDDEN unsigned long td_fork_generation;
 /*
- * This thread's fast handle, or NULL.  initial-exec: a fixed offset from
- * the thread pointer, no __tls_get_addr call (a dlopen()ed copy uses
- * glibc's static TLS surplus for these 8 bytes).
+ * This thread's fast handle, or TD_NO_FAST: one per thread, named by one
+ * of two pointers, td_fast_td where it takes the fixed-selector path the
+ * entry points inline (td->fast), td_fast_src_td where its source has a
+ * fast path of its own (td->src_fast).  initial-exec: a fixed offset
+ * from the thread pointer, no __tls_get_addr call (a dlopen()ed copy
+ * uses glibc's static TLS surplus for these 16 bytes).
  */
 extern TD_HIDDEN __thread const struct td *td_fast_td
+	__attribute__((tls_model("initial-exec")));
+extern TD_HIDDEN __thread const struct td *td_fast_src_td
 	__attribute__((tls_model("initial-exec")));
 extern TD_HIDDEN const uint64_t td_no_fast_anchor;
 #define TD_NO_FAST ((const struct td *)(const void *)&td_no_fast_anchor)

@@ -20,10 +20,12 @@
  * writes the generation, so reading it there is race-free.
  *
  * The fast path's check is cheaper still: a thread-local pointer to the
- * one handle this thread may use on the fast path (td_fast_td, never NULL:
- * TD_NO_FAST when there is none), compared with the handle passed in.  It answers "not NULL, fast-capable, this
- * thread, this process" in one compare: it is set only by td_open in the
- * opening thread and cleared in a fork child.  The one way it could go
+ * one handle this thread may use on the fast path (td_fast_td for the
+ * fixed-selector path, td_fast_src_td for a source's own; never NULL:
+ * TD_NO_FAST when there is none, and at most one of the two set),
+ * compared with the handle passed in.  It answers "not NULL, fast-capable,
+ * this thread, this process" in one compare: it is set only by td_open in
+ * the opening thread and cleared in a fork child.  The one way it could go
  * stale is a handle closed by another thread while its owner lives: its
  * memory could then be reused by a new handle of a third thread, which the
  * owner's stale pointer would accept.  So such a handle's memory is kept
@@ -40,10 +42,19 @@
 unsigned long td_fork_generation;
 const uint64_t td_no_fast_anchor;
 __thread const struct td *td_fast_td = TD_NO_FAST;
+__thread const struct td *td_fast_src_td = TD_NO_FAST;
+
+/* The pointer that names this thread's fast handle, if it has one. */
+static const struct td **claimed_slot(void)
+{
+	return td_fast_td != TD_NO_FAST ? &td_fast_td
+	       : td_fast_src_td != TD_NO_FAST ? &td_fast_src_td : NULL;
+}
 
 enum fast_life {
 	FAST_NONE,       /* no thread-local pointer to this handle */
-	FAST_CLAIMED,    /* its owner's td_fast_td may point here */
+	FAST_CLAIMED,    /* its owner's td_fast_td or td_fast_src_td may
+			    point here */
 	FAST_CLOSED,     /* closed by another thread: the owner frees it */
 	FAST_OWNER_GONE  /* owner exited: whoever closes it frees it */
 };
@@ -56,6 +67,7 @@ static void on_fork_child(void)
 {
 	td_fork_generation++;
 	td_fast_td = TD_NO_FAST; /* the child has no perf mappings */
+	td_fast_src_td = TD_NO_FAST;
 	/* ... and its handles are freed by td_close, not at thread exit */
 	if (have_exit_key)
 		pthread_setspecific(exit_key, NULL);
@@ -92,11 +104,13 @@ int td_owner_error(const struct td *td)
 /* A handle this thread's pointer still names after another thread closed it. */
 static void drop_closed(void)
 {
-	struct td *old = (struct td *)td_fast_td;
+	const struct td **slot = claimed_slot();
+	struct td *old;
 
-	if (old == TD_NO_FAST)
+	if (!slot)
 		return;
-	td_fast_td = TD_NO_FAST;
+	old = (struct td *)*slot;
+	*slot = TD_NO_FAST;
 	if (have_exit_key)
 		pthread_setspecific(exit_key, NULL);
 	if (__atomic_load_n(&old->fast_life, __ATOMIC_ACQUIRE) == FAST_CLOSED)
@@ -110,15 +124,19 @@ static void drop_closed(void)
  */
 void td_fast_claim(struct td *td)
 {
-	if (td_fast_td != TD_NO_FAST &&
-	    __atomic_load_n(&td_fast_td->fast_life, __ATOMIC_ACQUIRE) ==
-		    FAST_CLOSED)
+	const struct td **slot = claimed_slot();
+
+	if (slot && __atomic_load_n(&(*slot)->fast_life, __ATOMIC_ACQUIRE) ==
+			    FAST_CLOSED)
 		drop_closed();
-	if (td_fast_td != TD_NO_FAST || !have_exit_key ||
+	if (claimed_slot() || !have_exit_key ||
 	    pthread_setspecific(exit_key, td) != 0)
 		return;
 	td->fast_life = FAST_CLAIMED;
-	td_fast_td = td;
+	if (td->fast)
+		td_fast_td = td;
+	else
+		td_fast_src_td = td;
 }
 
 /* td_close, after the handle's resources are gone: free its memory. */
@@ -131,8 +149,10 @@ void td_owner_free(struct td *td)
 	    td->fork_gen != td_fork_generation) {
 		free(td);
 	} else if (here) {
-		if (td_fast_td == td) {
-			td_fast_td = TD_NO_FAST;
+		const struct td **slot = claimed_slot();
+
+		if (slot && *slot == td) {
+			*slot = TD_NO_FAST;
 			pthread_setspecific(exit_key, NULL);
 		}
 		free(td);

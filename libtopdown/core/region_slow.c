@@ -102,9 +102,16 @@ int td_slow_begin(struct td *td, struct td_region_priv *p)
 	return 0;
 }
 
-/* Anything but this thread's fast handle and a closed region. */
+/*
+ * Anything but the fixed-selector path's handle and a closed region:
+ * first this thread's handle whose source has a fast path of its own
+ * (one compare stands for the NULL, thread and fork checks, as on the
+ * fixed-selector path), then the checks.
+ */
 int td_begin_checked(struct td *td, struct td_region *r)
 {
+	if (td == td_fast_src_td && r && !priv(r)->owner)
+		return td->src->fast_begin(td, priv(r));
 	if (!td || !r)
 		return -EINVAL;
 	if (!td_owner_ok(td))
@@ -223,6 +230,8 @@ int td_slow_end(struct td *td, struct td_region *r, struct td_result *res)
 {
 	struct td_region_priv *p = priv(r);
 
+	if (td == td_fast_src_td && r && p->owner == td)
+		return td->src->fast_end(td, p, res);
 	if (TD_UNLIKELY(!td || !r))
 		return -EINVAL;
 	if (TD_UNLIKELY(!td_owner_ok(td)))

@@ -76,8 +76,6 @@ void td_pm_fast_setup(struct td *td)
 		   td->policy.kind != TD_RESET_ALWAYS &&
 		   td->slots_pc->index == TD_RDPMC_SLOTS + 1 &&
 		   td->metric_pc->index == TD_RDPMC_METRICS + 1;
-	if (td->fast)
-		td_fast_claim(td);
 }
 
 /* ---- slow path ----------------------------------------------------------- */
