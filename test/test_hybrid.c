@@ -334,6 +334,95 @@ static void test_fast_path_guarded(void **state)
 }
 
 /*
+ * A stint on an E-core that comes after the fast begin's checks (the
+ * region's key, the E-cores quiet) and is over before its guarded read
+ * (preempted between the two, outside the rseq section: nothing
+ * aborts): the begin's reading is taken after the stint, so the stint is
+ * not the region's.  Its E-core slots must not be counted in it: the
+ * page's lock moved, so the begin is the slow path's, exact.
+ */
+static void test_fast_begin_stint_before_guard(void **state)
+{
+	struct td *td = open_adl();
+	struct td_region r = { { 0 } };
+	struct emu_sched_event ev = { .kind = EMU_SCHED_STINT, .cpu = 9,
+				      .slots = 8000000, .mix = MIX_DRAM };
+	struct td_result res;
+	struct truth_frac t;
+	struct emu_truth a, b;
+
+	(void)state;
+	emu_run(1000000, &MIX_STREAM);
+	warm(td, &r);
+	emu_schedule(EMU_AT_RDPMC, &ev);
+	assert_int_equal(td_region_begin(td, &r), 0);
+	emu_truth(&a);
+	emu_run(2000000, &MIX_BRANCHY);
+	emu_truth(&b);
+	assert_int_equal(td_region_end(td, &r, &res), 0);
+	t = truth_between(&a, &b);
+	assert_int_equal(res.slots, b.slots - a.slots);
+	assert_within(&res, &t, ECORE_END_BOUND(1.1e7, 2e6));
+	td_close(td);
+}
+
+/*
+ * cpu_core's group switched out while the thread stays on a P-core (the
+ * kernel multiplexing it out: another event holds fixed counter 3 there;
+ * its page then shows index 0): a region ended then, or begun while the
+ * switch-out races the begin's checks, must not RDPMC selector
+ * index - 1 = 0xffffffff (a #GP on hardware, the emulator's death); the
+ * slow path (pm_reading.c rdpmc_read) gives up on index 0.  In a child,
+ * whose death the parent sees.
+ */
+static void fast_end_switched_out_child(void)
+{
+	struct td *td = NULL;
+	struct td_options o = TD_OPTIONS_INIT;
+	struct td_region r = { { 0 } };
+	struct td_result res;
+	int fd = open("/dev/null", O_WRONLY);
+
+	if (fd >= 0)
+		dup2(fd, 2); /* the emulator's #GP message */
+	o.reset_policy = TD_RESET_NEVER;
+	if (td_open(&td, &o) != 0)
+		_exit(2);
+	for (int i = 0; i < 3; i++) {
+		if (td_region_begin(td, &r) != 0)
+			_exit(3);
+		emu_run(200000, &MIX_CHAIN);
+		if (td_region_end(td, &r, NULL) != 0)
+			_exit(3);
+	}
+	if (td_region_begin(td, &r) != 0)
+		_exit(4);
+	emu_run(2000000, &MIX_BRANCHY);
+	emu_deschedule(); /* on CPU 0, a P-core: index 0 */
+	if (td_region_end(td, &r, &res) != 0)
+		_exit(5);
+	emu_reschedule();
+	td_close(td);
+	_exit(0);
+}
+
+static void test_fast_end_switched_out(void **state)
+{
+	int status;
+	pid_t pid;
+
+	(void)state;
+	emu_setup(EMU_ADL);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0)
+		fast_end_switched_out_child();
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_false(WIFSIGNALED(status));
+	assert_int_equal(WEXITSTATUS(status), 0);
+}
+
+/*
  * Records on the hybrid fast path: on P-cores each record keeps the two
  * readings (PERF_METRICS' records of readings), one whose region ran on
  * an E-core too goes the general route; decoded, each is its region.
@@ -384,6 +473,9 @@ int main(void)
 		cmocka_unit_test_teardown(test_ecore_region, teardown),
 		cmocka_unit_test_teardown(test_fast_path_guarded, teardown),
 		cmocka_unit_test_teardown(test_fast_path_records, teardown),
+		cmocka_unit_test_teardown(test_fast_begin_stint_before_guard,
+					  teardown),
+		cmocka_unit_test_teardown(test_fast_end_switched_out, teardown),
 		cmocka_unit_test_teardown(test_unguarded_rdpmc_dies, teardown),
 		cmocka_unit_test_teardown(test_no_rseq_falls_back_to_read,
 					  teardown),

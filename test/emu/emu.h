@@ -218,7 +218,13 @@ void emu_migrate(int cpu);          /* now, between two instructions */
  * runs.  Events: a migration to cpu; a switch-out and back (the group
  * inactive while the kernel acts, so IOC_RESET finds nothing to zero);
  * a stint on E-core cpu running slots of mix, then back (hybrid: the
- * kernel acts while cpu_core's group is inactive there).
+ * kernel acts while cpu_core's group is inactive there).  A stint at an
+ * RDPMC (x86) is over before that RDPMC's rseq critical section starts:
+ * preempted between the caller's last check and the section, moved to
+ * the E-core, back on its P-core before the section's first instruction,
+ * so the section runs on the P-core and does not abort (plan it at a
+ * section's first RDPMC: nothing in the section before that RDPMC but
+ * the cpu_id check, which sees the P-core either way).
  */
 enum emu_sched_point { EMU_AT_RDPMC, EMU_AT_READ, EMU_AT_RESET,
 		       EMU_SCHED_POINTS };

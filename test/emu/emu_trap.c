@@ -191,6 +191,13 @@ static void on_fault(int sig, siginfo_t *si, void *ctx)
 	}
 	if (ev.kind == EMU_SCHED_SWITCH_OUT) /* an interrupt, out and in */
 		emu_context_switch(0);
+	if (ev.kind == EMU_SCHED_STINT) { /* away and back before the section */
+		int home = emu_cpu.cpu;
+
+		emu_migrate(ev.cpu);
+		emu_run(ev.slots, &ev.mix);
+		emu_migrate(home);
+	}
 	v = emulate_rdpmc((uint32_t)r[REG_RCX]);
 	r[REG_RAX] = (greg_t)(uint32_t)v;
 	r[REG_RDX] = (greg_t)(v >> 32);

@@ -35,31 +35,46 @@ static inline bool ecore_quiet(const struct td_hybrid *h)
 }
 
 /*
- * Both registers on a P-core, or false.  The selectors are the pages'
- * (the lock checked by the caller says they still hold); an abort (the
- * thread preempted or moved inside the section) gives up to the slow
- * path, which retries.
+ * Both registers on a P-core, or false.  The selectors are the pages';
+ * index 0 (cpu_core's group not scheduled: on an E-core, or switched out
+ * on a P-core) gives up at once, as the slow path's read does (pm_reading.c
+ * rdpmc_read): on a P-core the guard would let RDPMC of selector
+ * 0xffffffff through, a #GP.  A selector the page named a moment ago
+ * names the same fixed counter still (foreign values at worst, which
+ * the caller's lock check after the read refuses).  An abort (the thread
+ * preempted or moved inside the section) gives up to the slow path,
+ * which retries.
  */
 static inline bool guarded_read(const struct td *td, uint64_t *slots,
 				uint64_t *metrics)
 {
 	const struct td_hybrid *h = td->hybrid;
+	uint32_t sidx = td_load_once(td->slots_pc->index);
+	uint32_t midx = td_load_once(td->metric_pc->index);
 
-	if (td_rdpmc_guarded(h->rseq, h->pcores, h->nr_cpus,
-			     td_load_once(td->slots_pc->index) - 1,
-			     td_load_once(td->metric_pc->index) - 1, slots,
-			     metrics) != TD_GUARD_OK)
+	if (TD_UNLIKELY(!sidx || !midx) ||
+	    td_rdpmc_guarded(h->rseq, h->pcores, h->nr_cpus, sidx - 1,
+			     midx - 1, slots, metrics) != TD_GUARD_OK)
 		return false;
 	*slots &= TD_SLOTS_MASK;
 	return true;
 }
 
+/*
+ * The key and the E-cores are checked before the guarded read, and the
+ * page's lock once more after it: the thread may be preempted between
+ * the checks and the rseq section (outside it, nothing aborts), moved to
+ * an E-core and back, so that the reading follows a stint the handle's
+ * state does not hold yet; cpu_core's page records the trip (its
+ * schedule-out and -in).
+ */
 int td_hybrid_fast_begin(struct td *td, struct td_region_priv *p)
 {
 	uint64_t slots, metrics;
 
 	if ((td_load_once(td->slots_pc->lock) | td->epoch_hi) != p->key ||
 	    !ecore_quiet(td->hybrid) || !guarded_read(td, &slots, &metrics) ||
+	    td_load_once(td->slots_pc->lock) != (uint32_t)p->key ||
 	    (slots > p->reset_at && slots > td->policy.budget_at) ||
 	    slots < td->last_raw_slots)
 		return td_slow_begin(td, p);
