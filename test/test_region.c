@@ -584,6 +584,56 @@ static void metrics_clear_case(enum emu_clear_trigger trigger)
 	emu_teardown();
 }
 
+/*
+ * Metrics-clear mode's fast path (pm_clear_fast.c) refuses a page that
+ * moved since the last reading: regions with forty context switches each
+ * (the kernel restores the registers re-quantised) end on the slow path,
+ * which counts the restores into err, and short regions around them go
+ * fast again: every one within its err, no syscall.
+ */
+static void metrics_clear_switches(enum emu_clear_trigger trigger)
+{
+	struct td *td = NULL;
+	struct td_region r = { { 0 } };
+	struct td_result res;
+	struct emu_stats s0, s1;
+	struct emu_truth a, b;
+	struct truth_frac t;
+
+	emu_setup(EMU_LNL);
+	emu_set_metrics_clear_trigger(trigger);
+	assert_int_equal(td_open(&td, NULL), 0);
+	t = measure_region(td, &r, 100000, &MIX_CHAIN, &res); /* the probe */
+	emu_stats(&s0);
+	for (int i = 0; i < 20; i++) {
+		emu_truth(&a);
+		assert_int_equal(td_region_begin(td, &r), 0);
+		for (int k = 0; k < 40; k++) { /* each restore re-quantises */
+			emu_run(100000 + 7919 * (uint64_t)k,
+				(i + k) & 1 ? &MIX_DRAM : &MIX_BRANCHY);
+			emu_context_switch(1000000);
+		}
+		emu_run(200000, &MIX_STREAM);
+		emu_truth(&b);
+		assert_int_equal(td_region_end(td, &r, &res), 0);
+		t = truth_between(&a, &b);
+		assert_within(&res, &t, 0.5);
+		t = measure_region(td, &r, 50000, &MIX_CHAIN, &res);
+		assert_within(&res, &t, 2.0 / 255 + 1e-9);
+	}
+	emu_stats(&s1);
+	assert_int_equal(s1.syscalls - s0.syscalls, 0);
+	td_close(td);
+	emu_teardown();
+}
+
+static void test_metrics_clear_switches(void **state)
+{
+	(void)state;
+	metrics_clear_switches(EMU_CLEAR_ON_METRICS);
+	metrics_clear_switches(EMU_CLEAR_ON_SLOTS);
+}
+
 static void test_metrics_clear_on_metrics_read(void **state)
 {
 	(void)state;
@@ -697,6 +747,7 @@ int main(void)
 						teardown),
 		cmocka_unit_test_setup_teardown(test_interleaved, setup_spr,
 						teardown),
+		cmocka_unit_test(test_metrics_clear_switches),
 		cmocka_unit_test_setup_teardown(test_context_switch,
 						setup_spr, teardown),
 		cmocka_unit_test_setup_teardown(test_err_holds_under_switches,

@@ -378,6 +378,8 @@ TD_HIDDEN int td_group_reset(struct td *td);
 TD_HIDDEN int td_take_sample(struct td *td, struct td_sample *s);
 /* After td->snap, resets or untrusted changed: new version, keys. */
 TD_HIDDEN void td_snap_publish(struct td *td, const struct td_snap *before);
+/* A fast path that folded a reading into td->snap: its new version. */
+TD_HIDDEN void td_snap_new_version(struct td *td);
 
 /*
  * pm_reading.c: the PERF_METRICS source's reading, on whichever of its

@@ -21,6 +21,11 @@ static uint64_t next_epoch_hi(void)
 	return (uint64_t)e << 32;
 }
 
+void td_snap_new_version(struct td *td)
+{
+	td->epoch_hi = next_epoch_hi();
+}
+
 void td_snap_publish(struct td *td, const struct td_snap *before)
 {
 	td->snap.resets = (uint32_t)td->resets & TD_SNAP_RESETS_MASK;

@@ -93,4 +93,6 @@ const struct td_source_ops td_source_perf_metrics = {
 	.consistent = td_pm_consistent,
 	.info = td_pm_info,
 	.ready = td_pm_fast_setup,
+	.fast_begin = td_pm_clear_fast_begin,
+	.fast_end = td_pm_clear_fast_end,
 };

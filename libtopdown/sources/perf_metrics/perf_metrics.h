@@ -17,8 +17,12 @@ TD_HIDDEN bool td_pm_consistent(const struct td *td, const struct td_delta *d);
 TD_HIDDEN void td_pm_info(const struct td *td, struct td_info *i);
 /* pm_fast.c: the source's ready operation (source.h). */
 TD_HIDDEN void td_pm_fast_setup(struct td *td);
-/* pm_fast.c: the end of two readings another fast path took (hybrid). */
+/* pm_clear_fast.c: metrics-clear mode's fast path (source.h). */
 struct td_region_priv;
+TD_HIDDEN int td_pm_clear_fast_begin(struct td *td, struct td_region_priv *p);
+TD_HIDDEN int td_pm_clear_fast_end(struct td *td, struct td_region_priv *p,
+				   struct td_result *res);
+/* pm_fast.c: the end of two readings another fast path took (hybrid). */
 TD_HIDDEN int td_pm_end_reading(struct td *td, struct td_region_priv *p,
 				struct td_result *res, uint64_t slots,
 				uint64_t metrics);

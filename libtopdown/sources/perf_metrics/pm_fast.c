@@ -76,6 +76,9 @@ void td_pm_fast_setup(struct td *td)
 		   td->policy.kind != TD_RESET_ALWAYS &&
 		   td->slots_pc->index == TD_RDPMC_SLOTS + 1 &&
 		   td->metric_pc->index == TD_RDPMC_METRICS + 1;
+	/* metrics-clear mode: its own fast path (pm_clear_fast.c) */
+	td->src_fast = td->pm.clear_mode && td->path == TD_PATH_RDPMC &&
+		       TD_HAVE_USER_READ;
 }
 
 /* ---- slow path ----------------------------------------------------------- */
