@@ -8,10 +8,10 @@
  * (pm_reading.c clear_sample) does at such a reading, less what a page
  * unchanged since the last reading makes needless: the capability and
  * time loads (no schedule-in, so no restore to account for and no
- * descheduling to flag), the seqlock's second look (a page update during
- * the reads does not void them, as the slow path's one pass says: the
- * kernel restores what it saved), and the comparison of the whole state
- * to learn that it changed (it did: the reading was folded).
+ * descheduling to flag) and the comparison of the whole state to learn
+ * that it changed (it did: the reading was folded).  As in the slow
+ * path's one pass, a page update during the reads does not void them
+ * (the kernel restores what it saved), the counter lost does.
  *
  * Until the trigger is known (the slow path's probe), on a page that
  * moved, or where the probe found no clearing after all, the slow path.
@@ -48,6 +48,14 @@ static bool clear_fold(struct td *td)
 	} else {
 		return false; /* the probe has not run yet */
 	}
+	td_compiler_barrier();
+	/*
+	 * The counter lost between the reads (index 0) voids them, as in
+	 * the slow path's pass, which then reads an unreadable group and
+	 * flags the regions spanning it.
+	 */
+	if (TD_UNLIKELY(!td_load_once(td->slots_pc->index)))
+		return false;
 	td_counts_add(&td->snap.base, slots, metrics);
 	td->snap.qerr_base += slots; /* no restore since the last reading */
 	td_snap_new_version(td);
