@@ -464,6 +464,35 @@ static void test_fast_path_records(void **state)
 	td_close(td);
 }
 
+/*
+ * A hybrid part that offers metrics-clear (Lunar Lake, Arrow Lake): the
+ * hybrid source opens without it, so that every RDPMC of the fixed
+ * selectors stays inside the rseq guard (metrics-clear's one-pass read
+ * has none); a migration to an E-core just before a read is survived and
+ * the regions stay within their err.
+ */
+static void test_metrics_clear_offered(void **state)
+{
+	struct td_options o = TD_OPTIONS_INIT;
+	struct td_info info = { .size = sizeof(info) };
+	struct td_region r = { { 0 } };
+	struct td *td = NULL;
+
+	(void)state;
+	emu_setup(EMU_ADL);
+	emu_offer_metrics_clear();
+	o.reset_policy = TD_RESET_NEVER;
+	assert_int_equal(td_open(&td, &o), 0);
+	assert_int_equal(td_query(td, &info), 0);
+	assert_string_equal(info.pmu_name, "cpu_core");
+	assert_int_equal(info.path, TD_PATH_RDPMC);
+	assert_false(info.flags & TD_INFO_METRICS_CLEAR);
+	emu_run(1000000, &MIX_STREAM);
+	region_migrated_at_begin(td, &r, 6e6);
+	region_migrated_at_end(td, &r, 1.1e7);
+	td_close(td);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -473,6 +502,7 @@ int main(void)
 		cmocka_unit_test_teardown(test_ecore_region, teardown),
 		cmocka_unit_test_teardown(test_fast_path_guarded, teardown),
 		cmocka_unit_test_teardown(test_fast_path_records, teardown),
+		cmocka_unit_test_teardown(test_metrics_clear_offered, teardown),
 		cmocka_unit_test_teardown(test_fast_begin_stint_before_guard,
 					  teardown),
 		cmocka_unit_test_teardown(test_fast_end_switched_out, teardown),

@@ -193,6 +193,9 @@ void emu_reschedule(void);
  */
 enum emu_clear_trigger { EMU_CLEAR_ON_METRICS, EMU_CLEAR_ON_SLOTS };
 void emu_set_metrics_clear_trigger(enum emu_clear_trigger which);
+/* After emu_setup: the core PMU offers metrics-clear (EMU_ADL: Lunar
+ * and Arrow Lake's hybrid case; EMU_LNL offers it from the start). */
+void emu_offer_metrics_clear(void);
 
 /*
  * Hybrid (EMU_ADL): CPUs 0-7 are P-cores (cpu_core), 8-15 E-cores

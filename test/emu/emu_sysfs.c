@@ -181,6 +181,19 @@ void emu_sysfs_create(void)
 		put("cpu/caps/pmu_name", "sapphire_rapids");
 }
 
+/*
+ * A hybrid part that offers metrics-clear too, as Lunar Lake and Arrow
+ * Lake do on cpu_core (the kernel's format/metrics_clear of
+ * arch/x86/events/intel/core.c): the file, and the mode when asked.
+ */
+void emu_offer_metrics_clear(void)
+{
+	emu.has_metrics_clear = true;
+	put(emu.profile == EMU_ADL ? "cpu_core/format/metrics_clear"
+				   : "cpu/format/metrics_clear",
+	    "config1:0");
+}
+
 /* /sys/devices/system/cpu/smt/active, served from the fake tree. */
 void emu_sysfs_smt(bool active)
 {

@@ -14,14 +14,24 @@
 #include "hybrid.h"
 #include "perf_metrics.h"
 
+/*
+ * Without metrics-clear mode, even where cpu_core offers it (Lunar Lake,
+ * Arrow Lake: format/metrics_clear): its readings are one pass whose
+ * RDPMCs have no rseq guard (pm_reading.c clear_read), and a migration
+ * to an E-core between its index check and an RDPMC of a fixed selector
+ * would fault there.  The cumulative readings are guarded on every path
+ * (hybrid.c); the reset policy keeps their 8-bit fields precise.
+ */
 static int hybrid_open(struct td *td, const struct td_open_req *req)
 {
+	struct td_open_req guarded = *req;
 	int err;
 
 	td->hybrid = calloc(1, sizeof(*td->hybrid));
 	if (!td->hybrid)
 		return -ENOMEM;
-	err = td_pm_group_open(td, req);
+	guarded.metrics_clear = false;
+	err = td_pm_group_open(td, &guarded);
 	if (err < 0)
 		return err;
 	td_hybrid_ecore_open(td, req->include_kernel);

@@ -31,8 +31,11 @@ static bool clear_fold(struct td *td)
 	uint32_t sidx, midx;
 	uint64_t slots, metrics;
 
-	if (TD_UNLIKELY(!td->pm.clear_mode ||
-			td_load_once(td->slots_pc->lock) != td->last_lock))
+	if (TD_UNLIKELY(!td->pm.clear_mode)) {
+		td->src_fast = false; /* the probe found no clearing: for good */
+		return false;
+	}
+	if (TD_UNLIKELY(td_load_once(td->slots_pc->lock) != td->last_lock))
 		return false;
 	td_compiler_barrier();
 	sidx = td_load_once(td->slots_pc->index);
