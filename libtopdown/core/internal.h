@@ -262,6 +262,12 @@ struct td_pm {
 	 * reset, an undone reset, a read(2) that raced a schedule-in).
 	 */
 	bool kcount_ok;
+	/*
+	 * Metrics-clear mode's fast begin (pm_clear_fast.c): a reading kept
+	 * raw, folded into snap.base before anything reads it.
+	 */
+	bool pending;
+	uint64_t pend_slots, pend_metrics;
 };
 
 
@@ -386,6 +392,8 @@ TD_HIDDEN void td_snap_new_version(struct td *td);
  * paths the handle uses (RDPMC, metrics-clear, read(2)).
  */
 TD_HIDDEN int td_pm_sample(struct td *td, struct td_sample *s);
+/* pm_clear_fast.c: fold the reading a metrics-clear fast begin kept. */
+TD_HIDDEN void td_pm_fold_pending(struct td *td);
 /* pm_reading.c: the PERF_METRICS source's reset operation (source.h). */
 TD_HIDDEN int td_pm_reset(struct td *td, struct td_sample *s);
 

@@ -23,76 +23,97 @@
 #include "source.h"
 
 /*
- * Both registers, the one that does not clear first, and folded into the
- * handle's counts; false (nothing read) where the slow path must read.
+ * A reading a fast begin kept raw (td->pm.pending): folded now.  Before
+ * anything reads the handle's counts (td_pm_sample, the next fast
+ * boundary), so that the begin's own fold stays out of the region.
  */
-static bool clear_fold(struct td *td)
+void td_pm_fold_pending(struct td *td)
 {
-	uint32_t sidx, midx;
-	uint64_t slots, metrics;
+	if (!td->pm.pending)
+		return;
+	td->pm.pending = false;
+	td_counts_add(&td->snap.base, td->pm.pend_slots, td->pm.pend_metrics);
+	td->snap.qerr_base += td->pm.pend_slots; /* no restore since */
+	td_snap_new_version(td);
+}
 
+/* What the fast path needs to read at all; else the slow path reads. */
+static inline __attribute__((always_inline)) bool
+clear_ready(struct td *td, uint32_t *sidx, uint32_t *midx)
+{
 	if (TD_UNLIKELY(!td->pm.clear_mode)) {
 		td->src_fast = false; /* the probe found no clearing: for good */
 		return false;
 	}
-	if (TD_UNLIKELY(td_load_once(td->slots_pc->lock) != td->last_lock))
-		return false;
+	if (TD_UNLIKELY(td_load_once(td->slots_pc->lock) != td->last_lock ||
+			td->pm.clear_trigger == TD_CLEAR_UNKNOWN))
+		return false; /* a restore to count, or the probe to run */
 	td_compiler_barrier();
-	sidx = td_load_once(td->slots_pc->index);
-	midx = td_load_once(td->metric_pc->index);
-	if (TD_UNLIKELY(!sidx || !midx))
-		return false;
-	if (td->pm.clear_trigger == TD_CLEAR_BY_METRICS) {
-		slots = td_rdpmc(sidx - 1) & TD_SLOTS_MASK;
-		metrics = td_rdpmc(midx - 1);
-	} else if (td->pm.clear_trigger == TD_CLEAR_BY_SLOTS) {
-		metrics = td_rdpmc(midx - 1);
-		slots = td_rdpmc(sidx - 1) & TD_SLOTS_MASK;
-	} else {
-		return false; /* the probe has not run yet */
-	}
-	td_compiler_barrier();
-	/*
-	 * The counter lost between the reads (index 0) voids them, as in
-	 * the slow path's pass, which then reads an unreadable group and
-	 * flags the regions spanning it.
-	 */
-	if (TD_UNLIKELY(!td_load_once(td->slots_pc->index)))
-		return false;
-	td_counts_add(&td->snap.base, slots, metrics);
-	td->snap.qerr_base += slots; /* no restore since the last reading */
-	td_snap_new_version(td);
-	return true;
+	*sidx = td_load_once(td->slots_pc->index);
+	*midx = td_load_once(td->metric_pc->index);
+	return *sidx && *midx;
 }
 
+/*
+ * Both registers, the one that does not clear first; false when the
+ * counter was lost between the reads (index 0), which voids them as in
+ * the slow path's pass: it then reads an unreadable group and flags the
+ * regions spanning it.
+ */
+static inline bool clear_read2(const struct td *td, uint32_t sidx,
+			       uint32_t midx, uint64_t *slots,
+			       uint64_t *metrics)
+{
+	if (td->pm.clear_trigger == TD_CLEAR_BY_METRICS) {
+		*slots = td_rdpmc(sidx - 1) & TD_SLOTS_MASK;
+		*metrics = td_rdpmc(midx - 1);
+	} else {
+		*metrics = td_rdpmc(midx - 1);
+		*slots = td_rdpmc(sidx - 1) & TD_SLOTS_MASK;
+	}
+	td_compiler_barrier();
+	return td_load_once(td->slots_pc->index) != 0;
+}
+
+/*
+ * The begin copies the handle's state first, reads last, and keeps the
+ * reading raw, as the fixed-selector path does: its counts are the copy's
+ * plus the reading (region_slow.c region_delta adds p->slots and
+ * p->metrics), and the handle folds it later (td_pm_fold_pending).  The
+ * error scale: a region's is the readings' since its begin, not its
+ * begin's own (the slow path copies the state after folding it), and
+ * region_delta adds p->slots back, hence twice the slots here.
+ */
 int td_pm_clear_fast_begin(struct td *td, struct td_region_priv *p)
 {
-	if (!clear_fold(td))
+	uint32_t sidx, midx;
+	uint64_t slots, metrics;
+
+	if (!clear_ready(td, &sidx, &midx))
 		return td_slow_begin(td, p);
-	/* as the slow path's store_begin keeps a folded reading */
+	td_pm_fold_pending(td);
 	p->snap = td->snap;
-	p->slots = 0;
-	p->metrics = 0;
 	p->key = 0;
+	td_compiler_barrier(); /* the copy before the reads */
+	if (TD_UNLIKELY(!clear_read2(td, sidx, midx, &slots, &metrics)))
+		return td_slow_begin(td, p);
+	p->slots = slots;
+	p->metrics = metrics;
+	p->snap.qerr_base += 2 * slots;
+	td->pm.pend_slots = slots;
+	td->pm.pend_metrics = metrics;
+	td->pm.pending = true;
 	p->owner = td;
 	return 0;
 }
 
-int td_pm_clear_fast_end(struct td *td, struct td_region_priv *p,
-			 struct td_result *res)
+/* An end with somewhere to send its numbers: the slow path's route. */
+static __attribute__((noinline)) int end_sampled(struct td *td,
+						 struct td_region_priv *p,
+						 struct td_result *res)
 {
 	struct td_sample s;
 
-	if (!clear_fold(td))
-		return td_slow_end_read(td, p, res);
-	if (!res && !(td->end_key & (TD_END_KEY_SINK | TD_END_KEY_NAMED))) {
-		/* nothing to return or record: the length, as finish_end */
-		if (!(p->snap.resets & TD_BEGIN_UNREAD))
-			td_learn_length(td, p, td->snap.base.slots -
-						       p->snap.base.slots);
-		p->owner = NULL;
-		return 0;
-	}
 	s.c = td->snap.base;
 	s.raw_slots = 0;
 	s.raw_metrics = 0;
@@ -103,4 +124,28 @@ int td_pm_clear_fast_end(struct td *td, struct td_region_priv *p,
 	s.on_ecore = false;
 	td_end_sampled(td, p, &s, res);
 	return 0;
+}
+
+int td_pm_clear_fast_end(struct td *td, struct td_region_priv *p,
+			 struct td_result *res)
+{
+	uint32_t sidx, midx;
+	uint64_t slots, metrics;
+
+	if (!clear_ready(td, &sidx, &midx) ||
+	    !clear_read2(td, sidx, midx, &slots, &metrics))
+		return td_slow_end_read(td, p, res); /* it folds what is kept */
+	td_pm_fold_pending(td);
+	td_counts_add(&td->snap.base, slots, metrics);
+	td->snap.qerr_base += slots; /* no restore since the last reading */
+	td_snap_new_version(td);
+	if (!res && !(td->end_key & (TD_END_KEY_SINK | TD_END_KEY_NAMED))) {
+		/* nothing to return or record: the length, as finish_end */
+		if (!(p->snap.resets & TD_BEGIN_UNREAD))
+			td_learn_length(td, p, td->snap.base.slots -
+					(p->snap.base.slots + p->slots));
+		p->owner = NULL;
+		return 0;
+	}
+	return end_sampled(td, p, res);
 }

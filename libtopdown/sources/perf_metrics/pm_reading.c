@@ -391,6 +391,7 @@ static int read_sample(struct td *td, struct td_sample *s)
 /* The PERF_METRICS source's reading: metrics-clear, RDPMC or read(2). */
 int td_pm_sample(struct td *td, struct td_sample *s)
 {
+	td_pm_fold_pending(td); /* a fast begin's reading, kept raw */
 	if (TD_UNLIKELY(td->pm.clear_mode))
 		return clear_sample(td, s);
 	if (TD_LIKELY(td->path == TD_PATH_RDPMC))
