@@ -191,6 +191,31 @@ static uint64_t random_metrics(uint64_t *x, uint64_t m0)
 }
 
 /*
+ * Two random readings: SLOTS and PERF_METRICS at begin and at end, put
+ * in forward order (s0 <= s1, as regions run) when forward.
+ */
+struct readings {
+	uint64_t s0, m0, s1, m1;
+};
+
+static struct readings random_readings(uint64_t *x, bool forward)
+{
+	struct readings r;
+
+	r.s0 = random_slots(x);
+	r.s1 = random_slots(x);
+	r.m0 = random_metrics(x, 0);
+	r.m1 = random_metrics(x, r.m0);
+	if (forward && r.s1 < r.s0) {
+		uint64_t t = r.s0;
+
+		r.s0 = r.s1;
+		r.s1 = t;
+	}
+	return r;
+}
+
+/*
  * The fast end's decode of two readings (decode.h, doubles where exact)
  * gives what td_decode and td_delta_consistent give on
  * td_readings_delta's delta, bit for bit, on random readings.
@@ -202,18 +227,13 @@ static void test_readings_decode_identical(void **state)
 
 	(void)state;
 	for (int n = 0; n < 200000; n++) {
-		uint64_t s0 = random_slots(&x), s1 = random_slots(&x);
-		uint64_t m0 = random_metrics(&x, 0), m1;
+		/* mostly forward, as regions are */
+		struct readings rd = random_readings(&x, n % 4 != 0);
+		uint64_t s0 = rd.s0, m0 = rd.m0, s1 = rd.s1, m1 = rd.m1;
 		bool l2 = n & 1, ok_fast, ok_ref;
 		struct td_result fast, ref;
 		struct td_delta d;
 
-		m1 = random_metrics(&x, m0);
-		if (n % 4 && s1 < s0) { /* mostly forward, as regions are */
-			uint64_t t = s0;
-			s0 = s1;
-			s1 = t;
-		}
 		memset(&fast, 0xa5, sizeof(fast));
 		memset(&ref, 0xa5, sizeof(ref));
 		ok_fast = td_decode_readings_inline(s0, m0, s1, m1, l2, &fast);
@@ -254,18 +274,13 @@ static void test_readings_end_decode_identical(void **state)
 
 	(void)state;
 	for (int n = 0; n < 200000; n++) {
-		uint64_t s0 = random_slots(&x), s1 = random_slots(&x);
-		uint64_t m0 = random_metrics(&x, 0), m1;
+		/* half forward, as regions are */
+		struct readings rd = random_readings(&x, n % 2 != 0);
+		uint64_t s0 = rd.s0, m0 = rd.m0, s1 = rd.s1, m1 = rd.m1;
 		bool l2 = n & 1, ok_fast, ok_ref;
 		struct td_result fast, ref;
 		struct td_delta d;
 
-		m1 = random_metrics(&x, m0);
-		if (n % 2 && s1 < s0) { /* half forward, as regions are */
-			uint64_t t = s0;
-			s0 = s1;
-			s1 = t;
-		}
 		if (s1 >= TD_DECODE_EXACT_SLOTS) /* the end's wide path */
 			s1 >>= 5;
 		memset(&fast, 0xa5, sizeof(fast));

@@ -52,6 +52,7 @@ static inline uint64_t td_rdpmc(uint32_t counter)
  * entry n reads counter n, 31 PMCCNTR_EL0), so that a read is a call,
  * the MRS and a return, not the switch above.
  */
+#define TD_HAVE_COUNTER_STUBS 1
 typedef uintptr_t td_counter_reader;
 #define TD_MRS_STUB_BYTES 16
 extern __attribute__((visibility("hidden"))) const char td_mrs_stubs[];

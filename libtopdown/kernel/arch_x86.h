@@ -25,27 +25,6 @@ static inline uint64_t td_rdpmc(uint32_t counter)
 }
 
 /*
- * A counter as a fast path keeps it (counters_fast.c): on x86 its RDPMC
- * selector, read with RDPMC.
- */
-typedef uintptr_t td_counter_reader;
-static inline bool td_reader_exists(uint32_t counter)
-{
-	(void)counter; /* any selector the kernel publishes */
-	return true;
-}
-
-static inline td_counter_reader td_reader_of(uint32_t counter)
-{
-	return counter;
-}
-
-static inline uint64_t td_read_counter(td_counter_reader r)
-{
-	return td_rdpmc((uint32_t)r);
-}
-
-/*
  * The same, leaving the halves apart: for callers that only store them,
  * two stores instead of a shift, an or and a store.  In 64-bit mode RDPMC
  * clears bits 32-63 of RAX and RDX, so 64-bit outputs need no zero

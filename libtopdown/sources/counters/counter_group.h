@@ -190,6 +190,22 @@ TD_HIDDEN int td_gen_values(struct td_gen *g, bool rdpmc, uint64_t *v,
 			    uint64_t *times);
 TD_HIDDEN void td_gen_model_values(const struct td_gen *g,
 				   const uint64_t *open, uint64_t *v);
+/* The counts of the open events' values (open order): model order, the
+ * derived event computed, the model's formula. */
+static inline void td_gen_counts_of(const struct td_gen *g,
+				    const uint64_t *open, struct td_counts *c)
+{
+	uint64_t v[TD_GEN_MAX];
+
+	td_gen_model_values(g, open, v);
+	td_formula_counts(&g->m, v, c);
+}
+/*
+ * The guard's step (counters_read.c): 2^44 events between two readings,
+ * minutes of any core's counting; a foreign value jumps by the kernel's
+ * period (~2^47) or goes backwards.
+ */
+#define TD_GEN_STEP_MAX (UINT64_C(1) << 44)
 TD_HIDDEN int td_gen_read_group(const struct td_gen *g, uint64_t *v,
 				uint64_t *times);
 

@@ -28,7 +28,6 @@
  * (its value jumps by the kernel's period, ~2^47, or goes backwards)
  * without a store per read; the slow path's full guard follows.
  */
-#define TD_FAST_STEP_MAX (UINT64_C(1) << 44)
 
 /*
  * One counter's value, or false when the view no longer holds: the lock
@@ -45,7 +44,7 @@ fast_read(const struct td_fast_counter *c, uint64_t *v)
 	if (TD_UNLIKELY(td_load_once(c->pc->lock) != c->lock))
 		return false;
 	val = c->offset + (uint64_t)((int64_t)(raw << c->shift) >> c->shift);
-	if (TD_UNLIKELY(val - c->last >= TD_FAST_STEP_MAX))
+	if (TD_UNLIKELY(val - c->last >= TD_GEN_STEP_MAX))
 		return false;
 	*v = val;
 	return true;
@@ -65,13 +64,15 @@ fast_read(const struct td_fast_counter *c, uint64_t *v)
 	__attribute__((fallthrough))
 
 static inline __attribute__((always_inline)) bool
-fast_read_all(const struct td_gen_fast *f, uint64_t *v)
+fast_read_all(const struct td_gen *g, uint64_t *v)
 {
+	const struct td_gen_fast *f = &g->fast;
+
 	_Static_assert(TD_GEN_MAX == 8, "one case per counter");
 	if (TD_UNLIKELY(td_load_once(f->c[0].pc->lock) != f->c[0].lock))
 		return false;
 	/* unrolled, last counter first: no loop counter, fixed offsets */
-	switch (f->nr) {
+	switch (g->nr) {
 	case 8: TD_FAST_READ(7);
 	case 7: TD_FAST_READ(6);
 	case 6: TD_FAST_READ(5);
@@ -90,7 +91,7 @@ int td_gen_fast_begin(struct td *td, struct td_region_priv *p)
 {
 	/* the key: epoch | last_lock, which ordinary counters leave 0 */
 	if (TD_UNLIKELY(p->key != td->epoch_hi) ||
-	    !fast_read_all(&td->gen->fast, td_begin_values(p)))
+	    !fast_read_all(td->gen, td_begin_values(p)))
 		return td_slow_begin(td, p);
 	p->owner = td;
 	return 0;
@@ -101,12 +102,10 @@ static void fast_sample(const struct td *td, const uint64_t *values,
 			struct td_sample *s)
 {
 	const struct td_gen *g = td->gen;
-	uint64_t v[TD_GEN_MAX];
 
 	memset(s, 0, sizeof(*s));
 	memcpy(s->values, values, g->nr * sizeof(*values));
-	td_gen_model_values(g, values, v);
-	td_formula_counts(&g->m, v, &s->c);
+	td_gen_counts_of(g, values, &s->c);
 	s->valid = true;
 	s->unsched = td->last_unsched; /* a page unchanged: not descheduled */
 	s->qerr_base = td->snap.qerr_base;
@@ -132,15 +131,15 @@ static __attribute__((noinline)) int end_values(struct td *td,
 int td_gen_fast_end(struct td *td, struct td_region_priv *p,
 		    struct td_result *res)
 {
-	struct td_gen_fast *f;
+	struct td_gen *g;
 
 	/* records attached or a named region ending: end_key says so */
 	if (!res && !(td->end_key & (TD_END_KEY_SINK | TD_END_KEY_NAMED))) {
 		p->owner = NULL; /* nothing to return: nothing to read */
 		return 0;
 	}
-	f = &td->gen->fast;
-	if (!fast_read_all(f, f->end))
+	g = td->gen;
+	if (!fast_read_all(g, g->fast.end))
 		return td_slow_end_read(td, p, res);
 	return end_values(td, p, res);
 }
@@ -157,13 +156,11 @@ bool td_gen_begin_counts(const struct td *td, const uint64_t *values,
 			 const struct td_sample *end, struct td_counts *c)
 {
 	const struct td_gen *g = td->gen;
-	uint64_t v[TD_GEN_MAX];
 	bool ok = true;
 
 	for (unsigned k = 0; k < g->nr; k++)
 		ok = ok && (int64_t)(end->values[k] - values[k]) >= 0;
-	td_gen_model_values(g, values, v);
-	td_formula_counts(&g->m, v, c);
+	td_gen_counts_of(g, values, c);
 	return ok;
 }
 
@@ -177,7 +174,7 @@ void td_gen_fast_refresh(struct td_gen *g, const uint64_t *open)
 	struct td_gen_fast *f = &g->fast;
 	bool stale = false;
 
-	for (unsigned k = 0; k < f->nr; k++) {
+	for (unsigned k = 0; k < g->nr; k++) {
 		struct td_fast_counter *c = &f->c[k];
 		const struct perf_event_mmap_page *pc = c->pc;
 		uint32_t seq, idx, width;
@@ -216,7 +213,6 @@ void td_gen_fast_setup(struct td *td)
 
 	td->src_fast = td->path == TD_PATH_RDPMC && TD_HAVE_USER_READ &&
 		       !g->mux[0] && !g->l2 && g->nr <= TD_NR_VALUES;
-	g->fast.nr = g->nr;
 	for (unsigned k = 0; k < g->nr; k++) {
 		g->fast.c[k].pc = g->pc[k];
 		g->fast.c[k].lock = TD_FAST_STALE; /* until a reading */

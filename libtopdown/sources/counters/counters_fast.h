@@ -33,8 +33,7 @@ struct td_fast_counter {
 #define TD_FAST_STALE 1u
 
 struct td_gen_fast {
-	unsigned nr;        /* open events, all read by the fast path */
-	struct td_fast_counter c[8];
+	struct td_fast_counter c[8]; /* the group's open events, in order */
 	uint64_t end[8];    /* a fast end's values, on their way */
 };
 

@@ -86,8 +86,6 @@ static bool read_rdpmc(struct td_gen *g, uint64_t *v, uint64_t *times)
  * Readings that pass cost a subtraction and two compares per event.
  */
 
-/* 2^44 events between two readings: minutes of any core's counting. */
-#define TD_GEN_STEP_MAX (UINT64_C(1) << 44)
 /* Category slack over an interval's slots (in-flight skew). */
 #define TD_GEN_SKEW_SLOTS 4096
 

@@ -150,7 +150,7 @@ static int ecore_values_off(struct td_gen *g, uint64_t *v, uint64_t *t)
 	uint64_t v2[TD_GEN_MAX], t2[2];
 	int err;
 
-	if (g->cached && lock == g->cached_lock) {
+	if (td_hybrid_ecore_cached(g, lock)) {
 		memcpy(v, g->cv, sizeof(g->cv));
 		memcpy(t, g->ct, sizeof(g->ct));
 		return 0;

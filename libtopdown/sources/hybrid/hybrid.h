@@ -8,6 +8,7 @@
 #define TD_HYBRID_H
 
 #include "internal.h"
+#include "counter_group.h"
 
 /*
  * The E-cores' slots (plain slots, cumulative) in an entry of struct
@@ -44,6 +45,16 @@ TD_HIDDEN void td_hybrid_init(struct td *td);
 TD_HIDDEN void td_hybrid_close(struct td *td);
 TD_HIDDEN void td_hybrid_ecore_open(struct td *td, bool include_kernel);
 TD_HIDDEN void td_hybrid_fold(struct td *td, struct td_sample *s);
+/*
+ * The E group's cached values (hybrid.c ecore_values_off) still stand,
+ * it has not run since they were read, when its leader page's lock is
+ * the one seen then.
+ */
+static inline bool td_hybrid_ecore_cached(const struct td_gen *g,
+					  uint32_t lock)
+{
+	return g->cached && lock == g->cached_lock;
+}
 /* hybrid_fast.c: the source's fast path (source.h) and its setup. */
 struct td_region_priv;
 TD_HIDDEN int td_hybrid_fast_begin(struct td *td, struct td_region_priv *p);

@@ -30,8 +30,7 @@ static inline bool ecore_quiet(const struct td_hybrid *h)
 {
 	const struct td_gen *g = h->ecore;
 
-	return !g || (g->cached &&
-		      td_load_once(g->pc[0]->lock) == g->cached_lock);
+	return !g || td_hybrid_ecore_cached(g, td_load_once(g->pc[0]->lock));
 }
 
 /*
