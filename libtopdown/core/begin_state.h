@@ -21,8 +21,8 @@ struct td_region_priv {
 		uint64_t metrics;
 		uint32_t metrics_half[2]; /* x86: little endian */
 	};
-	uint64_t reset_at;        /* policy threshold for the next begin, or
-				     its error side alone after a fast end */
+	uint64_t reset_at;        /* raw SLOTS past which the policy's
+				     error side wants a reset */
 	uint64_t len;             /* slots of its last measured call; 0:
 				     unknown */
 	struct td_snap snap;      /* td->snap at begin */
@@ -68,19 +68,31 @@ TD_HIDDEN int td_end_with_reading(struct td *td, struct td_region_priv *p,
 
 /*
  * What the policy learns from a region that ended with a reading: its
- * length (the next begin's error side) and its slots, measured (what the
- * reset budget is a share of).
+ * length, the next begin's error side (its measured slots are counted
+ * when the stretch of open regions closes: td_policy_close).
  */
 static inline void td_learn_length(struct td *td, struct td_region_priv *p, uint64_t len)
 {
-	uint64_t by_err = td_policy_by_err(&td->policy, len);
-
 	p->len = len;
-	/* with the budget's threshold joined: one compare at the next begin */
-	p->reset_at = by_err > td->policy.budget_at ? by_err
-						     : td->policy.budget_at;
-	td->policy.recent_len = len;
-	td->policy.measured += len;
+	p->reset_at = td_policy_by_err(&td->policy, len);
+}
+
+/*
+ * May a begin that read raw SLOTS need a reset, for a region whose length
+ * is known (p->len, p->reset_at)?  Past its error side and past where the
+ * budget could pay (internal.h, budget_at): the slow path decides.
+ */
+static inline bool td_reset_may_be_due(const struct td *td,
+				       const struct td_region_priv *p,
+				       uint64_t slots)
+{
+	return slots > p->reset_at && slots + p->len > td->policy.budget_at;
+}
+
+/* Folded SLOTS at the region's begin: where its open stretch starts. */
+static inline uint64_t td_region_at(const struct td_region_priv *p)
+{
+	return p->snap.base.slots + p->slots;
 }
 
 #endif

@@ -34,7 +34,7 @@ int td_open(struct td **out, const struct td_options *opts)
 	}
 	td_owner_init(td);
 	td->levels = td_levels(td);
-	td_policy_setup(&td->policy, td->levels == 2);
+	td_policy_setup(&td->policy, td->levels == 2, td->src->reset != NULL);
 	td_snap_publish(td, &td->snap); /* the handle's first version */
 	if (td->src->ready)
 		td->src->ready(td);

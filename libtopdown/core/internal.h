@@ -143,45 +143,77 @@ struct td_snap {
 
 #define TD_SNAP_RESETS_MASK 0x7fffffffu
 
+/*
+ * The accuracy contract's domain: regions of at least this many slots are
+ * within the error target.  A region whose length is not known yet is
+ * expected to last this long (policy.c).
+ */
+#define TD_POLICY_DOMAIN 1000000u
+
 struct td_policy {
 	enum td_reset_policy kind;
+	bool track;           /* the source resets: open regions are counted */
 	double err_x255;      /* err_target * 255, to compare without dividing */
 	double budget;
 	uint64_t cost;        /* slots charged per reset */
 	uint64_t k_q16;       /* error side: reset when S > len x k (Q16) */
 	/*
-	 * Budget side: resets may cost at most budget x the measured slots
-	 * (the slots of the regions ended).  credit is budget x measured
-	 * minus cost x resets, capped at one reset's cost so that a quiet
-	 * stretch cannot pay for a burst; it is brought up to date only on
-	 * the slow path, from measured, which every end adds to.
+	 * Budget side: resets may cost at most budget x the measured slots,
+	 * the slots during which at least one region of the handle was open
+	 * (counted as they accrue: an inner region's reset is paid by its
+	 * outer one).  credit is budget x measured minus cost x resets,
+	 * capped at one reset's cost so that a quiet stretch cannot pay for
+	 * a burst; it is brought up to date only on the slow path.
 	 */
-	uint64_t measured;    /* slots of the regions ended ... */
-	uint64_t measured_q16; /* ... and of those ended on the fast path
-				  without output, in 2^16 slots (rounded
-				  down: the budget errs on the safe side) */
+	uint64_t measured;    /* slots of the stretches with a region open,
+				 up to the last time none was */
 	uint64_t measured_seen; /* measured when credit was last updated */
+	uint64_t open_n;      /* regions begun and not ended */
+	uint64_t open_since;  /* folded SLOTS when open_n last left 0 */
 	double credit;
 	/*
-	 * Raw SLOTS below which the budget cannot allow a reset: measured
-	 * slots are counted slots, so credit cannot reach the cost before
-	 * SLOTS has grown by what is missing / budget.  The fast begin
-	 * compares against it and stays fast while a reset is unaffordable.
+	 * Raw SLOTS below which the budget cannot allow a reset for a
+	 * region that earns nothing: measured slots grow at most as fast as
+	 * SLOTS, so credit cannot reach the cost before SLOTS has grown by
+	 * what is missing / budget.  A region expected to last len slots
+	 * earns budget x len, so the budget may pay for its reset only once
+	 * SLOTS + len > budget_at.  budget_at only grows between two resets
+	 * (credit grows no faster than it assumes), so the fast begin, which
+	 * compares against it, goes to the slow path wherever the slow path
+	 * could reset.
 	 */
 	uint64_t budget_at;
-	uint64_t recent_len;  /* the handle's last region's slots: the
-				 length expected of a region never ended */
 };
 
 /*
  * The policy's error side as a threshold on raw SLOTS at a begin
  * (policy.c): from len, the coming region's expected slots, a shift and
- * a multiply, no division.
+ * a multiply, no division.  A region is expected to last no longer than
+ * the domain, so that one longer before keeps the target if it shrinks.
  */
 static inline uint64_t td_policy_by_err(const struct td_policy *p,
 					uint64_t len)
 {
+	if (len > TD_POLICY_DOMAIN)
+		len = TD_POLICY_DOMAIN;
 	return (len >> 16) * p->k_q16;
+}
+
+/*
+ * A region began at folded SLOTS at: the stretch with a region open
+ * starts there, if none was.
+ */
+static inline void td_policy_open(struct td_policy *p, uint64_t at)
+{
+	if (p->open_n++ == 0)
+		p->open_since = at;
+}
+
+/* A region ended at folded SLOTS at: the stretch ends if it was the last. */
+static inline void td_policy_close(struct td_policy *p, uint64_t at)
+{
+	if (--p->open_n == 0)
+		p->measured += at - p->open_since;
 }
 
 /*
@@ -458,10 +490,11 @@ TD_HIDDEN int td_env_choice(const char *var, const char *const *words, int n,
 			    int *choice);
 
 /* policy.c */
-TD_HIDDEN void td_policy_setup(struct td_policy *p, bool level2);
+TD_HIDDEN void td_policy_setup(struct td_policy *p, bool level2, bool track);
 TD_HIDDEN int td_policy_init(struct td_policy *p, const struct td_options *o);
-TD_HIDDEN bool td_policy_reset_due(struct td_policy *p, uint64_t raw_slots);
-TD_HIDDEN bool td_policy_budget_allows(struct td_policy *p,
+TD_HIDDEN bool td_policy_reset_due(struct td_policy *p, uint64_t raw_slots,
+				   uint64_t now);
+TD_HIDDEN bool td_policy_budget_allows(struct td_policy *p, uint64_t now,
 				       uint64_t raw_slots, uint64_t len);
 TD_HIDDEN void td_policy_charge(struct td_policy *p);
 TD_HIDDEN void td_policy_refund(struct td_policy *p);

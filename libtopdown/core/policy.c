@@ -6,20 +6,37 @@
  * lasting R slots ends at about S_b + R, so the bound of decode.c predicts
  * an error of k (2 S_b + R) / (255 R), k = 2 when level 2 is reported
  * (derived categories), 1 otherwise.  A reset is wanted when that exceeds
- * err_target, R being the region's previous length (or the handle's last
- * region's, for a region never ended).
+ * err_target for the length the region is expected to have: its last
+ * length, but at most the accuracy domain D (TD_POLICY_DOMAIN, 1e6
+ * slots), and D for a region never ended.  So every region of at least D
+ * slots meets the target whatever its history: with the defaults (1 pp,
+ * k = 2) a reset is wanted once S_b > D (2.55 / 2 - 1) / 2 = 137,500.
  *
- * Budget side, which wins.  Resets may cost at most reset_budget of the
- * measured slots, the slots of the regions ended, by the cost model
- * (reset_cost_slots each).  A wanted reset is made only when the credit
- * (budget x measured slots - cost x resets so far, at most one reset's
- * worth) plus what the coming region will earn (budget x R) covers it:
- * charged against the region it serves, a reset is affordable for a
- * region of at least reset_cost / reset_budget slots (800,000 by
- * default), and shorter regions earn one in turn.  A region whose reset
- * the budget refused keeps its honest err: large when it is short next to
- * the slots since the last reset.  In particular the first region of a new
- * handle (no measured slots, length unknown) never resets.
+ * Budget side.  Resets may cost at most reset_budget B of the measured
+ * slots, by the cost model (reset_cost_slots C each).  Measured slots are
+ * those during which at least one region of the handle is open, counted
+ * as they accrue (open regions included, nested ones once), so an inner
+ * region's reset is paid by the outer region it lies in.  A wanted reset
+ * is made when the credit (B x measured - C x resets so far, capped at C
+ * so that a quiet stretch cannot pay for a burst) plus what the coming
+ * region will earn (B x its expected length: its last one, or D for a
+ * region never ended) covers C.
+ *
+ * The arithmetic with the defaults (B = 5%, C = 40,000): a region never
+ * ended earns B x D = 50,000 >= C, so the first region of a handle, or the
+ * first call of any region after any run, always gets the reset it
+ * needs.  A region that ended before earns B x R: one of R >= C / B =
+ * 800,000 slots pays for its own reset; shorter ones wait for credit,
+ * one reset per 800,000 measured slots.  Over a series of regions of one
+ * object the cost is then at most B x (measured slots) once its last
+ * region has ended: the one advance taken for a first call of unknown
+ * length (50,000, at most C of it spent) is repaid before the next reset,
+ * which needs credit >= C - B x R again.  A series of 2e6 slots of
+ * 1,000-slot regions after a long run gets 2 resets (80,000, 4%).  The
+ * one pattern that can exceed the budget: many distinct region objects,
+ * each begun once and shorter than D (each asks for D's advance).  Its
+ * cost stays below B x measured + B x D: one reset per 800,000 measured
+ * slots, plus 50,000 slots once.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -68,25 +85,39 @@ int td_policy_init(struct td_policy *p, const struct td_options *o)
  * k = 2 when level 2 is reported (derived categories), else 1.  Computed
  * once here; the hot path multiplies.
  */
-void td_policy_setup(struct td_policy *p, bool level2)
+void td_policy_setup(struct td_policy *p, bool level2, bool track)
 {
 	double k = level2 ? 2 : 1;
 	double factor = (p->err_x255 / k - 1) / 2;
 
 	p->k_q16 = factor > 0 ? (uint64_t)(factor * 65536) : 0;
-	p->measured = p->measured_q16 = p->measured_seen = 0;
+	p->track = track;
+	p->measured = p->measured_seen = 0;
+	p->open_n = p->open_since = 0;
 	p->credit = 0;
-	p->recent_len = 0;
 	p->budget_at = (uint64_t)((double)p->cost / p->budget);
 	if (p->kind == TD_RESET_NEVER) /* never reached */
 		p->budget_at = UINT64_MAX;
 }
 
-/* budget x the slots measured since the last update, capped. */
-static void credit_update(struct td_policy *p)
+/*
+ * The measured slots up to folded SLOTS now: the stretches closed, plus
+ * the one still open.
+ */
+static uint64_t measured_until(const struct td_policy *p, uint64_t now)
 {
-	uint64_t measured = p->measured + (p->measured_q16 << 16);
+	if (p->open_n && now > p->open_since)
+		return p->measured + (now - p->open_since);
+	return p->measured;
+}
 
+/* budget x the slots measured since the last update, capped. */
+static void credit_update(struct td_policy *p, uint64_t now)
+{
+	uint64_t measured = measured_until(p, now);
+
+	if (measured <= p->measured_seen)
+		return;
 	p->credit += p->budget * (double)(measured - p->measured_seen);
 	p->measured_seen = measured;
 	if (p->credit > (double)p->cost)
@@ -103,27 +134,26 @@ static uint64_t budget_threshold(const struct td_policy *p, uint64_t now)
 
 /*
  * Slow path, auto policy, a region never ended: is a reset due at a begin
- * that read raw_slots since the last reset?  Its length is taken as the
- * handle's last region's (none: a short one).  When the error side wants
- * a reset the budget cannot pay for, budget_at moves to where it might.
+ * that read raw_slots since the last reset (folded SLOTS now)?  It is
+ * expected to last the domain, on both sides.
  */
-bool td_policy_reset_due(struct td_policy *p, uint64_t raw_slots)
+bool td_policy_reset_due(struct td_policy *p, uint64_t raw_slots,
+			 uint64_t now)
 {
-	uint64_t expect = p->recent_len;
-
-	if (raw_slots <= td_policy_by_err(p, expect ? expect : TD_SHORT_SLOTS))
+	if (raw_slots <= td_policy_by_err(p, TD_POLICY_DOMAIN))
 		return false;
-	return td_policy_budget_allows(p, raw_slots, expect);
+	return td_policy_budget_allows(p, now, raw_slots, TD_POLICY_DOMAIN);
 }
 
 /*
- * Can the budget pay for a reset now, for a region expected to last len
- * slots?  When not, budget_at moves to where it might.
+ * Can the budget pay for a reset now (folded SLOTS now, raw_slots since
+ * the last reset), for a region expected to last len slots?  When not,
+ * budget_at moves to where it might.
  */
-bool td_policy_budget_allows(struct td_policy *p, uint64_t raw_slots,
-			     uint64_t len)
+bool td_policy_budget_allows(struct td_policy *p, uint64_t now,
+			     uint64_t raw_slots, uint64_t len)
 {
-	credit_update(p);
+	credit_update(p, now);
 	if (p->credit + p->budget * (double)len >= (double)p->cost)
 		return true;
 	p->budget_at = budget_threshold(p, raw_slots);
@@ -133,7 +163,6 @@ bool td_policy_budget_allows(struct td_policy *p, uint64_t raw_slots,
 /* A reset was made: pay for it (SLOTS restarts from 0). */
 void td_policy_charge(struct td_policy *p)
 {
-	credit_update(p);
 	p->credit -= (double)p->cost;
 	p->budget_at = budget_threshold(p, 0);
 }

@@ -12,49 +12,44 @@
 #include "source.h"
 
 /*
- * The length the region is expected to have, for the budget: its last
- * length, but no more than its error side was last learnt from (fast
- * ends learn only that, in 2^16 slots; a slow end may have joined the
- * budget's threshold to it).  Either bound errs on the short side.
- */
-static uint64_t expected_length(const struct td_policy *pol,
-				const struct td_region_priv *p)
-{
-	uint64_t from_err = pol->k_q16 ? p->reset_at / pol->k_q16 << 16
-				       : p->len;
-
-	return p->len < from_err ? p->len : from_err;
-}
-
-/*
  * Reset before the begin reading when the policy says so.  Enclosing
  * regions keep their snapshots in folded units and are unaffected; the
  * user-mode tail of the ioctl wrapper after the kernel's reset is charged
  * to them, the head before it (a few dozen slots) is lost.
  */
 static bool reset_due(struct td *td, const struct td_region_priv *p,
-		      uint64_t raw_slots)
+		      const struct td_sample *s)
 {
 	const struct td_policy *pol = &td->policy;
 
 	if (pol->kind == TD_RESET_ALWAYS)
 		return true;
-	if (p->owner || p->key || p->reset_at) /* called before */
-		return raw_slots > p->reset_at &&
-		       td_policy_budget_allows(&td->policy, raw_slots,
-					       expected_length(pol, p));
-	return td_policy_reset_due(&td->policy, raw_slots);
+	if (!p->len) /* never ended with a reading: its length unknown */
+		return td_policy_reset_due(&td->policy, s->raw_slots,
+					   s->c.slots);
+	return s->raw_slots > td_policy_by_err(pol, p->len) &&
+	       td_policy_budget_allows(&td->policy, s->c.slots, s->raw_slots,
+				       p->len);
 }
 
 static void maybe_reset(struct td *td, const struct td_region_priv *p,
 			struct td_sample *s)
 {
 	if (!td->src->reset || td->path != TD_PATH_RDPMC || !s->valid ||
-	    !reset_due(td, p, s->raw_slots))
+	    !reset_due(td, p, s))
 		return;
 	td_policy_charge(&td->policy);
 	if (td->src->reset(td, s) <= 0) /* none made, or undone */
 		td_policy_refund(&td->policy);
+}
+
+/*
+ * Folded SLOTS at the sample, or at the handle's last reading where the
+ * sample could not read: where a stretch of open regions starts or ends.
+ */
+static uint64_t sample_at(const struct td *td, const struct td_sample *s)
+{
+	return s->valid ? s->c.slots : td->snap.base.slots + td->last_raw_slots;
 }
 
 /*
@@ -74,8 +69,13 @@ static void store_begin(struct td *td, struct td_region_priv *p,
 	p->snap.qerr_base -= s->qself; /* its own error is the region's */
 	p->slots = s->raw_slots; /* the raw reading: the error scale */
 	p->metrics = s->raw_slots ? s->raw_metrics : 0;
-	/* Only the fast path reads what the key vouches for. */
-	p->key = (td->fast || td->src_fast) && s->valid
+	/*
+	 * Only the fast path reads what the key vouches for; where the
+	 * policy resets, a region whose length is unknown begins on the slow
+	 * path until it has one (its budget: td_policy_reset_due).
+	 */
+	p->key = (td->fast || td->src_fast) && s->valid &&
+			 (p->len || !td->policy.track)
 			 ? td->epoch_hi | td->last_lock : 0;
 	if (begins_as_values(td)) /* as the source's fast begin keeps them */
 		memcpy(td_begin_values(p), s->values, sizeof(s->values));
@@ -84,6 +84,8 @@ static void store_begin(struct td *td, struct td_region_priv *p,
 	if (!s->valid) {
 		p->snap.resets |= TD_BEGIN_UNREAD;
 	}
+	if (td->policy.track)
+		td_policy_open(&td->policy, sample_at(td, s));
 	p->owner = td;
 }
 
@@ -222,6 +224,8 @@ void td_end_sampled(struct td *td, struct td_region_priv *p,
 		fill_result(td, p, s, res);
 	if (td->sink.buf || td->sink.pending)
 		emit_record(td, p, s);
+	if (td->policy.track)
+		td_policy_close(&td->policy, sample_at(td, s));
 	p->owner = NULL;
 }
 

@@ -74,13 +74,14 @@ int td_hybrid_fast_begin(struct td *td, struct td_region_priv *p)
 	if ((td_load_once(td->slots_pc->lock) | td->epoch_hi) != p->key ||
 	    !ecore_quiet(td->hybrid) || !guarded_read(td, &slots, &metrics) ||
 	    td_load_once(td->slots_pc->lock) != (uint32_t)p->key ||
-	    (slots > p->reset_at && slots > td->policy.budget_at) ||
+	    td_reset_may_be_due(td, p, slots) ||
 	    slots < td->last_raw_slots)
 		return td_slow_begin(td, p);
 	td->last_raw_slots = slots;
 	p->slots = slots;
 	p->metrics = metrics;
 	p->owner = td;
+	td_policy_open(&td->policy, slots + p->snap.base.slots);
 	return 0;
 }
 

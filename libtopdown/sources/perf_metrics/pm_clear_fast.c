@@ -104,6 +104,7 @@ int td_pm_clear_fast_begin(struct td *td, struct td_region_priv *p)
 	td->pm.pend_metrics = metrics;
 	td->pm.pending = true;
 	p->owner = td;
+	td_policy_open(&td->policy, p->snap.base.slots + slots);
 	return 0;
 }
 
@@ -144,6 +145,7 @@ int td_pm_clear_fast_end(struct td *td, struct td_region_priv *p,
 		if (!(p->snap.resets & TD_BEGIN_UNREAD))
 			td_learn_length(td, p, td->snap.base.slots -
 					(p->snap.base.slots + p->slots));
+		td_policy_close(&td->policy, td->snap.base.slots);
 		p->owner = NULL;
 		return 0;
 	}

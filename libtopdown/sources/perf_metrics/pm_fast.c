@@ -98,19 +98,13 @@ int td_region_begin(struct td *td, struct td_region *r)
 	td_compiler_barrier();
 	td_rdpmc_halves(TD_RDPMC_SLOTS, &lo, &hi);
 	slots = td_join48(lo, hi);
-	/*
-	 * A reset is due when both the budget and the error side allow it.
-	 * The budget first: SLOTS is below budget_at at most begins, which
-	 * settles it in one compare, where reset_at, 0 after a fast end
-	 * without output of a region shorter than 2^16 slots
-	 * (learn_fast_length), settles nothing.
-	 */
-	if (TD_UNLIKELY((slots > td->policy.budget_at && slots > p->reset_at) ||
+	if (TD_UNLIKELY(td_reset_may_be_due(td, p, slots) ||
 			slots < td->last_raw_slots))
 		return td_slow_begin(td, p);
 	td->last_raw_slots = slots;
 	p->slots = slots;
 	p->owner = td;
+	td_policy_open(&td->policy, slots + p->snap.base.slots);
 	td_compiler_barrier();
 	td_rdpmc_halves(TD_RDPMC_METRICS, &lo, &hi);
 	p->metrics_half[0] = (uint32_t)lo;
@@ -132,19 +126,6 @@ static bool fast_end_ok(const struct td *td, struct td_region *r,
 	return r && priv(r)->owner == td &&
 	       td_load_once(td->slots_pc->lock) == td->last_lock &&
 	       slots >= td->last_raw_slots;
-}
-
-/*
- * What a fast end without a result learns: the length for the policy's
- * error side, counted measured in whole 2^16 slots (the shift the error
- * side makes anyway).
- */
-static inline void learn_fast_length(struct td *td, struct td_region_priv *p,
-				     uint64_t len)
-{
-	len >>= 16;
-	td->policy.measured_q16 += len;
-	p->reset_at = len * td->policy.k_q16;
 }
 
 /* The rare end of end_same_snap: its own frame, a tail call there. */
@@ -179,6 +160,7 @@ static inline __attribute__((always_inline)) int end_same_snap_l2(
 	td->last_raw_slots = slots;
 	td->last_raw_metrics = metrics;
 	td_learn_length(td, p, slots - p->slots);
+	td_policy_close(&td->policy, slots + td->snap.base.slots);
 	p->owner = NULL;
 	/*
 	 * Both readings taken under the same version of the handle's state:
@@ -261,7 +243,8 @@ static void end_to_record(struct td *td, struct td_region_priv *p,
 	struct td_record *rec;
 
 	td->last_raw_slots = slots;
-	learn_fast_length(td, p, slots - p->slots);
+	td_learn_length(td, p, slots - p->slots);
+	td_policy_close(&td->policy, slots + td->snap.base.slots);
 	p->owner = NULL;
 	rec = k->next;
 	if (TD_UNLIKELY(rec == k->end)) {
@@ -364,8 +347,9 @@ int td_pm_end_reading(struct td *td, struct td_region_priv *p,
 	if (res || sink)
 		return td_end_with_reading(td, p, res, slots, metrics);
 	td->last_raw_slots = slots; /* no output: as td_region_end below */
-	learn_fast_length(td, p, slots + td->snap.base.slots -
+	td_learn_length(td, p, slots + td->snap.base.slots -
 					 p->snap.base.slots - p->slots);
+	td_policy_close(&td->policy, slots + td->snap.base.slots);
 	p->owner = NULL;
 	return 0;
 }
@@ -373,7 +357,7 @@ int td_pm_end_reading(struct td *td, struct td_region_priv *p,
 int td_region_end(struct td *td, struct td_region *r, struct td_result *res)
 {
 	struct td_region_priv *p = priv(r);
-	uint64_t slots, lo, hi, key, len;
+	uint64_t slots, lo, hi, key, at;
 
 	if (TD_UNLIKELY(td != td_fast_td))
 		return td_slow_end(td, r, res);
@@ -389,15 +373,15 @@ int td_region_end(struct td *td, struct td_region *r, struct td_result *res)
 		return end_keyed(td, r, slots, key);
 	/*
 	 * No output wanted: learn the length, close.  The length is the
-	 * reading plus what was folded since the begin, less the begin's
-	 * reading: each term taken from memory by one add or subtract (the
-	 * empty asm keeps the compiler from grouping the begin's two terms
-	 * first, a load and an add more).
+	 * folded reading less the begin's: each of the begin's terms taken
+	 * from memory by one subtract (the empty asm keeps the compiler from
+	 * grouping them first, a load and an add more).
 	 */
 	td->last_raw_slots = slots;
-	len = slots + td->snap.base.slots - p->snap.base.slots;
-	__asm__("" : "+r"(len));
-	learn_fast_length(td, p, len - p->slots);
+	at = slots + td->snap.base.slots;
+	td_policy_close(&td->policy, at);
+	__asm__("" : "+r"(at));
+	td_learn_length(td, p, at - p->snap.base.slots - p->slots);
 	p->owner = NULL;
 	return 0;
 }
