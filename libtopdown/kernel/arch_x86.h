@@ -49,7 +49,7 @@ static inline void td_rdpmc_halves(uint32_t counter, uint64_t *lo,
  * first's halves go to R10/R11 (free in the calling convention), the
  * second's stay in EAX/EDX (RDPMC clears bits 32-63 of both in 64-bit
  * mode).  A macro: the second selector must be a constant ("i") at any
- * optimisation level.
+ * optimisation level.  x86-64 only: i386 has no R10/R11.
  */
 #if defined(__x86_64__)
 #define td_rdpmc_pair(first, second, lo1, hi1, lo2, hi2)                   \
@@ -68,13 +68,7 @@ static inline void td_rdpmc_halves(uint32_t counter, uint64_t *lo,
 		*(lo1) = l1_;                                                \
 		*(hi1) = h1_;                                                \
 	} while (0)
-#else
-#define td_rdpmc_pair(first, second, lo1, hi1, lo2, hi2)                   \
-	do {                                                                 \
-		td_rdpmc_halves((first), (lo1), (hi1));                      \
-		td_rdpmc_halves((second), (lo2), (hi2));                     \
-	} while (0)
-#endif
+#endif /* elsewhere, arch.h's: the two reads one after the other */
 
 #if defined(__x86_64__)
 /*
