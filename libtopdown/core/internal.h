@@ -268,6 +268,21 @@ struct td_pm {
 	 */
 	bool pending;
 	uint64_t pend_slots, pend_metrics;
+	/*
+	 * Set by a source that serves this one where the fixed selectors
+	 * exist on some CPUs only (the hybrid source's rseq guard): the
+	 * RDPMC of SLOTS and PERF_METRICS (their user-page indices) that
+	 * never runs on another CPU; false when the thread is on one.  NULL:
+	 * plain RDPMC.
+	 */
+	bool (*guarded_read)(const struct td *td, uint32_t sidx, uint32_t midx,
+			     uint64_t *slots, uint64_t *metrics);
+	/*
+	 * When RDPMC cannot read, take the group's counts the kernel saved
+	 * at schedule-out by read(2) (pm_reading.c ecore_p_sample): set by
+	 * the hybrid source, whose E-core group counts meanwhile.
+	 */
+	bool saved_read_fallback;
 };
 
 
