@@ -425,7 +425,7 @@ TD_HIDDEN void td_decode_src(const struct td_delta *d, bool l2, unsigned src,
 
 /* record.c: a record buffer's readings turned into counts (td_close). */
 TD_HIDDEN void td_records_finish(struct td *td);
-/* record.c: a region's record, and where it goes. */
+/* result.c: a region's record, and where it goes; an untrusted result. */
 TD_HIDDEN void td_sink_put(struct td *td, struct td_record *rec,
 			    const uint64_t *l2raw);
 TD_HIDDEN void td_record_mark_unreliable(struct td_result *res);
