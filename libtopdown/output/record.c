@@ -7,7 +7,7 @@
 #include <errno.h>
 #include <string.h>
 
-#include "internal.h"
+#include "output.h"
 
 /*
  * A record of readings (TD_RECORD_READINGS, written by the fast end) as
