@@ -68,7 +68,8 @@ endif
 #           selector fast path, pm_fast.c), hybrid, counters (x86, and
 #           the ordinary-counter fast path), arm
 # kernel/   syscalls, sysfs discovery, event strings, CPU-specific asm
-# output/   records, named regions, reports
+# output/   records, named regions, reports; td_open (core's handle with
+#           output's hooks, open.c)
 LIB_DIRS := core sources sources/perf_metrics sources/hybrid \
 	    sources/counters sources/arm kernel output
 LIB_SRCS := $(foreach d,$(LIB_DIRS),$(wildcard libtopdown/$(d)/*.c))

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Counter budget (issue 7 item 4) on the emulated kernel: a group that
+ * Counter budget (more events than free counters, counters_open.c
+ * too_big) on the emulated kernel: a group that
  * does not fit the free counters either is refused at open (fewer
  * counters than events: validate_group, a VM) or is accepted and never
  * scheduled (the NMI watchdog pins one).  td_open then derives one term

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* td_open, td_close, td_query: the cold path. */
+/* The handle's open (td_open's work), td_close, td_query: the cold path. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -7,7 +7,8 @@
 
 #include "source.h"
 
-int td_open(struct td **out, const struct td_options *opts)
+int td_handle_open(struct td **out, const struct td_options *opts,
+		   const struct td_handle_hooks *hooks)
 {
 	struct td_options o;
 	struct td *td;
@@ -23,9 +24,10 @@ int td_open(struct td **out, const struct td_options *opts)
 	if (!td)
 		return -ENOMEM;
 	td->leader_fd = -1;
+	td->hooks = hooks;
 	err = td_policy_init(&td->policy, &o);
-	if (err == 0)
-		err = td_env_report_init(td);
+	if (err == 0 && hooks->open)
+		err = hooks->open(td);
 	if (err == 0)
 		err = td_source_open(td, &o);
 	if (err < 0) {
@@ -40,7 +42,8 @@ int td_open(struct td **out, const struct td_options *opts)
 		td->src->ready(td);
 	if (td->fast || td->src_fast)
 		td_fast_claim(td);
-	td_env_report_register(td);
+	if (hooks->opened)
+		hooks->opened(td);
 	*out = td;
 	return 0;
 }
@@ -49,9 +52,8 @@ void td_close(struct td *td)
 {
 	if (!td)
 		return;
-	td_env_report_close(td);
-	td_records_finish(td);
-	td_named_unlink_all(td);
+	if (td->hooks->close)
+		td->hooks->close(td);
 	if (td->src)
 		td->src->close(td);
 	td_owner_free(td);

@@ -243,7 +243,7 @@ static inline void td_readings_delta(uint64_t slots0, uint64_t metrics0,
  */
 #define TD_RECORD_READINGS (1u << 31)
 
-/* Where td_region_end sends records: record.c. */
+/* Where td_region_end sends records (result.c td_sink_put). */
 struct td_sink {
 	struct td_record *buf;   /* attached buffer, or NULL */
 	struct td_record *next, *end; /* the next record to write, buf + cap */
@@ -270,6 +270,16 @@ struct td_env_report {
 struct td_gen;
 struct td_hybrid;
 struct td_source_ops;
+
+/* A layer's part in a handle's life (td_handle_open); any may be NULL. */
+struct td_handle_hooks {
+	/* before the source opens; a negative errno fails td_open */
+	int (*open)(struct td *td);
+	/* td_open succeeded: the handle is complete */
+	void (*opened)(struct td *td);
+	/* first thing in td_close, also of a td_open that failed */
+	void (*close)(struct td *td);
+};
 
 /*
  * The PERF_METRICS source's own state (sources/perf_metrics/, also used
@@ -300,6 +310,21 @@ struct td_pm {
 	 */
 	bool pending;
 	uint64_t pend_slots, pend_metrics;
+	/*
+	 * Set by a source that serves this one where the fixed selectors
+	 * exist on some CPUs only (the hybrid source's rseq guard): the
+	 * RDPMC of SLOTS and PERF_METRICS (their user-page indices) that
+	 * never runs on another CPU; false when the thread is on one.  NULL:
+	 * plain RDPMC.
+	 */
+	bool (*guarded_read)(const struct td *td, uint32_t sidx, uint32_t midx,
+			     uint64_t *slots, uint64_t *metrics);
+	/*
+	 * When RDPMC cannot read, take the group's counts the kernel saved
+	 * at schedule-out by read(2) (pm_reading.c ecore_p_sample): set by
+	 * the hybrid source, whose E-core group counts meanwhile.
+	 */
+	bool saved_read_fallback;
 };
 
 
@@ -344,6 +369,7 @@ struct td {
 	struct td_sink sink;
 	struct td_named *named;  /* named regions linked in: named.c */
 	struct td_env_report env;
+	const struct td_handle_hooks *hooks; /* of td_handle_open */
 
 	/* owner.c: the opening thread and process (checked in begin/end). */
 	const void *owner;
@@ -440,50 +466,20 @@ TD_HIDDEN bool td_delta_consistent(const struct td_delta *d, bool l2);
 TD_HIDDEN void td_decode_src(const struct td_delta *d, bool l2, unsigned src,
 			     struct td_result *res);
 
-/* record.c: a record buffer's readings turned into counts (td_close). */
-TD_HIDDEN void td_records_finish(struct td *td);
-/* record.c: a region's record, and where it goes. */
+/* result.c: a region's record, and where it goes; an untrusted result. */
 TD_HIDDEN void td_sink_put(struct td *td, struct td_record *rec,
 			    const uint64_t *l2raw);
 TD_HIDDEN void td_record_mark_unreliable(struct td_result *res);
 
-/* named.c */
-TD_HIDDEN void td_named_unlink_all(struct td *td);
-
-/* env_report.c */
-TD_HIDDEN int td_env_report_init(struct td *td);
-TD_HIDDEN void td_env_report_register(struct td *td);
-TD_HIDDEN void td_env_report_close(struct td *td);
-
 /* handle.c: 1, or 2 where the handle's source measures level 2. */
 TD_HIDDEN unsigned td_levels(const struct td *td);
-
-/* report.c: the rows of named-region totals, one line each. */
-TD_HIDDEN void td_report_totals_header(FILE *f, enum td_format fmt);
-TD_HIDDEN void td_report_totals_row(FILE *f, enum td_format fmt,
-				    const char *name, const char *thread,
-				    const struct td_totals *t);
-
-/* thread_report.c: totals per (thread, region name), merged. */
-struct td_report_row {
-	char *name;              /* the region's name, owned */
-	char thread[48];         /* struct td_env_report.thread */
-	struct td_totals t;
-};
-struct td_report_rows {
-	struct td_report_row *v;
-	size_t n, cap;
-};
-TD_HIDDEN void td_totals_merge(struct td_totals *into,
-			       const struct td_totals *t);
-TD_HIDDEN int td_rows_add_handle(struct td_report_rows *rows,
-				 const struct td *td);
-TD_HIDDEN int td_rows_copy(struct td_report_rows *dst,
-			   const struct td_report_rows *src);
-TD_HIDDEN void td_rows_free(struct td_report_rows *rows);
-TD_HIDDEN int td_rows_write(FILE *f, const struct td_report_rows *rows,
-			    enum td_format fmt);
-
+/*
+ * handle.c: td_open's work, with what the layers above core do to the
+ * handle at open and close (output/open.c: the environment's report,
+ * named regions, records), so that core names none of it.
+ */
+TD_HIDDEN int td_handle_open(struct td **out, const struct td_options *opts,
+			     const struct td_handle_hooks *hooks);
 
 /* options.c */
 TD_HIDDEN int td_env_choice(const char *var, const char *const *words, int n,

@@ -55,7 +55,10 @@ static inline uint64_t td_read_counter(td_counter_reader r)
 #endif
 
 #ifndef td_rdpmc_pair
-/* Two counters one after the other (x86-64 has its own, arch_x86.h). */
+/*
+ * Two counters one after the other: i386 and arm64 (x86-64 has its own,
+ * in one asm statement, arch_x86.h).
+ */
 #define td_rdpmc_pair(first, second, lo1, hi1, lo2, hi2)                   \
 	do {                                                                 \
 		td_rdpmc_halves((first), (lo1), (hi1));                      \

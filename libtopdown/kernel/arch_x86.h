@@ -49,7 +49,7 @@ static inline void td_rdpmc_halves(uint32_t counter, uint64_t *lo,
  * first's halves go to R10/R11 (free in the calling convention), the
  * second's stay in EAX/EDX (RDPMC clears bits 32-63 of both in 64-bit
  * mode).  A macro: the second selector must be a constant ("i") at any
- * optimisation level.
+ * optimisation level.  x86-64 only: i386 has no R10/R11.
  */
 #if defined(__x86_64__)
 #define td_rdpmc_pair(first, second, lo1, hi1, lo2, hi2)                   \
@@ -68,13 +68,7 @@ static inline void td_rdpmc_halves(uint32_t counter, uint64_t *lo,
 		*(lo1) = l1_;                                                \
 		*(hi1) = h1_;                                                \
 	} while (0)
-#else
-#define td_rdpmc_pair(first, second, lo1, hi1, lo2, hi2)                   \
-	do {                                                                 \
-		td_rdpmc_halves((first), (lo1), (hi1));                      \
-		td_rdpmc_halves((second), (lo2), (hi2));                     \
-	} while (0)
-#endif
+#endif /* elsewhere, arch.h's: the two reads one after the other */
 
 #if defined(__x86_64__)
 /*
@@ -90,16 +84,29 @@ static inline const void *td_thread_self(void)
 	return tp;
 }
 
-/* The kernel's rseq ABI (linux/rseq.h), the fields used here. */
-struct td_rseq {
-	uint32_t cpu_id_start;
-	uint32_t cpu_id;
-	uint64_t rseq_cs;
-	uint32_t flags;
-};
+#if __has_include(<linux/rseq.h>)
+#include <stddef.h>
+#include <linux/rseq.h>
 
-/* glibc registers its rseq area with this signature on x86 (RSEQ_SIG). */
+/*
+ * glibc registers its rseq area with this signature on x86 (sysdeps/unix/
+ * sysv/linux/x86/bits/rseq.h RSEQ_SIG); the kernel (kernel/rseq.c
+ * rseq_get_rseq_cs) checks that the 4 bytes before an abort handler hold
+ * the signature the area was registered with.
+ */
 #define TD_RSEQ_SIG 0x53053053
+
+/*
+ * The descriptor is emitted by the assembler below as version, flags and
+ * three quads: the kernel's struct rseq_cs (include/uapi/linux/rseq.h).
+ */
+_Static_assert(offsetof(struct rseq_cs, version) == 0 &&
+		       offsetof(struct rseq_cs, flags) == 4 &&
+		       offsetof(struct rseq_cs, start_ip) == 8 &&
+		       offsetof(struct rseq_cs, post_commit_offset) == 16 &&
+		       offsetof(struct rseq_cs, abort_ip) == 24 &&
+		       sizeof(struct rseq_cs) == 32,
+	       "the rseq_cs descriptor emitted by td_rdpmc_guarded");
 
 enum td_guard { TD_GUARD_OK, TD_GUARD_WRONG_CPU, TD_GUARD_ABORTED };
 
@@ -118,7 +125,7 @@ enum td_guard { TD_GUARD_OK, TD_GUARD_WRONG_CPU, TD_GUARD_ABORTED };
  * section (the library may be dlclosed).
  */
 #define TD_HAVE_RSEQ_GUARD 1
-static inline enum td_guard td_rdpmc_guarded(struct td_rseq *rs,
+static inline enum td_guard td_rdpmc_guarded(struct rseq *rs,
 					     const uint64_t *cpus,
 					     uint32_t nr_cpus, uint32_t sidx,
 					     uint32_t midx, uint64_t *slots,
@@ -128,15 +135,15 @@ static inline enum td_guard td_rdpmc_guarded(struct td_rseq *rs,
 
 	__asm__ __volatile__(
 		".pushsection __rseq_cs, \"aw\"\n\t"
-		".balign 32\n\t"
+		".balign %c[cs_align]\n\t"
 		"3:\n\t"
 		".long 0, 0\n\t"
 		".quad 1f, 2f - 1f, 4f\n\t"
 		".popsection\n\t"
 		"leaq 3b(%%rip), %%rax\n\t"
-		"movq %%rax, 8(%[rs])\n\t"
+		"movq %%rax, %c[cs](%[rs])\n\t"
 		"1:\n\t"
-		"movl 4(%[rs]), %%eax\n\t"
+		"movl %c[cpu_id](%[rs]), %%eax\n\t"
 		"cmpl %[n], %%eax\n\t"
 		"jae 5f\n\t"
 		"btl %%eax, (%[cpus])\n\t"
@@ -148,30 +155,37 @@ static inline enum td_guard td_rdpmc_guarded(struct td_rseq *rs,
 		"movl %[midx], %%ecx\n\t"
 		"rdpmc\n\t"
 		"2:\n\t"
-		"movq $0, 8(%[rs])\n\t"
-		"movl $0, %[res]\n\t"
+		"movq $0, %c[cs](%[rs])\n\t"
+		"movl %[ok], %[res]\n\t"
 		"jmp 6f\n\t"
 		".pushsection __rseq_failure, \"ax\"\n\t"
 		".byte 0x0f, 0xb9, 0x3d\n\t" /* ud1 <sig>(%rip): never run */
-		".long 0x53053053\n\t"
+		".long %c[sig]\n\t"
 		"4:\n\t"
-		"movq $0, 8(%[rs])\n\t"
-		"movl $2, %[res]\n\t"
+		"movq $0, %c[cs](%[rs])\n\t"
+		"movl %[aborted], %[res]\n\t"
 		"jmp 6f\n\t"
 		".popsection\n\t"
 		"5:\n\t"
-		"movq $0, 8(%[rs])\n\t"
-		"movl $1, %[res]\n\t"
+		"movq $0, %c[cs](%[rs])\n\t"
+		"movl %[wrong_cpu], %[res]\n\t"
 		"6:\n\t"
 		: [slo] "=&r"(slo), [shi] "=&r"(shi), [res] "=&r"(res),
 		  "=&a"(mlo), "=&d"(mhi)
 		: [rs] "r"(rs), [cpus] "r"(cpus), [n] "r"(nr_cpus),
-		  [sidx] "r"(sidx), [midx] "r"(midx)
+		  [sidx] "r"(sidx), [midx] "r"(midx),
+		  [cs] "i"(offsetof(struct rseq, rseq_cs)),
+		  [cpu_id] "i"(offsetof(struct rseq, cpu_id)),
+		  [cs_align] "i"(_Alignof(struct rseq_cs)),
+		  [sig] "i"(TD_RSEQ_SIG), [ok] "i"(TD_GUARD_OK),
+		  [wrong_cpu] "i"(TD_GUARD_WRONG_CPU),
+		  [aborted] "i"(TD_GUARD_ABORTED)
 		: "rcx", "cc", "memory");
 	*slots = ((uint64_t)shi << 32) | slo;
 	*metrics = ((uint64_t)mhi << 32) | mlo;
 	return (enum td_guard)res;
 }
-#endif
+#endif /* linux/rseq.h */
+#endif /* __x86_64__ */
 
 #endif /* TD_ARCH_X86_H */

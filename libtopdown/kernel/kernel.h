@@ -46,8 +46,8 @@ TD_HIDDEN void *td_sys_map(int fd, size_t len);
 TD_HIDDEN void td_sys_unmap(void *addr, size_t len);
 TD_HIDDEN void td_sys_close(int fd);
 TD_HIDDEN int td_sys_read_file(const char *path, char *buf, size_t len);
-struct td_rseq;
-TD_HIDDEN struct td_rseq *td_sys_rseq_area(void);
+struct rseq;
+TD_HIDDEN struct rseq *td_sys_rseq_area(void);
 TD_HIDDEN int td_sys_list_dir(const char *path,
 			      int (*fn)(void *ctx, const char *name),
 			      void *ctx);

@@ -142,15 +142,15 @@ int td_sys_affinity(uint64_t *map, uint32_t nr_bits)
  * the area is live.  (__rseq_size is not consulted: the test emulator
  * supplies its own area through __rseq_offset.)
  */
-struct td_rseq *td_sys_rseq_area(void)
+struct rseq *td_sys_rseq_area(void)
 {
-	struct td_rseq *rs = (struct td_rseq *)(void *)((char *)td_thread_self() +
-							__rseq_offset);
+	struct rseq *rs = (struct rseq *)(void *)((char *)td_thread_self() +
+						  __rseq_offset);
 
 	return (int32_t)td_load_once(rs->cpu_id) >= 0 ? rs : NULL;
 }
 #else
-struct td_rseq *td_sys_rseq_area(void)
+struct rseq *td_sys_rseq_area(void)
 {
 	return NULL;
 }

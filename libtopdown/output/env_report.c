@@ -22,7 +22,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "internal.h"
+#include "output.h"
 
 static const char *const format_names[] = { "table", "csv", "jsonl" };
 

@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <string.h>
 
+#include "output.h"
 #include "source.h"
 
 struct td_named_priv {

@@ -1,30 +1,13 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Per-iteration records: the buffer a harness attaches, the hand-off from
- * td_region_end (td_sink_put: no division, no allocation, no syscall), and
- * the pure functions that turn a record or two raw readings into a result.
+ * Per-iteration records: the buffer a harness attaches (the region end
+ * puts records there: core/result.c td_sink_put), and the pure functions
+ * that turn a record or two raw readings into a result.
  */
 #include <errno.h>
 #include <string.h>
 
-#include "internal.h"
-
-void td_sink_put(struct td *td, struct td_record *rec, const uint64_t *l2raw)
-{
-	struct td_sink *k = &td->sink;
-
-	if (k->pending) {
-		rec->name = k->pending->name;
-		k->to_named(k->pending, rec, l2raw);
-		k->pending = NULL;
-	}
-	if (!k->buf)
-		return;
-	if (k->next < k->end)
-		*k->next++ = *rec;
-	else
-		k->dropped++;
-}
+#include "output.h"
 
 /*
  * A record of readings (TD_RECORD_READINGS, written by the fast end) as
@@ -91,17 +74,6 @@ int td_records_detach(struct td *td, size_t *count, uint64_t *dropped)
 	td->sink.dropped = 0;
 	td_end_key_refresh(td);
 	return 0;
-}
-
-/* What fill_result (region_slow.c) does to a region it cannot trust. */
-void td_record_mark_unreliable(struct td_result *res)
-{
-	memset(res->l1, 0, sizeof(res->l1));
-	memset(res->l2, 0, sizeof(res->l2));
-	res->smt_contention = 0;
-	res->err = 1;
-	res->flags |= TD_RESULT_UNRELIABLE;
-	res->flags &= ~(TD_RESULT_L2 | TD_RESULT_L2_FE_BE);
 }
 
 int td_record_decode(const struct td_record *rec, struct td_result *res)

@@ -8,7 +8,7 @@
 #include <errno.h>
 #include <stdio.h>
 
-#include "internal.h"
+#include "output.h"
 
 /* One line of output: a named region's totals or one record. */
 struct row {

@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
+#include "output.h"
 
 /* Calls with counted slots: they carry fractions, min and max. */
 static bool counted(const struct td_totals *t)

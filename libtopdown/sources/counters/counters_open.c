@@ -113,7 +113,8 @@ bool td_gen_rdpmc_offered(const struct td *td, const struct td_gen *g)
 }
 
 /*
- * Counter budget (issue 7 item 4).  x86 validate_group refuses at open a
+ * Counter budget: a group of more events than this machine's free
+ * counters.  x86 validate_group (arch/x86/events/core.c) refuses at open a
  * group larger than the PMU's counters (EINVAL on a member); a group that
  * fits the PMU but not the counters left free (the NMI watchdog pins a
  * cycles event on a GP counter on AMD, arch/x86/events/amd/core.c) is

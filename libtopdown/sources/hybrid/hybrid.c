@@ -90,7 +90,7 @@ void td_hybrid_close(struct td *td)
 }
 
 /*
- * The E-cores (issue 7 item 5).  cpu_core's group counts only on P-cores;
+ * The E-cores of a hybrid part.  cpu_core's group counts only on P-cores;
  * on E-cores TopDown comes from ordinary counters of cpu_atom (Atom V2
  * formula, encodings from cpu_atom's events/), in a second group: the
  * kernel refuses one group across hybrid PMUs (arch/x86/events/core.c

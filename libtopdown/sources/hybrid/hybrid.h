@@ -26,7 +26,7 @@ struct td_hybrid {
 	const uint64_t *pcores;  /* bitmap of the CPUs of cpu_core, or NULL:
 				    no guard, the read(2) path */
 	uint32_t nr_cpus;        /* bits in pcores */
-	struct td_rseq *rseq;    /* the owner thread's registered rseq area */
+	struct rseq *rseq;       /* the owner thread's registered rseq area */
 	/*
 	 * The E-cores' ordinary-counter group on cpu_atom, folded into base
 	 * at every reading (slot-weighted combination), or NULL.

@@ -10,9 +10,34 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "arch.h"
 #include "counter_group.h"
 #include "hybrid.h"
 #include "perf_metrics.h"
+
+/*
+ * PERF_METRICS' RDPMC of SLOTS and PERF_METRICS on a hybrid part: only on
+ * a P-core, inside the rseq critical section (hybrid.c).  An abort
+ * (preempted or migrated mid-section) retries; an E-core makes the
+ * reading invalid, which flags the region.
+ */
+static bool guarded_read(const struct td *td, uint32_t sidx, uint32_t midx,
+			 uint64_t *slots, uint64_t *metrics)
+{
+#if TD_HAVE_RSEQ_GUARD
+	const struct td_hybrid *h = td->hybrid;
+	enum td_guard g;
+
+	do
+		g = td_rdpmc_guarded(h->rseq, h->pcores, h->nr_cpus, sidx - 1,
+				     midx - 1, slots, metrics);
+	while (g == TD_GUARD_ABORTED);
+	return g == TD_GUARD_OK;
+#else
+	(void)td, (void)sidx, (void)midx, (void)slots, (void)metrics;
+	return false;
+#endif
+}
 
 /*
  * Without metrics-clear mode, even where cpu_core offers it (Lunar Lake,
@@ -36,6 +61,9 @@ static int hybrid_open(struct td *td, const struct td_open_req *req)
 		return err;
 	td_hybrid_ecore_open(td, req->include_kernel);
 	td_hybrid_init(td);
+	if (td->hybrid->pcores)
+		td->pm.guarded_read = guarded_read;
+	td->pm.saved_read_fallback = td->hybrid->ecore != NULL;
 	return 0; /* never fast_capable: the E-cores fault on the selectors */
 }
 

@@ -29,7 +29,6 @@
 
 #include "arch.h"
 #include "barrier.h"
-#include "hybrid.h"
 #include "source.h"
 
 /* cap_user_rdpmc is bit 2 of perf_event_mmap_page.capabilities. */
@@ -65,29 +64,6 @@ static inline uint64_t restore_error(struct td *td, uint32_t lock,
 }
 
 /*
- * Hybrid parts: RDPMC only on a P-core, inside an rseq critical section
- * (hybrid.c).  An abort (preempted or migrated mid-section) retries; an
- * E-core makes the reading invalid, which flags the region.
- */
-static bool hybrid_rdpmc(const struct td *td, uint32_t sidx, uint32_t midx,
-			 struct raw_reading *r)
-{
-#if TD_HAVE_RSEQ_GUARD
-	enum td_guard g;
-
-	do
-		g = td_rdpmc_guarded(td->hybrid->rseq, td->hybrid->pcores, td->hybrid->nr_cpus,
-				     sidx - 1, midx - 1, &r->slots,
-				     &r->metrics);
-	while (g == TD_GUARD_ABORTED);
-	return g == TD_GUARD_OK;
-#else
-	(void)td, (void)sidx, (void)midx, (void)r;
-	return false;
-#endif
-}
-
-/*
  * The seqlock read of linux/perf_event.h's UAPI comment, reduced to what
  * TopDown needs.  Only the slots page's lock is checked: both pages are
  * rewritten together when the group is scheduled in (inference: the kernel
@@ -109,8 +85,9 @@ static inline bool rdpmc_read(const struct td *td, struct raw_reading *r)
 			return false;
 		r->unsched = td_load_once(spc->time_enabled) -
 			     td_load_once(spc->time_running);
-		if (TD_UNLIKELY(td->hybrid && td->hybrid->pcores)) {
-			if (!hybrid_rdpmc(td, sidx, midx, r))
+		if (TD_UNLIKELY(td->pm.guarded_read)) {
+			if (!td->pm.guarded_read(td, sidx, midx, &r->slots,
+						 &r->metrics))
 				return false;
 		} else {
 			r->slots = td_rdpmc(sidx - 1);
@@ -236,7 +213,7 @@ static int rdpmc_sample(struct td *td, struct td_sample *s)
 
 	if (TD_LIKELY(rdpmc_read(td, &r)))
 		cumulative_sample(td, &r, s);
-	else if (!(td->hybrid && td->hybrid->ecore && ecore_p_sample(td, s)))
+	else if (!(td->pm.saved_read_fallback && ecore_p_sample(td, s)))
 		unreadable_sample(td, s);
 	return 0;
 }

@@ -1,0 +1,51 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The output layer's own entries: records, named regions, the
+ * environment's report and the report rows.  Above core and the sources:
+ * they call into output only through the hooks output hands them
+ * (open.c, struct td_sink's to_named).  Not installed.
+ */
+#ifndef TD_OUTPUT_H
+#define TD_OUTPUT_H
+
+#include <stdio.h>
+
+#include "internal.h"
+
+/* record.c: a record buffer's readings turned into counts (td_close). */
+TD_HIDDEN void td_records_finish(struct td *td);
+/* named.c */
+TD_HIDDEN void td_named_unlink_all(struct td *td);
+
+/* env_report.c */
+TD_HIDDEN int td_env_report_init(struct td *td);
+TD_HIDDEN void td_env_report_register(struct td *td);
+TD_HIDDEN void td_env_report_close(struct td *td);
+
+/* report.c: the rows of named-region totals, one line each. */
+TD_HIDDEN void td_report_totals_header(FILE *f, enum td_format fmt);
+TD_HIDDEN void td_report_totals_row(FILE *f, enum td_format fmt,
+				    const char *name, const char *thread,
+				    const struct td_totals *t);
+
+/* thread_report.c: totals per (thread, region name), merged. */
+struct td_report_row {
+	char *name;              /* the region's name, owned */
+	char thread[48];         /* struct td_env_report.thread */
+	struct td_totals t;
+};
+struct td_report_rows {
+	struct td_report_row *v;
+	size_t n, cap;
+};
+TD_HIDDEN void td_totals_merge(struct td_totals *into,
+			       const struct td_totals *t);
+TD_HIDDEN int td_rows_add_handle(struct td_report_rows *rows,
+				 const struct td *td);
+TD_HIDDEN int td_rows_copy(struct td_report_rows *dst,
+			   const struct td_report_rows *src);
+TD_HIDDEN void td_rows_free(struct td_report_rows *rows);
+TD_HIDDEN int td_rows_write(FILE *f, const struct td_report_rows *rows,
+			    enum td_format fmt);
+
+#endif /* TD_OUTPUT_H */
