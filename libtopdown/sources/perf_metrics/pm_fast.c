@@ -109,12 +109,20 @@ int td_region_begin(struct td *td, struct td_region *r)
 			slots < td->last_raw_slots))
 		return td_slow_begin(td, p);
 	td->last_raw_slots = slots;
+	td_store_once(td->last_pair_slots, slots); /* one store, unmerged */
 	p->slots = slots;
 	p->owner = td;
 	td_compiler_barrier();
 	td_rdpmc_halves(TD_RDPMC_METRICS, &lo, &hi);
 	p->metrics_half[0] = (uint32_t)lo;
 	p->metrics_half[1] = (uint32_t)hi;
+	/*
+	 * With last_pair_slots, the pair a foreign reset folds (pm_reading.c):
+	 * two stores of the halves, as RDPMC gave them (volatile: not joined
+	 * by the compiler into more instructions than that).
+	 */
+	td_store_once(td->last_raw_metrics_half[0], (uint32_t)lo);
+	td_store_once(td->last_raw_metrics_half[1], (uint32_t)hi);
 	return 0;
 }
 
@@ -177,6 +185,7 @@ static inline __attribute__((always_inline)) int end_same_snap_l2(
 	uint64_t slots, uint64_t metrics, bool l2)
 {
 	td->last_raw_slots = slots;
+	td->last_pair_slots = slots;
 	td->last_raw_metrics = metrics;
 	td_learn_length(td, p, slots - p->slots);
 	p->owner = NULL;
@@ -261,6 +270,9 @@ static void end_to_record(struct td *td, struct td_region_priv *p,
 	struct td_record *rec;
 
 	td->last_raw_slots = slots;
+	td->last_pair_slots = slots;
+	td->last_raw_metrics_half[0] = metrics_lo;
+	td->last_raw_metrics_half[1] = metrics_hi;
 	learn_fast_length(td, p, slots - p->slots);
 	p->owner = NULL;
 	rec = k->next;
@@ -363,7 +375,9 @@ int td_pm_end_reading(struct td *td, struct td_region_priv *p,
 	}
 	if (res || sink)
 		return td_end_with_reading(td, p, res, slots, metrics);
-	td->last_raw_slots = slots; /* no output: as td_region_end below */
+	td->last_raw_slots = slots; /* no output: the length, the pair */
+	td->last_pair_slots = slots;
+	td->last_raw_metrics = metrics;
 	learn_fast_length(td, p, slots + td->snap.base.slots -
 					 p->snap.base.slots - p->slots);
 	p->owner = NULL;
@@ -392,7 +406,9 @@ int td_region_end(struct td *td, struct td_region *r, struct td_result *res)
 	 * reading plus what was folded since the begin, less the begin's
 	 * reading: each term taken from memory by one add or subtract (the
 	 * empty asm keeps the compiler from grouping the begin's two terms
-	 * first, a load and an add more).
+	 * first, a load and an add more).  SLOTS alone was read: the pair
+	 * a foreign reset folds stays the last reading of both (a
+	 * PERF_METRICS read here would be a fourth RDPMC per pair).
 	 */
 	td->last_raw_slots = slots;
 	len = slots + td->snap.base.slots - p->snap.base.slots;
