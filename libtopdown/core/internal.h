@@ -350,8 +350,19 @@ struct td {
 	uint64_t epoch_hi;
 	/* What a fast end expects to find in the page's lock (pm_fast.c). */
 	uint64_t end_key;
-	uint64_t last_raw_slots; /* last RDPMC reading of SLOTS */
-	uint64_t last_raw_metrics; /* PERF_METRICS with it (slow path) */
+	/*
+	 * The last RDPMC reading of SLOTS, which a later one below it shows
+	 * a foreign reset by; and the last reading of both registers, a pair
+	 * of one instant, which such a reset folds (pm_reading.c): set
+	 * together wherever both are read.  A fast end without output reads
+	 * SLOTS alone: last_raw_slots only.
+	 */
+	uint64_t last_raw_slots;
+	uint64_t last_pair_slots;
+	union {
+		uint64_t last_raw_metrics;
+		uint32_t last_raw_metrics_half[2]; /* x86: little endian */
+	};
 	uint64_t last_unsched;   /* time_enabled - time_running at it */
 	uint32_t last_lock;      /* slots page lock at the last slow reading */
 	bool fast_capable;       /* the source: its fixed selectors exist on

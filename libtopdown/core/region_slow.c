@@ -271,6 +271,7 @@ int td_end_with_reading(struct td *td, struct td_region_priv *p,
 	struct td_sample s;
 
 	td->last_raw_slots = slots;
+	td->last_pair_slots = slots;
 	td->last_raw_metrics = metrics;
 	s.valid = true;
 	s.raw_slots = slots;

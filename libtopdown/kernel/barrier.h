@@ -19,5 +19,6 @@
 
 /* One load the compiler may neither tear, repeat nor elide. */
 #define td_load_once(x) (*(const volatile __typeof__(x) *)&(x))
+#define td_store_once(x, v) (*(volatile __typeof__(x) *)&(x) = (v))
 
 #endif /* TD_BARRIER_H */

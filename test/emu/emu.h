@@ -231,15 +231,33 @@ void emu_migrate(int cpu);          /* now, between two instructions */
  */
 enum emu_sched_point { EMU_AT_RDPMC, EMU_AT_READ, EMU_AT_RESET,
 		       EMU_SCHED_POINTS };
+/*
+ * At an RDPMC (MRS) only, three more: DESCHEDULE, the group multiplexed
+ * out by the rotation timer's interrupt (perf_rotate_context: the page
+ * rewritten, index 0, lock bumped; the registers then another context's)
+ * and left out until emu_reschedule, no preemption so no rseq abort;
+ * SIGNAL, a signal delivered there and its handler returned: an rseq
+ * critical section aborts (rseq_signal_deliver), nothing else changes,
+ * not even the page; FOREIGN_RESET, a PMI (or another thread's read(2)
+ * of the group) there: registers folded and zeroed, page untouched.
+ * The RDPMC of a seqlock read lies between its index load and its lock
+ * re-check: an event there is a page update racing the reader.
+ */
 enum emu_sched_kind { EMU_SCHED_NONE, EMU_SCHED_MIGRATE,
-		      EMU_SCHED_SWITCH_OUT, EMU_SCHED_STINT };
+		      EMU_SCHED_SWITCH_OUT, EMU_SCHED_STINT,
+		      EMU_SCHED_DESCHEDULE, EMU_SCHED_SIGNAL,
+		      EMU_SCHED_FOREIGN_RESET };
 struct emu_sched_event {
 	enum emu_sched_kind kind;
 	int cpu;                  /* MIGRATE, STINT */
 	uint64_t slots;           /* STINT */
 	struct emu_mix mix;       /* STINT */
+	unsigned skip;            /* times the point passes first: at the
+				     (skip + 1)th RDPMC from now */
 };
 void emu_schedule(enum emu_sched_point at, const struct emu_sched_event *ev);
+/* Is an event still planned at the point (not yet reached)? */
+bool emu_sched_pending(enum emu_sched_point at);
 
 /* Shorthands for emu_schedule. */
 void emu_migrate_at_rdpmc(int cpu); /* just before the next RDPMC executes */

@@ -18,10 +18,21 @@ void emu_schedule(enum emu_sched_point at, const struct emu_sched_event *ev)
 		emu_cpu.sched[at] = *ev;
 }
 
+bool emu_sched_pending(enum emu_sched_point at)
+{
+	return at < EMU_SCHED_POINTS &&
+	       emu_cpu.sched[at].kind != EMU_SCHED_NONE;
+}
+
 struct emu_sched_event emu_sched_take(enum emu_sched_point at)
 {
 	struct emu_sched_event ev = emu_cpu.sched[at];
 
+	if (ev.kind != EMU_SCHED_NONE && ev.skip) { /* not this time yet */
+		emu_cpu.sched[at].skip--;
+		memset(&ev, 0, sizeof(ev));
+		return ev;
+	}
 	memset(&emu_cpu.sched[at], 0, sizeof(emu_cpu.sched[at]));
 	return ev;
 }

@@ -143,6 +143,18 @@ static uint64_t emulate_rdpmc(uint32_t ecx)
 	return 0;
 }
 
+/*
+ * The planned events that act the same on both architectures: the group
+ * multiplexed out (an interrupt, no preemption), a PMI.
+ */
+static void sched_at_rdpmc(const struct emu_sched_event *ev)
+{
+	if (ev->kind == EMU_SCHED_DESCHEDULE)
+		emu_deschedule();
+	if (ev->kind == EMU_SCHED_FOREIGN_RESET)
+		emu_pmi();
+}
+
 #if defined(__x86_64__)
 /*
  * The kernel's rseq_ip_fixup for a preemption just before the RDPMC at
@@ -198,6 +210,9 @@ static void on_fault(int sig, siginfo_t *si, void *ctx)
 		emu_run(ev.slots, &ev.mix);
 		emu_migrate(home);
 	}
+	if (ev.kind == EMU_SCHED_SIGNAL && rseq_abort(r))
+		return; /* the handler ran; back at the abort handler */
+	sched_at_rdpmc(&ev);
 	v = emulate_rdpmc((uint32_t)r[REG_RCX]);
 	r[REG_RAX] = (greg_t)(uint32_t)v;
 	r[REG_RDX] = (greg_t)(v >> 32);
@@ -255,8 +270,11 @@ static void on_fault(int sig, siginfo_t *si, void *ctx)
 		return;
 	}
 	/* the scheduling model's interrupt just before this instruction */
-	if (emu_sched_take(EMU_AT_RDPMC).kind == EMU_SCHED_SWITCH_OUT)
+	struct emu_sched_event ev = emu_sched_take(EMU_AT_RDPMC);
+
+	if (ev.kind == EMU_SCHED_SWITCH_OUT)
 		emu_context_switch(0);
+	sched_at_rdpmc(&ev); /* no rseq guard on arm64: SIGNAL does nothing */
 	rt = insn & 31;
 	if (rt != 31) /* xzr: the value is discarded */
 		uc->uc_mcontext.regs[rt] = emulate_rdpmc((uint32_t)n);

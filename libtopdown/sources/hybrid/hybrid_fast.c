@@ -78,6 +78,8 @@ int td_hybrid_fast_begin(struct td *td, struct td_region_priv *p)
 	    slots < td->last_raw_slots)
 		return td_slow_begin(td, p);
 	td->last_raw_slots = slots;
+	td->last_pair_slots = slots; /* a pair: a foreign reset folds it */
+	td->last_raw_metrics = metrics;
 	p->slots = slots;
 	p->metrics = metrics;
 	p->owner = td;

@@ -102,6 +102,7 @@ int td_region_begin(struct td *td, struct td_region *r)
 			slots < td->last_raw_slots))
 		return td_slow_begin(td, p);
 	td->last_raw_slots = slots;
+	td_store_once(td->last_pair_slots, slots); /* one store, unmerged */
 	p->slots = slots;
 	p->owner = td;
 	td_policy_open(&td->policy, slots + p->snap.base.slots);
@@ -109,6 +110,13 @@ int td_region_begin(struct td *td, struct td_region *r)
 	td_rdpmc_halves(TD_RDPMC_METRICS, &lo, &hi);
 	p->metrics_half[0] = (uint32_t)lo;
 	p->metrics_half[1] = (uint32_t)hi;
+	/*
+	 * With last_pair_slots, the pair a foreign reset folds (pm_reading.c):
+	 * two stores of the halves, as RDPMC gave them (volatile: not joined
+	 * by the compiler into more instructions than that).
+	 */
+	td_store_once(td->last_raw_metrics_half[0], (uint32_t)lo);
+	td_store_once(td->last_raw_metrics_half[1], (uint32_t)hi);
 	return 0;
 }
 
@@ -158,6 +166,7 @@ static inline __attribute__((always_inline)) int end_same_snap_l2(
 	uint64_t slots, uint64_t metrics, bool l2)
 {
 	td->last_raw_slots = slots;
+	td->last_pair_slots = slots;
 	td->last_raw_metrics = metrics;
 	td_learn_length(td, p, slots - p->slots);
 	td_policy_close(&td->policy, slots + td->snap.base.slots);
@@ -243,6 +252,9 @@ static void end_to_record(struct td *td, struct td_region_priv *p,
 	struct td_record *rec;
 
 	td->last_raw_slots = slots;
+	td->last_pair_slots = slots;
+	td->last_raw_metrics_half[0] = metrics_lo;
+	td->last_raw_metrics_half[1] = metrics_hi;
 	td_learn_length(td, p, slots - p->slots);
 	td_policy_close(&td->policy, slots + td->snap.base.slots);
 	p->owner = NULL;
@@ -346,7 +358,9 @@ int td_pm_end_reading(struct td *td, struct td_region_priv *p,
 	}
 	if (res || sink)
 		return td_end_with_reading(td, p, res, slots, metrics);
-	td->last_raw_slots = slots; /* no output: as td_region_end below */
+	td->last_raw_slots = slots; /* no output: the length, the pair */
+	td->last_pair_slots = slots;
+	td->last_raw_metrics = metrics;
 	td_learn_length(td, p, slots + td->snap.base.slots -
 					 p->snap.base.slots - p->slots);
 	td_policy_close(&td->policy, slots + td->snap.base.slots);
@@ -375,7 +389,9 @@ int td_region_end(struct td *td, struct td_region *r, struct td_result *res)
 	 * No output wanted: learn the length, close.  The length is the
 	 * folded reading less the begin's: each of the begin's terms taken
 	 * from memory by one subtract (the empty asm keeps the compiler from
-	 * grouping them first, a load and an add more).
+	 * grouping them first, a load and an add more).  SLOTS alone was
+	 * read: the pair a foreign reset folds stays the last reading of
+	 * both (a PERF_METRICS read here would be a fourth RDPMC per pair).
 	 */
 	td->last_raw_slots = slots;
 	at = slots + td->snap.base.slots;

@@ -107,11 +107,20 @@ static void note_foreign_reset(struct td *td)
 	td->untrusted++;
 }
 
-/* SLOTS went backwards: someone else zeroed the registers. */
+/*
+ * SLOTS went backwards: someone else zeroed the registers.  The last
+ * reading of both registers is folded whole; the slots a later reading
+ * of SLOTS alone saw beyond it (a fast end without output) are folded as
+ * slots of no known category: each category may lack all of them.
+ */
 static void fold_foreign_reset(struct td *td)
 {
-	td_counts_add(&td->snap.base, td->last_raw_slots, td->last_raw_metrics);
-	td->snap.qerr_base += td->last_raw_slots;
+	uint64_t pair = td->last_pair_slots, raw = td->last_raw_slots;
+	uint64_t unpaired = raw > pair ? raw - pair : 0;
+
+	td_counts_add(&td->snap.base, pair, td->last_raw_metrics);
+	td->snap.base.slots += unpaired;
+	td->snap.qerr_base += pair + 255 * unpaired;
 	td->pm.kcount_ok = false; /* the kernel's counts hold these slots too */
 	note_foreign_reset(td);
 }
@@ -133,6 +142,7 @@ static void cumulative_sample(struct td *td, const struct raw_reading *r,
 		fold_foreign_reset(td);
 	td->snap.qerr_base += restore_error(td, r->lock, r->slots);
 	td->last_raw_slots = r->slots;
+	td->last_pair_slots = r->slots;
 	td->last_raw_metrics = r->metrics;
 	s->raw_metrics = r->metrics;
 	s->c = td->snap.base;
@@ -392,6 +402,7 @@ static int td_fold_and_reset(struct td *td, const struct td_sample *s)
 	td->snap.base = s->c;
 	td->snap.qerr_base += s->raw_slots;
 	td->last_raw_slots = 0;
+	td->last_pair_slots = 0;
 	td->last_raw_metrics = 0;
 	td->pm.kcount_ok = true; /* IOC_RESET zeroed the kernel's counts too */
 	/* IOC_RESET updates the page itself: not a restore. */
@@ -442,6 +453,7 @@ int td_pm_reset(struct td *td, struct td_sample *s)
 	/* but the kernel's counts were zeroed: they pair no more */
 	td->pm.kcount_ok = false;
 	td->last_raw_slots = fold_slots;
+	td->last_pair_slots = fold_slots;
 	td->last_raw_metrics = fold_metrics;
 	td->resets--;
 	td_snap_publish(td, &folded);

@@ -1,0 +1,420 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The guards and steps that only matter at one instruction: a page
+ * update racing the seqlock read, an rseq abort inside the guarded read,
+ * a foreign reset between two readings, a reset undone, a fold between a
+ * region's two readings.  The emulator plans each event at the exact
+ * RDPMC (emu_schedule with skip) and the tests check that it was
+ * reached (emu_sched_pending), so that none of them passes by missing
+ * its moment.  Each fails when its guard or step is taken out.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "helpers.h"
+
+/* The test's handle: closed by the teardown even when the test fails,
+ * so that the next test's handle is its thread's fast handle. */
+static struct td *cur;
+
+static struct td *open_policy(enum emu_profile p, enum td_reset_policy pol)
+{
+	struct td_options o = TD_OPTIONS_INIT;
+
+	emu_setup(p);
+	o.reset_policy = pol;
+	assert_int_equal(td_open(&cur, &o), 0);
+	return cur;
+}
+
+static struct td *open_never(enum emu_profile p)
+{
+	return open_policy(p, TD_RESET_NEVER);
+}
+
+static void close_cur(void)
+{
+	if (cur)
+		td_close(cur);
+	cur = NULL;
+}
+
+static int teardown(void **state)
+{
+	(void)state;
+	close_cur();
+	emu_teardown();
+	return 0;
+}
+
+static uint64_t foreign_resets(struct td *td)
+{
+	struct td_info info = { .size = sizeof(info) };
+
+	assert_int_equal(td_query(td, &info), 0);
+	return info.foreign_resets;
+}
+
+static uint64_t library_resets(struct td *td)
+{
+	struct td_info info = { .size = sizeof(info) };
+
+	assert_int_equal(td_query(td, &info), 0);
+	return info.resets;
+}
+
+/*
+ * err of a region of r slots begun s slots after the last reset, level 2
+ * reported, nothing folded between (decode.c): 2 (2 s + r) / (255 r),
+ * the level-1 bytes of each reading summing to 255; with the rounding of
+ * the doubles it is computed in.
+ */
+static double err_bound(uint64_t s, uint64_t r)
+{
+	return 2.0 * (2.0 * (double)s + (double)r) / (255.0 * (double)r) *
+	       (1 + 1e-9);
+}
+
+/* Plan ev at the (skip + 1)th RDPMC from now. */
+static void at_rdpmc(enum emu_sched_kind kind, unsigned skip)
+{
+	struct emu_sched_event ev = { .kind = kind, .skip = skip };
+
+	emu_schedule(EMU_AT_RDPMC, &ev);
+}
+
+/*
+ * The group multiplexed out between the seqlock read's index load and
+ * its lock re-check (at its RDPMC of SLOTS, a fresh region's begin: the
+ * slow path's read): the index loaded still named SLOTS, but RDPMC then
+ * returns what the next context left in the register.  The re-check sees
+ * the lock moved, reads again and finds index 0: the reading is not
+ * taken.  Taken, it would be another context's SLOTS: a foreign reset
+ * that never happened, folding garbage into the handle's counts.  The
+ * region begun there is flagged (its begin unread), so is the enclosing
+ * one (an unreadable reading inside it), whose slots stay exact (no work
+ * ran while out); the next region is exact.
+ */
+static void test_page_update_inside_seqlock(void **state)
+{
+	struct td *td = open_never(EMU_SPR);
+	struct td_region outer = { { 0 } }, r = { { 0 } };
+	struct td_result res, ro;
+	struct emu_truth a, b;
+	struct truth_frac t;
+
+	(void)state;
+	emu_run(20000000, &MIX_STREAM);
+	emu_truth(&a);
+	assert_int_equal(td_region_begin(td, &outer), 0);
+	emu_run(10000000, &MIX_CHAIN);
+	at_rdpmc(EMU_SCHED_DESCHEDULE, 0);
+	assert_int_equal(td_region_begin(td, &r), 0);
+	assert_false(emu_sched_pending(EMU_AT_RDPMC));
+	emu_reschedule();
+	emu_run(10000000, &MIX_CHAIN);
+	emu_truth(&b);
+	assert_int_equal(td_region_end(td, &r, &res), 0);
+	assert_true(res.flags & TD_RESULT_UNRELIABLE);
+	assert_int_equal(td_region_end(td, &outer, &ro), 0);
+	assert_int_equal(ro.slots, b.slots - a.slots);
+	assert_int_equal(foreign_resets(td), 0);
+	emu_truth(&a);
+	t = measure_region(td, &r, 5000000, &MIX_DRAM, &res);
+	assert_within(&res, &t, err_bound(a.slots, 5000000));
+	close_cur();
+}
+
+/*
+ * Hybrid: a signal delivered inside the guarded read's rseq section (at
+ * its first RDPMC) aborts the section without any page update or
+ * migration: the P-core and the page are as they were, so only the
+ * guard's own result says that the registers were not read.  The read is
+ * retried; accepted, its values are whatever the registers held.  At
+ * the slow path's read (a fresh region's begin), at the fast begin's and
+ * at the fast end's: every region exact, no foreign reset seen.
+ */
+static void test_hybrid_abort_by_signal(void **state)
+{
+	struct td *td = open_never(EMU_ADL);
+	struct td_region r = { { 0 } };
+	struct td_result res;
+	struct truth_frac t;
+
+	(void)state;
+	emu_run(3000000, &MIX_STREAM);
+	for (int i = 0; i < 3; i++) {
+		/* 0: the slow begin; 1: the fast begin; 2: the fast end */
+		struct emu_truth a, b;
+
+		at_rdpmc(EMU_SCHED_SIGNAL, i == 2 ? 2 : 0);
+		emu_truth(&a);
+		assert_int_equal(td_region_begin(td, &r), 0);
+		emu_run(10000000, i % 2 ? &MIX_DRAM : &MIX_CHAIN);
+		emu_truth(&b);
+		assert_int_equal(td_region_end(td, &r, &res), 0);
+		assert_false(emu_sched_pending(EMU_AT_RDPMC));
+		t = truth_between(&a, &b);
+		assert_int_equal(res.slots, b.slots - a.slots);
+		assert_within(&res, &t, err_bound(a.slots, 10000000));
+	}
+	assert_int_equal(foreign_resets(td), 0);
+	close_cur();
+}
+
+/*
+ * A foreign reset between a fast begin's reading and the next: the next
+ * reading is a fast begin, which must see SLOTS below the last reading
+ * and go to the slow path, which counts the reset and flags every region
+ * spanning it.  Unseen there, nothing later sees it (the readings after
+ * it only grow), and the enclosing region, one mix throughout (so that
+ * no category gives it away), ends with a result that is wrong and not
+ * flagged.
+ */
+static void test_fast_begin_sees_foreign_reset(void **state)
+{
+	struct td *td = open_never(EMU_SPR);
+	struct td_region outer = { { 0 } }, r = { { 0 } };
+	struct td_result res;
+
+	(void)state;
+	emu_run(20000000, &MIX_STREAM);
+	for (int i = 0; i < 2; i++) /* r's begins fast from now on */
+		measure_region(td, &r, 1000000, &MIX_STREAM, NULL);
+	assert_int_equal(td_region_begin(td, &outer), 0);
+	emu_run(8000000, &MIX_STREAM);
+	measure_region(td, &r, 1000000, &MIX_STREAM, NULL);
+	at_rdpmc(EMU_SCHED_FOREIGN_RESET, 0); /* at the next begin's read */
+	measure_region(td, &r, 1000000, &MIX_STREAM, NULL);
+	assert_false(emu_sched_pending(EMU_AT_RDPMC));
+	emu_run(40000000, &MIX_STREAM); /* SLOTS passes the outer's begin */
+	assert_int_equal(td_region_end(td, &outer, &res), 0);
+	assert_true(res.flags & TD_RESULT_UNRELIABLE);
+	assert_int_equal(foreign_resets(td), 1);
+	close_cur();
+}
+
+/*
+ * A foreign reset right after a reading folds that reading into the
+ * handle's counts, as if the reset had come right then: a region
+ * spanning it is flagged (nothing says where the reset came), but the
+ * counts of its record are the work it ran, before the reading and
+ * after the reset, each category within the quantisation of the three
+ * readings involved (its begin, the folded one, its end; in 1/255-slot
+ * units, each at most its SLOTS).  The folded reading must be a pair:
+ * the SLOTS and PERF_METRICS of one instant, whichever path took it (a
+ * fast begin, a fast end to a record, the slow path).  A fast end
+ * without output reads SLOTS alone: the last pair is its begin's, and
+ * the slots between them are folded without categories (each category
+ * may lack all of them: 255 x those slots more in the bound).  The mix
+ * changes between the readings, so that PERF_METRICS of an older
+ * reading paired with a newer SLOTS shows.
+ */
+enum last_reading { LAST_FAST_BEGIN, LAST_END_RECORD, LAST_END_NO_OUTPUT };
+
+static void check_spanning_record(const struct td_record *rec,
+				  const struct emu_truth *a,
+				  const struct emu_truth *b, uint64_t bound)
+{
+	assert_true(rec->flags & TD_RESULT_UNRELIABLE);
+	assert_int_equal(rec->slots, b->slots - a->slots);
+	for (int i = 0; i < 4; i++) {
+		int64_t want = 255 * (int64_t)(b->cat[i] - a->cat[i]);
+		int64_t off = rec->cat[i] - want;
+
+		if (llabs(off) > (long long)bound)
+			fail_msg("category %d: %lld, truth %lld, bound %llu", i,
+				 (long long)rec->cat[i], (long long)want,
+				 (unsigned long long)bound);
+	}
+}
+
+static void fold_keeps_pairs(enum emu_profile p, enum last_reading last)
+{
+	struct td *td = open_never(p);
+	struct td_region outer = { { 0 } }, r = { { 0 } };
+	struct td_record recs[4];
+	struct emu_truth t0, t1, t2, t3, t4;
+	uint64_t unpaired = 0;
+	size_t n;
+
+	emu_run(20000000, &MIX_DRAM);
+	for (int i = 0; i < 2; i++) /* r's begins fast from now on */
+		measure_region(td, &r, 1000000, &MIX_DRAM, NULL);
+	emu_truth(&t0);
+	assert_int_equal(td_region_begin(td, &outer), 0);
+	emu_run(100000000, &MIX_STREAM);
+	if (last == LAST_END_RECORD)
+		assert_int_equal(td_records_attach(td, recs, 4), 0);
+	emu_truth(&t1);
+	assert_int_equal(td_region_begin(td, &r), 0);
+	if (last != LAST_FAST_BEGIN) {
+		emu_run(1000000, &MIX_STREAM);
+		if (last == LAST_END_NO_OUTPUT)
+			unpaired = 1000000;
+		emu_truth(&t1);
+		assert_int_equal(td_region_end(td, &r, NULL), 0);
+	}
+	emu_foreign_read(); /* right after that reading */
+	emu_truth(&t2);
+	emu_run(10000000, &MIX_CHAIN);
+	emu_truth(&t3);
+	if (last != LAST_END_RECORD)
+		assert_int_equal(td_records_attach(td, recs, 4), 0);
+	if (last == LAST_FAST_BEGIN)
+		assert_int_equal(td_region_end(td, &r, NULL), 0);
+	emu_truth(&t4);
+	assert_int_equal(td_region_end(td, &outer, NULL), 0);
+	assert_int_equal(td_records_detach(td, &n, NULL), 0);
+	assert_int_equal(foreign_resets(td), 1);
+	/* the readings' SLOTS since the group began counting (no reset) */
+	uint64_t s0 = t0.slots, s1 = t1.slots, s3 = t3.slots - t2.slots;
+
+	if (last == LAST_FAST_BEGIN) { /* r: begun at t1, reset, t2 to t3 */
+		assert_int_equal(n, 2);
+		assert_int_equal(recs[0].slots, t3.slots - t2.slots);
+		check_spanning_record(&recs[0], &t2, &t3, s1 + s1 + s3);
+	} else {
+		assert_int_equal(n, last == LAST_END_RECORD ? 2 : 1);
+	}
+	/* outer: t0 to t1 (its reading folded), then t2 to t4 */
+	struct emu_truth work = t1;
+
+	for (int i = 0; i < 8; i++)
+		work.cat[i] += t4.cat[i] - t2.cat[i];
+	work.slots += t4.slots - t2.slots;
+	check_spanning_record(&recs[n - 1], &t0, &work,
+			      s0 + s1 + s3 + 255 * unpaired);
+	close_cur();
+}
+
+static void test_fold_after_fast_begin(void **state)
+{
+	(void)state;
+	fold_keeps_pairs(EMU_SPR, LAST_FAST_BEGIN);
+}
+
+static void test_fold_after_end_to_record(void **state)
+{
+	(void)state;
+	fold_keeps_pairs(EMU_SPR, LAST_END_RECORD);
+}
+
+static void test_fold_after_end_no_output(void **state)
+{
+	(void)state;
+	fold_keeps_pairs(EMU_SPR, LAST_END_NO_OUTPUT);
+}
+
+/* The hybrid source's fast begin and its ends (pm_fast.c's routes). */
+static void test_fold_pairs_hybrid(void **state)
+{
+	(void)state;
+	fold_keeps_pairs(EMU_ADL, LAST_FAST_BEGIN);
+	emu_teardown();
+	fold_keeps_pairs(EMU_ADL, LAST_END_RECORD);
+	emu_teardown();
+	fold_keeps_pairs(EMU_ADL, LAST_END_NO_OUTPUT);
+}
+
+/*
+ * A reset at a region's begin while its group is switched out zeroes
+ * nothing (the kernel's reset reaches the hardware only through an
+ * active event): the library undoes its fold, and the reset, charged to
+ * the budget, is refunded, so that the next begin which wants one gets
+ * it.  Here the regions are short (1e5 slots, earning 5e3 of the 4e4 a
+ * reset costs): without the refund, the credit spent on the reset that
+ * did not happen would refuse the next one.
+ */
+static void test_undone_reset_refunded(void **state)
+{
+	struct td *td = open_policy(EMU_SPR, TD_RESET_AUTO);
+	struct td_region lng = { { 0 } }, r = { { 0 } };
+	struct emu_stats s0, s1;
+	uint64_t resets;
+
+	(void)state;
+	emu_run(1000000, &MIX_STREAM);
+	for (int i = 0; i < 4; i++) /* the budget's credit full */
+		measure_region(td, &lng, 50000000, &MIX_DRAM, NULL);
+	emu_run(50000000, &MIX_DRAM); /* a reset due at the next begin */
+	resets = library_resets(td);
+	emu_stats(&s0);
+	emu_switch_out_at_next_reset();
+	measure_region(td, &r, 100000, &MIX_CHAIN, NULL);
+	emu_stats(&s1);
+	assert_int_equal(s1.resets - s0.resets, 1); /* tried... */
+	assert_int_equal(library_resets(td), resets); /* ...and undone */
+	measure_region(td, &r, 100000, &MIX_CHAIN, NULL);
+	assert_int_equal(library_resets(td), resets + 1);
+	close_cur();
+}
+
+/*
+ * A region spanning a reset the library made at another region's begin
+ * (a fold: the handle's state changed), ended by the fast end with a
+ * result: its readings are of two versions of the handle's state and
+ * cannot be decoded as one.  Its end's SLOTS, after the reset, lies
+ * above its begin's (so no check on SLOTS alone refuses it): the result
+ * must still count every slot of the region, and the reset in it.
+ */
+static void test_fast_end_across_fold(void **state)
+{
+	struct td_region outer = { { 0 } }, lng = { { 0 } };
+	struct td_result res;
+	struct emu_truth a, b;
+	struct truth_frac t;
+	struct td *td = open_policy(EMU_SPR, TD_RESET_AUTO);
+	uint64_t resets;
+
+	(void)state;
+	emu_run(1000000, &MIX_STREAM);
+	for (int i = 0; i < 4; i++) /* lng's begin resets from now on */
+		measure_region(td, &lng, 50000000, &MIX_DRAM, NULL);
+	for (int i = 0; i < 2; i++) /* outer's length known: its key kept */
+		measure_region(td, &outer, 400000000, &MIX_DRAM, NULL);
+	/* lng's begin resets; outer's, right after it, needs none */
+	emu_run(50000000, &MIX_DRAM);
+	assert_int_equal(td_region_begin(td, &lng), 0);
+	assert_int_equal(td_region_begin(td, &outer), 0);
+	emu_truth(&a);
+	emu_run(50000000, &MIX_DRAM);
+	assert_int_equal(td_region_end(td, &lng, NULL), 0);
+	resets = library_resets(td);
+	measure_region(td, &lng, 50000000, &MIX_DRAM, NULL);
+	assert_int_equal(library_resets(td), resets + 1);
+	emu_run(70000000, &MIX_DRAM); /* the end's SLOTS above the begin's */
+	emu_truth(&b);
+	assert_int_equal(td_region_end(td, &outer, &res), 0);
+	t = truth_between(&a, &b);
+	assert_int_equal(res.slots, b.slots - a.slots);
+	assert_int_equal(res.resets, 1);
+	assert_within(&res, &t, 0.03);
+	close_cur();
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_teardown(test_page_update_inside_seqlock,
+					  teardown),
+		cmocka_unit_test_teardown(test_hybrid_abort_by_signal,
+					  teardown),
+		cmocka_unit_test_teardown(test_fast_begin_sees_foreign_reset,
+					  teardown),
+		cmocka_unit_test_teardown(test_fold_after_fast_begin,
+					  teardown),
+		cmocka_unit_test_teardown(test_fold_after_end_to_record,
+					  teardown),
+		cmocka_unit_test_teardown(test_fold_after_end_no_output,
+					  teardown),
+		cmocka_unit_test_teardown(test_fold_pairs_hybrid, teardown),
+		cmocka_unit_test_teardown(test_undone_reset_refunded,
+					  teardown),
+		cmocka_unit_test_teardown(test_fast_end_across_fold,
+					  teardown),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
