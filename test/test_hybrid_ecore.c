@@ -8,6 +8,8 @@
  * (per region, not per handle); no RDPMC ever faults.  Expected fractions: the workload's true composition.
  */
 #include <errno.h>
+#include <pthread.h>
+#include <sched.h>
 #include <string.h>
 
 #include "helpers.h"
@@ -471,6 +473,321 @@ static void test_reset_undo_keeps_ecore_stint(void **state)
 	td_close(td);
 }
 
+/*
+ * Regions on E-cores only, counted throughout: never flagged, whatever
+ * came before them.  Opened on an E-core; opened on a P-core and moved
+ * to one; moved between E-cores before any reading on a P-core.  Each
+ * E-only region is exact (E counts) within BOUND; one that moves
+ * between E-cores too.
+ */
+static void ecore_only_regions(struct td *td)
+{
+	struct td_region r = { { 0 } };
+	struct emu_truth a, b;
+	struct truth_frac t;
+	struct td_result res;
+
+	t = measure_region(td, &r, 5000000, &MIX_DRAM, &res);
+	assert_within(&res, &t, BOUND);
+	assert_false(res.flags & TD_RESULT_L2);
+	emu_truth(&a);
+	assert_int_equal(td_region_begin(td, &r), 0);
+	emu_run(5000000, &MIX_CHAIN);
+	emu_migrate(12); /* E to E: cpu_atom's page rewritten, not cpu_core's */
+	emu_run(5000000, &MIX_BRANCHY);
+	emu_truth(&b);
+	assert_int_equal(td_region_end(td, &r, &res), 0);
+	t = truth_between(&a, &b);
+	assert_int_equal(res.slots, b.slots - a.slots);
+	assert_within(&res, &t, BOUND);
+	emu_migrate(13);
+	t = measure_region(td, &r, 5000000, &MIX_STREAM, &res);
+	assert_within(&res, &t, BOUND);
+}
+
+static void test_ecore_regions_after_open(void **state)
+{
+	struct td *td;
+
+	(void)state;
+	emu_setup(EMU_ADL);
+	emu_migrate(9); /* opened on an E-core */
+	td = open_adl(TD_PATH_RDPMC);
+	emu_run(1000000, &MIX_STREAM);
+	ecore_only_regions(td);
+	td_close(td);
+	emu_teardown();
+
+	emu_setup(EMU_ADL);
+	td = open_adl(TD_PATH_RDPMC); /* on a P-core, then moved */
+	emu_run(1000000, &MIX_STREAM);
+	emu_migrate(9);
+	ecore_only_regions(td);
+	td_close(td);
+	emu_teardown();
+
+	emu_setup(EMU_ADL);
+	td = open_adl(TD_PATH_RDPMC); /* moved twice before any reading */
+	emu_run(1000000, &MIX_STREAM);
+	emu_migrate(9);
+	emu_run(1000000, &MIX_DRAM);
+	emu_migrate(10);
+	ecore_only_regions(td);
+	td_close(td);
+}
+
+/*
+ * Resetting at every begin (TD_RESET_ALWAYS, TOPDOWN_RESET=always): a
+ * begin on an E-core finds cpu_core's group inactive, so IOC_RESET
+ * could only zero the kernel's counts of it, not its saved registers
+ * (kernel/events/core.c _perf_event_reset: pmu->read only for an active
+ * event); E-only regions stay exact and unflagged, and so do regions
+ * back on a P-core.
+ */
+static void test_ecore_regions_reset_always(void **state)
+{
+	struct td_options o = TD_OPTIONS_INIT;
+	struct td_region r = { { 0 } };
+	struct truth_frac t;
+	struct td_result res;
+	struct td *td;
+
+	(void)state;
+	emu_setup(EMU_ADL);
+	o.reset_policy = TD_RESET_ALWAYS;
+	assert_int_equal(td_open(&td, &o), 0);
+	emu_run(1000000, &MIX_STREAM);
+	emu_migrate(9);
+	ecore_only_regions(td);
+	emu_migrate(2);
+	t = measure_region(td, &r, 4000000, &MIX_BRANCHY, &res);
+	assert_true(res.flags & TD_RESULT_L2);
+	assert_within(&res, &t, BOUND);
+	emu_migrate(11);
+	ecore_only_regions(td);
+	td_close(td);
+}
+
+/*
+ * Counts really lost are still flagged: the group of the core type the
+ * thread is on switched out (multiplexed) for a while inside the region,
+ * on an E-core, on a P-core, in regions all on E-cores and in regions
+ * across both, before and after the handle has paired the two groups'
+ * times.
+ */
+static void run_switched_out(uint64_t slots, const struct emu_mix *mix)
+{
+	emu_deschedule();
+	emu_run(slots, mix);
+	emu_reschedule();
+}
+
+static void assert_flagged(struct td *td, struct td_region *r)
+{
+	struct td_result res;
+
+	assert_int_equal(td_region_end(td, r, &res), 0);
+	assert_true(res.flags & TD_RESULT_UNRELIABLE);
+}
+
+static void test_lost_counts_flagged(void **state)
+{
+	struct td_region r = { { 0 } };
+	struct td_result res;
+	struct truth_frac t;
+	struct td *td;
+
+	(void)state;
+	emu_setup(EMU_ADL);
+	emu_migrate(9);
+	td = open_adl(TD_PATH_RDPMC);
+	emu_run(1000000, &MIX_STREAM);
+	for (int round = 0; round < 2; round++) {
+		/* all on E-cores */
+		assert_int_equal(td_region_begin(td, &r), 0);
+		emu_run(2000000, &MIX_CHAIN);
+		run_switched_out(3000000, &MIX_DRAM);
+		emu_run(2000000, &MIX_CHAIN);
+		assert_flagged(td, &r);
+		assert_int_equal(td_region_begin(td, &r), 0);
+		emu_migrate(12);
+		run_switched_out(3000000, &MIX_DRAM);
+		assert_flagged(td, &r);
+		/* E to P, lost on the E-core */
+		assert_int_equal(td_region_begin(td, &r), 0);
+		run_switched_out(3000000, &MIX_DRAM);
+		emu_migrate(1);
+		emu_run(2000000, &MIX_CHAIN);
+		assert_flagged(td, &r);
+		/* P to E, lost on the P-core */
+		assert_int_equal(td_region_begin(td, &r), 0);
+		run_switched_out(3000000, &MIX_DRAM);
+		emu_migrate(10);
+		emu_run(2000000, &MIX_CHAIN);
+		assert_flagged(td, &r);
+		/* P to E, lost on the E-core */
+		emu_migrate(3);
+		assert_int_equal(td_region_begin(td, &r), 0);
+		emu_run(2000000, &MIX_CHAIN);
+		emu_migrate(14);
+		run_switched_out(3000000, &MIX_DRAM);
+		assert_flagged(td, &r);
+		/*
+		 * P to E, switched out on the P-core and moved while out:
+		 * cpu_core's page from before the loss, cpu_atom's from
+		 * after it, each one update since the last P reading, as
+		 * at a plain switch (they would give a smaller c)
+		 */
+		emu_migrate(4);
+		assert_int_equal(td_region_begin(td, &r), 0);
+		emu_run(2000000, &MIX_CHAIN);
+		emu_deschedule();
+		emu_run(3000000, &MIX_DRAM);
+		emu_migrate(15);
+		emu_reschedule();
+		emu_run(2000000, &MIX_CHAIN);
+		assert_flagged(td, &r);
+		/* and a region counted throughout after them: unflagged */
+		t = measure_region(td, &r, 5000000, &MIX_STREAM, &res);
+		assert_within(&res, &t, BOUND);
+		emu_migrate(8);
+	}
+	td_close(td);
+}
+
+/*
+ * Regions hopping between ten CPUs (four P-cores, six E-cores): moved
+ * between readings, at a begin's or an end's RDPMC (inside the rseq
+ * section, which aborts) and inside the region, from a fixed seed.
+ * Counted throughout, every region is unflagged, exact in slots and
+ * within its own err, and has level 2 exactly when none of its work ran
+ * on an E-core.  Returns the number of regions that were not.  (How
+ * large err grows is not this test's subject: readings on E-cores carry
+ * the 8-bit scale of cpu_core's counts since its last reset, which no
+ * reset on an E-core can shrink.)
+ */
+static const int hop_cpus[10] = { 0, 1, 2, 3, 8, 9, 10, 11, 12, 13 };
+
+static unsigned hop_next(uint64_t *x, unsigned n)
+{
+	*x = *x * 6364136223846793005ull + 1442695040888963407ull;
+	return (unsigned)(*x >> 33) % n;
+}
+
+static void hop_plan_at_rdpmc(uint64_t *x)
+{
+	struct emu_sched_event ev = { .kind = EMU_SCHED_MIGRATE };
+
+	ev.cpu = hop_cpus[hop_next(x, 10)];
+	emu_schedule(EMU_AT_RDPMC, &ev);
+}
+
+static void hop_unplan(void)
+{
+	struct emu_sched_event none = { .kind = EMU_SCHED_NONE };
+
+	emu_schedule(EMU_AT_RDPMC, &none);
+}
+
+static long hop_regions(enum td_reset_policy policy, uint64_t seed, int n)
+{
+	const struct emu_mix *mixes[] = { &MIX_CHAIN, &MIX_BRANCHY,
+					  &MIX_STREAM, &MIX_DRAM };
+	struct td_options o = TD_OPTIONS_INIT;
+	struct td_region r = { { 0 } };
+	struct td *td;
+	long bad = 0;
+
+	emu_migrate(hop_cpus[hop_next(&seed, 10)]);
+	o.reset_policy = policy;
+	if (td_open(&td, &o) != 0)
+		return n;
+	emu_run(1000000, &MIX_STREAM);
+	for (int i = 0; i < n; i++) {
+		unsigned hops = hop_next(&seed, 4), when = hop_next(&seed, 3);
+		bool on_ecore = false;
+		struct emu_truth a, b;
+		struct td_result res;
+		struct truth_frac t;
+
+		if (when == 0)
+			hop_plan_at_rdpmc(&seed);
+		else if (when == 1)
+			emu_migrate(hop_cpus[hop_next(&seed, 10)]);
+		if (td_region_begin(td, &r) != 0)
+			return n;
+		hop_unplan();
+		emu_truth(&a);
+		for (unsigned h = 0; h <= hops; h++) {
+			if (h)
+				emu_migrate(hop_cpus[hop_next(&seed, 10)]);
+			on_ecore |= sched_getcpu() >= 8;
+			emu_run(1000000 + hop_next(&seed, 5) * 1000000,
+				mixes[hop_next(&seed, 4)]);
+		}
+		emu_truth(&b);
+		if (hop_next(&seed, 3) == 0)
+			hop_plan_at_rdpmc(&seed);
+		if (td_region_end(td, &r, &res) != 0)
+			return n;
+		hop_unplan();
+		t = truth_between(&a, &b);
+		if ((res.flags & TD_RESULT_UNRELIABLE) ||
+		    res.slots != b.slots - a.slots ||
+		    max_error(&res, &t) > res.err + 1e-12 ||
+		    !(res.flags & TD_RESULT_L2) != on_ecore)
+			bad++;
+	}
+	td_close(td);
+	return bad;
+}
+
+static void test_hopping_regions(void **state)
+{
+	(void)state;
+	emu_setup(EMU_ADL);
+	assert_int_equal(hop_regions(TD_RESET_AUTO, 1, 8), 0);
+	emu_teardown();
+	emu_setup(EMU_ADL);
+	assert_int_equal(hop_regions(TD_RESET_AUTO, 7, 200), 0);
+	emu_teardown();
+	emu_setup(EMU_ADL);
+	assert_int_equal(hop_regions(TD_RESET_ALWAYS, 3, 200), 0);
+}
+
+/* Four threads, each its own handle and emulated CPU, hopping. */
+struct hopper {
+	pthread_t tid;
+	uint64_t seed;
+	long bad;
+};
+
+static void *hopper_run(void *arg)
+{
+	struct hopper *h = arg;
+
+	h->bad = hop_regions(TD_RESET_AUTO, h->seed, 100);
+	return NULL;
+}
+
+static void test_hopping_threads(void **state)
+{
+	struct hopper h[4];
+
+	(void)state;
+	emu_setup(EMU_ADL);
+	for (int i = 0; i < 4; i++) {
+		h[i].seed = 100 + (uint64_t)i;
+		h[i].bad = -1;
+		assert_int_equal(pthread_create(&h[i].tid, NULL, hopper_run,
+						&h[i]), 0);
+	}
+	for (int i = 0; i < 4; i++) {
+		assert_int_equal(pthread_join(h[i].tid, NULL), 0);
+		assert_int_equal(h[i].bad, 0);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -493,6 +810,13 @@ int main(void)
 		cmocka_unit_test_teardown(test_named_totals_mixed, teardown),
 		cmocka_unit_test_teardown(test_reset_undo_keeps_ecore_stint,
 					  teardown),
+		cmocka_unit_test_teardown(test_ecore_regions_after_open,
+					  teardown),
+		cmocka_unit_test_teardown(test_ecore_regions_reset_always,
+					  teardown),
+		cmocka_unit_test_teardown(test_lost_counts_flagged, teardown),
+		cmocka_unit_test_teardown(test_hopping_regions, teardown),
+		cmocka_unit_test_teardown(test_hopping_threads, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -122,6 +122,7 @@ void td_hybrid_ecore_open(struct td *td, bool include_kernel)
 	g->cached_lock = td_load_once(g->pc[0]->lock) -
 			 (td_load_once(g->pc[0]->index) ? 1 : 0);
 	td->hybrid->ecore = g;
+	td->hybrid->p_lock = td_load_once(td->slots_pc->lock);
 	td->pm.kcount_ok = true; /* base 0, the P group's counts 0 since enable */
 }
 
@@ -196,34 +197,124 @@ static int ecore_values(struct td *td, const struct td_sample *s,
 }
 
 /*
- * Time no group counted, N = enabled - running(P) - running(E), at a
- * reading taken on an E-core (s->on_ecore: cpu_core's times from its
- * page, as of its schedule-out; it has not run since).  With c, cpu_core's
- * time_enabled minus cpu_atom's (constant: both stay enabled; they only
- * began a moment apart), N = c + (enabled - running)(E) - running(P) at
- * any instant, so E's times may come from its page (it runs since that
- * update: enabled and running moved alike) or from read(2).  c is learnt
- * where both pages were written at the same switch: the E page's first
- * update since the last P reading (its schedule-in of this stint; the
- * task's context time does not move between the P schedule-out and it:
- * an inference, perf's context time runs only while the task does).
- * Until then: both groups' read(2) times when E was read so (current,
- * but a real kernel's clock moves between the two reads: a region may be
- * flagged), else both pages (exact at such first readings, else a region
- * may be flagged): conservative either way.
+ * Time no group counted.  Both groups' time_enabled follow the task's
+ * context clock T, their time_running only while scheduled in
+ * (kernel/events/core.c perf_event_update_time, __perf_update_times;
+ * cpu_core's and cpu_atom's events share the task's hardware context),
+ * so N = T - running(P) - running(E) moves exactly when neither counted.
+ * A reading measures N up to a constant, on one group's clock:
+ * - cpu_core's group active (a P reading): its page's enabled - running
+ *   holds (both move while it runs), and the E group's running does not
+ *   move while it is off: u = (enabled - running)(P) - running(E)
+ *   = N + enabled(P) - T;
+ * - cpu_core's group inactive (s->on_ecore): its page's running holds,
+ *   and the E group's enabled - running, from its page while it runs or
+ *   from read(2): u = (enabled - running)(E) - running(P)
+ *   = N + enabled(E) - T.
+ * Two readings of one kind compare as they are; across kinds
+ * c = enabled(P) - enabled(E) converts them, and until c is known such
+ * a pair cannot be vouched for.
  */
-static uint64_t ecore_unsched(struct td *td, const struct td_sample *s,
-			      const uint64_t *t, bool by_read)
-{
-	const struct td_gen *g = td->hybrid->ecore;
 
-	if (!by_read && g->times_lock == g->cached_lock + 2) {
-		td->hybrid->ecore_c = s->p_en - t[0];
-		td->hybrid->ecore_c_ok = true;
+/*
+ * c, at an E reading.  When the E group was read with read(2), from both
+ * groups' current time_enabled (read(2) brings an inactive event's times
+ * up to date: perf_event_read, update_context_time): cpu_core's was read
+ * first, so the clock's move between the two reads makes this c smaller
+ * than the true one, never larger.  Else, at an E reading whose E page
+ * was written by the group's schedule-in on the switch from the P-cores
+ * (its first update since the last P reading) while cpu_core's page
+ * holds its schedule-out from that switch (its one update since), from
+ * the two pages: the context clock stops at switch-out and
+ * cpu_core's times are taken then, at T1 (ctx_sched_out:
+ * update_context_time before the events go out); at switch-in the E
+ * events go active at T1 too (event_sched_in: perf_event_set_state takes
+ * the context's time, which has not moved), but their page is written a
+ * moment e later (x86_pmu_start, the clock running again), e = running(E)
+ * on the page - running(E) at the last P reading (it did not run in
+ * between).  So enabled(E) at T1 = the page's enabled - e.  A group that
+ * could not go in at that switch (multiplexed) is written later, giving a
+ * c smaller by the time lost: the largest value seen is kept (never more
+ * than the true c), so that a loss at a switch shows at any later one.
+ */
+static void learn_ecore_c(struct td *td, const struct td_sample *s,
+			  const uint64_t *t, bool by_read)
+{
+	struct td_hybrid *h = td->hybrid;
+	const struct td_gen *g = h->ecore;
+	int64_t c;
+
+	if (by_read)
+		c = (int64_t)(s->p_en_now - t[0]);
+	else if (g->times_lock == g->cached_lock + 2 &&
+		 td->last_lock == h->p_lock + 2)
+		c = (int64_t)(s->p_en - (t[0] - (t[1] - g->ct[1])));
+	else
+		return;
+	if (!h->ecore_c_ok || c > h->ecore_c) {
+		h->ecore_c = c;
+		h->ecore_c_ok = true;
 	}
-	if (td->hybrid->ecore_c_ok)
-		return td->hybrid->ecore_c + (t[0] - t[1]) - s->p_run;
-	return (by_read ? s->p_en_now : s->p_en) - s->p_run - t[1];
+}
+
+/*
+ * c still unknown after an E reading from the E page (no schedule-in
+ * from the P-cores to pair it with: a switch between E-cores came
+ * first, or the handle was opened on an E-core): one read(2) of the E
+ * group teaches it.  Once, as a rule, in a handle's life.
+ */
+static void learn_ecore_c_by_read(struct td *td, const struct td_sample *s)
+{
+	uint64_t v[TD_GEN_MAX], t[2];
+	int err = td_gen_values(td->hybrid->ecore, false, v, t);
+
+	if (err < 0)
+		return;
+	if (err & TD_GEN_SUSPECT)
+		td->untrusted++; /* the RDPMC values just folded were wrong */
+	learn_ecore_c(td, s, t, true);
+}
+
+/* Did N stay as the last valid reading measured it? */
+static bool counted_throughout(const struct td_hybrid *h, uint64_t u,
+			       bool ecore)
+{
+	if (ecore == h->last_u_ecore)
+		return u == h->last_u;
+	if (!h->ecore_c_ok)
+		return false;
+	if (ecore)
+		return u + (uint64_t)h->ecore_c == h->last_u;
+	return u == h->last_u + (uint64_t)h->ecore_c;
+}
+
+/*
+ * The valid reading s's time, t[] the E group's times (from its page
+ * unless by_read): s->unsched becomes a count of the moves of N (and of
+ * pairs that could not be compared), which is what note_schedule looks
+ * at.
+ */
+static void pair_times(struct td *td, struct td_sample *s, const uint64_t *t,
+		       bool by_read)
+{
+	struct td_hybrid *h = td->hybrid;
+	uint64_t u;
+
+	if (s->on_ecore) {
+		u = t[0] - t[1] - s->p_run;
+		learn_ecore_c(td, s, t, by_read);
+		if (!h->ecore_c_ok)
+			learn_ecore_c_by_read(td, s);
+	} else {
+		u = s->unsched - t[1];
+		h->p_lock = td->last_lock;
+	}
+	if (h->have_last_u && !counted_throughout(h, u, s->on_ecore))
+		h->uncounted++;
+	h->last_u = u;
+	h->last_u_ecore = s->on_ecore;
+	h->have_last_u = true;
+	s->unsched = h->uncounted;
 }
 
 /*
@@ -233,10 +324,10 @@ static uint64_t ecore_unsched(struct td *td, const struct td_sample *s,
  * region's delta is the slot-weighted combination of both core types.
  * Time: while the thread is on an E-core, cpu_core's time_running stops
  * and cpu_atom's runs, so enabled - running(P) - running(E) moves only
- * when neither counts; that is s->unsched here.  (On the read(2) path the
- * two groups are read a few microseconds apart; a reading taken on an
- * E-core then sees cpu_core's enabled time move by that gap, which can
- * flag the region: conservative.)  pm_fast.c's undo of a reset that raced
+ * when neither counts (pair_times).  (On the read(2) path the two groups
+ * are read a few microseconds apart; a reading taken on an E-core then
+ * sees cpu_core's enabled time move by that gap, which can flag the
+ * region: conservative.)  pm_reading.c's undo of a reset that raced
  * a switch-out (typically: the thread was on an E-core at the ioctl)
  * keeps what this fold added at its second reading.
  */
@@ -259,8 +350,6 @@ void td_hybrid_fold(struct td *td, struct td_sample *s)
 	counts_add_delta(&td->pm.last_read, &now, &td->hybrid->ecore_last);
 	counts_add_delta(&s->c, &now, &td->hybrid->ecore_last);
 	td->hybrid->ecore_last = now;
-	if (s->on_ecore)
-		s->unsched = ecore_unsched(td, s, t, err & TD_GEN_BY_READ);
-	else
-		s->unsched -= t[1];
+	if (s->valid)
+		pair_times(td, s, t, err & TD_GEN_BY_READ);
 }

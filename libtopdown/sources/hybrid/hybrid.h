@@ -34,10 +34,18 @@ struct td_hybrid {
 	struct td_gen *ecore;
 	struct td_counts ecore_last; /* its counts at the last reading */
 	/*
-	 * cpu_core's time_enabled minus cpu_atom's (the groups were enabled
-	 * a moment apart; constant since), once learnt.
+	 * Time neither group counted (hybrid.c pair_times): the last valid
+	 * reading's measure of it, which group's clock that measure is on,
+	 * and how often it moved or could not be compared (the source's
+	 * unsched).  ecore_c: cpu_core's time_enabled minus cpu_atom's
+	 * (constant: both stay enabled), once learnt.
 	 */
-	uint64_t ecore_c;
+	uint64_t last_u;
+	uint32_t p_lock;        /* cpu_core's page lock at the last P reading */
+	bool last_u_ecore;
+	bool have_last_u;
+	uint64_t uncounted;
+	int64_t ecore_c;
 	bool ecore_c_ok;
 };
 

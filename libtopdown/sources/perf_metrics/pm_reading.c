@@ -208,7 +208,7 @@ static bool ecore_p_sample(struct td *td, struct td_sample *s)
 	 */
 	s->raw_slots = 0;
 	s->raw_metrics = 0;
-	s->unsched = en - run; /* hybrid.c adds the E group's */
+	s->unsched = en - run; /* hybrid.c pairs it with the E group's */
 	s->p_en = en;
 	s->p_run = run;
 	s->p_en_now = buf[1];
@@ -415,8 +415,14 @@ static int td_fold_and_reset(struct td *td, const struct td_sample *s)
 /*
  * The source's reset: fold the reading s and zero the hardware
  * (PERF_EVENT_IOC_RESET), then read again into s.  Returns 1 when the
- * reset stands, 0 when none was made (metrics-clear mode needs none) or
- * it was undone, a negative errno when the ioctl failed.
+ * reset stands, 0 when none was made or it was undone, a negative errno
+ * when the ioctl failed.  None is made in metrics-clear mode (it needs
+ * none) nor at a hybrid reading that found cpu_core's group inactive
+ * (s->on_ecore): there IOC_RESET would zero only the kernel's counts,
+ * which that reading pairs with the folded base, not the saved registers
+ * the group's next schedule-in restores (_perf_event_reset reaches the
+ * hardware only through pmu->read of an active event), and the reading
+ * carries no raw SLOTS whose 8-bit error a reset would bound.
  *
  * _perf_event_reset (kernel/events/core.c) zeroes the hardware only
  * through pmu->read of an active event: if the group was switched out
@@ -434,7 +440,7 @@ int td_pm_reset(struct td *td, struct td_sample *s)
 	struct td_counts folded_base;
 	int err;
 
-	if (td->pm.clear_mode)
+	if (td->pm.clear_mode || s->on_ecore)
 		return 0;
 	err = td_fold_and_reset(td, s);
 	if (err < 0)
