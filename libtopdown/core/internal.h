@@ -281,12 +281,21 @@ struct td_handle_hooks {
 	void (*close)(struct td *td);
 };
 
+/* PERF_METRICS' events on the core PMU, from sysfs (pm_pmu.c). */
+struct td_pm_pmu {
+	uint64_t slots_config;
+	uint64_t metric_config[TD_NR_METRICS];
+	unsigned nr_metrics;  /* 4 (L1) or 8 (L1+L2) */
+	uint64_t metrics_clear_config1; /* format/metrics_clear bit, or 0 */
+};
+
 /*
  * The PERF_METRICS source's own state (sources/perf_metrics/, also used
  * by the hybrid source it serves), embedded in the handle: the fast path
  * reads none of it.
  */
 struct td_pm {
+	struct td_pm_pmu pmu;
 	int metric_fd[TD_NR_METRICS];
 	struct td_counts last_read; /* read(2) path: last counts returned */
 	/*

@@ -22,8 +22,12 @@
 
 struct td_region_priv;
 
+/* What td_open found before choosing the source: sources.c's own. */
+struct td_found;
+
 /* What td_open asks of a source. */
 struct td_open_req {
+	const struct td_found *found;
 	bool include_kernel;  /* TD_OPT_INCLUDE_KERNEL */
 	bool want_rdpmc;      /* not TD_OPT_NO_RDPMC */
 	bool l2_multiplex;    /* TD_OPT_L2_MULTIPLEX */

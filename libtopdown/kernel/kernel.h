@@ -23,19 +23,16 @@
 #define TD_NR_METRICS   8
 #define TD_NR_L1        4 /* the level-1 metrics, the first four */
 
-/* Where the core PMU lives and what it offers, all read from sysfs. */
+/*
+ * Where the core PMU lives, read from sysfs: what every source uses.
+ * What a source needs besides (PERF_METRICS' events, Arm's CPU) its own
+ * discovery finds.
+ */
 struct td_pmu {
-	char name[32];        /* "cpu" or "cpu_core" */
+	char name[32];        /* "cpu", "cpu_core", "armv8_*"... */
 	uint32_t type;        /* perf_event_attr.type */
-	uint64_t slots_config;
-	uint64_t metric_config[TD_NR_METRICS];
-	unsigned nr_metrics;  /* 4 (L1) or 8 (L1+L2) */
-	int rdpmc_knob;       /* sysfs rdpmc: 0, 1, 2; -1 if absent */
-	uint64_t metrics_clear_config1; /* format/metrics_clear bit, or 0 */
-	/* Arm (arm_pmu.c): rdpmc_knob is /proc/sys/kernel/perf_user_access. */
-	bool arm;
-	unsigned arm_cpu;     /* the CPU td_open ran on */
-	unsigned arm_slots;   /* caps/slots, 0 if absent */
+	int rdpmc_knob;       /* sysfs rdpmc: 0, 1, 2; -1 if absent (Arm:
+				 /proc/sys/kernel/perf_user_access) */
 };
 
 /* sys.c: every kernel interaction, through libc's wrappers. */
@@ -70,6 +67,12 @@ TD_HIDDEN int td_format_apply(const char *format, uint64_t value,
 
 /* sysfs_pmu.c: discovery from sysfs. */
 TD_HIDDEN int td_pmu_discover(struct td_pmu *pmu);
+/* sysfs file of PMU pmu ("type", "format/x"...): td_sys_read_file's result */
+TD_HIDDEN int td_pmu_read_file(const char *pmu, const char *file, char *buf,
+			       size_t len);
+/* config of the PMU's events/<name>, or a negative errno (-ENOENT: unlisted) */
+TD_HIDDEN int td_pmu_event_config(const char *pmu, const char *name,
+				  uint64_t *config);
 TD_HIDDEN int td_pmu_parse_event(const char *pmu, const char *spec,
 				 uint64_t *config);
 

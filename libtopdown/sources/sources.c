@@ -10,8 +10,7 @@
 #include <errno.h>
 #include <stdio.h>
 
-#include "arm.h"
-#include "source.h"
+#include "sources.h"
 
 static bool pmu_covers_some_cpus(const struct td_pmu *pmu)
 {
@@ -22,31 +21,51 @@ static bool pmu_covers_some_cpus(const struct td_pmu *pmu)
 	return td_sys_read_file(path, buf, sizeof(buf)) > 0;
 }
 
-static const struct td_source_ops *choose(struct td *td, int discovered)
+/*
+ * The core PMU and what the sources' own discovery finds there; -EOPNOTSUPP
+ * where it has no PERF_METRICS, *arm where it is an Arm core PMU.
+ */
+static int discover(struct td_found *f, bool *arm)
+{
+	int err = td_pmu_discover(&f->pmu);
+
+	*arm = false;
+	if (err == -ENODEV) { /* no x86 core PMU: an Arm core PMU? */
+		err = td_arm_pmu_find(&f->pmu, &f->arm);
+		*arm = err == 0;
+		return err < 0 ? err : -EOPNOTSUPP;
+	}
+	if (err < 0)
+		return err;
+	return td_pm_pmu_find(&f->pmu, &f->pm);
+}
+
+static const struct td_source_ops *choose(const struct td_found *f,
+					  int discovered, bool arm)
 {
 	if (discovered == -EOPNOTSUPP) /* no PERF_METRICS */
-		return td->pmu.arm ? &td_source_arm : &td_source_counters;
-	return pmu_covers_some_cpus(&td->pmu) ? &td_source_hybrid
-					      : &td_source_perf_metrics;
+		return arm ? &td_source_arm : &td_source_counters;
+	return pmu_covers_some_cpus(&f->pmu) ? &td_source_hybrid
+					     : &td_source_perf_metrics;
 }
 
 int td_source_open(struct td *td, const struct td_options *o)
 {
+	struct td_found found;
 	struct td_open_req req = {
+		.found = &found,
 		.include_kernel = o->flags & TD_OPT_INCLUDE_KERNEL,
 		.want_rdpmc = !(o->flags & TD_OPT_NO_RDPMC),
 		.l2_multiplex = o->flags & TD_OPT_L2_MULTIPLEX,
 		.metrics_clear = !(o->flags & (TD_OPT_NO_METRICS_CLEAR |
 					       TD_OPT_NO_RDPMC)),
 	};
-	int err = td_pmu_discover(&td->pmu);
+	bool arm;
+	int err = discover(&found, &arm);
 
-	if (err == -ENODEV) { /* no x86 core PMU: an Arm core PMU? */
-		err = td_arm_pmu_find(&td->pmu);
-		err = err < 0 ? err : -EOPNOTSUPP;
-	}
 	if (err < 0 && err != -EOPNOTSUPP)
 		return err;
-	td->src = choose(td, err);
+	td->pmu = found.pmu;
+	td->src = choose(&found, err, arm);
 	return td->src->open(td, &req);
 }

@@ -33,6 +33,12 @@ enum { TD_ARM2_FE, TD_ARM2_FE_MEM, TD_ARM2_BE, TD_ARM2_BE_MEM, TD_ARM2_NR };
 #define TD_ARM_L2_GAP (TD_ARM_L2_AT + TD_ARM2_NR)
 _Static_assert(TD_ARM_L2_GAP < TD_NR_COUNTS, "Arm counts exceed td_counts");
 
+/* The Arm core PMU's own part (arm_pmu.c), besides struct td_pmu. */
+struct td_arm_pmu {
+	unsigned cpu;         /* the CPU td_open ran on */
+	unsigned slots;       /* caps/slots, 0 if absent */
+};
+
 /* arm_formulas.c: Arm's level 1 on deltas; pure. */
 TD_HIDDEN void td_arm_counts(const struct td_gen_model *m, const uint64_t *v,
 			     struct td_counts *c);
@@ -54,9 +60,10 @@ TD_HIDDEN void td_arm_l2_sample(struct td_gen *g, bool rdpmc,
 TD_HIDDEN int td_arm_lookup(uint32_t midr, unsigned caps_slots,
 			    struct td_gen_model *m);
 TD_HIDDEN int td_arm_midr_parse(const char *cpuinfo, uint32_t *midr);
-TD_HIDDEN int td_arm_model(const struct td_pmu *pmu, struct td_gen_model *m);
+TD_HIDDEN int td_arm_model(const struct td *td, const struct td_open_req *req,
+			   struct td_gen_model *m);
 
 /* arm_pmu.c: the Arm core PMU of the current CPU; -ENODEV if none. */
-TD_HIDDEN int td_arm_pmu_find(struct td_pmu *pmu);
+TD_HIDDEN int td_arm_pmu_find(struct td_pmu *pmu, struct td_arm_pmu *arm);
 
 #endif

@@ -17,7 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "arm.h"
+#include "sources.h"
 
 /* PMUv3 common event numbers (perf's arm64 common-and-microarch.json). */
 #define EV_BR_MIS_PRED          0x0010
@@ -275,19 +275,21 @@ static void sysfs_l2_events(const char *pmu, struct td_gen_model *m)
 	}
 }
 
-int td_arm_model(const struct td_pmu *pmu, struct td_gen_model *m)
+int td_arm_model(const struct td *td, const struct td_open_req *req,
+		 struct td_gen_model *m)
 {
+	const struct td_arm_pmu *arm = &req->found->arm;
 	uint32_t midr = 0;
 	char desc[96];
-	int err = read_midr(pmu->arm_cpu, &midr);
+	int err = read_midr(arm->cpu, &midr);
 
 	if (err == 0)
-		err = td_arm_lookup(midr, pmu->arm_slots, m);
+		err = td_arm_lookup(midr, arm->slots, m);
 	if (err == 0 && !strcmp(m->name, "sbsa") &&
-	    !lists_slot_events(pmu->name))
+	    !lists_slot_events(td->pmu.name))
 		err = -ENOSYS;
 	if (err == 0)
-		sysfs_l2_events(pmu->name, m);
+		sysfs_l2_events(td->pmu.name, m);
 	if (err < 0) {
 		snprintf(desc, sizeof(desc),
 			 "Arm MIDR %#010x: implementer %#x part %#x r%up%u",

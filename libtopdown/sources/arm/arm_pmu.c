@@ -89,7 +89,7 @@ static unsigned read_number(const char *pmu, const char *file, int *value)
 	return 1;
 }
 
-int td_arm_pmu_find(struct td_pmu *pmu)
+int td_arm_pmu_find(struct td_pmu *pmu, struct td_arm_pmu *arm)
 {
 	struct scan s = { .cpu = td_sys_current_cpu() };
 	char buf[16];
@@ -105,10 +105,10 @@ int td_arm_pmu_find(struct td_pmu *pmu)
 	memset(pmu, 0, sizeof(*pmu));
 	snprintf(pmu->name, sizeof(pmu->name), "%s", s.name);
 	pmu->type = (uint32_t)type;
-	pmu->arm = true;
-	pmu->arm_cpu = (unsigned)s.cpu;
+	memset(arm, 0, sizeof(*arm));
+	arm->cpu = (unsigned)s.cpu;
 	if (read_number(s.name, "caps/slots", &slots) && slots > 0)
-		pmu->arm_slots = (unsigned)slots;
+		arm->slots = (unsigned)slots;
 	/* Linux 5.17+; absent: no user access either (cap_user_rdpmc 0). */
 	pmu->rdpmc_knob = -1;
 	if (td_sys_read_file("/proc/sys/kernel/perf_user_access", buf,

@@ -138,7 +138,8 @@ _Static_assert(TD_GEN_MAX <= TD_NR_VALUES, "a region keeps every value");
 
 /* counters.c: the ordinary-counter group of a model, opened for td. */
 struct td_open_req;
-typedef int (*td_model_fn)(const struct td_pmu *pmu, struct td_gen_model *m);
+typedef int (*td_model_fn)(const struct td *td, const struct td_open_req *req,
+			   struct td_gen_model *m);
 TD_HIDDEN int td_generic_open(struct td *td, const struct td_open_req *req,
 			      td_model_fn model);
 TD_HIDDEN void td_generic_close(struct td *td);

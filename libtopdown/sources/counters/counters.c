@@ -29,11 +29,10 @@ int td_generic_open(struct td *td, const struct td_open_req *req,
 	if (!g)
 		return -ENOMEM;
 	td->gen = g;
-	err = model(&td->pmu, &g->m);
+	err = model(td, req, &g->m);
 	if (err < 0)
 		return err;
 	td->page_size = (size_t)sysconf(_SC_PAGESIZE);
-	td->pmu.nr_metrics = TD_NR_L1;
 	err = td_gen_open_v45_smt(td, g, include_kernel);
 	if (err == 1)
 		err = td_gen_group_open(td, g, td->pmu.type, include_kernel,
@@ -211,9 +210,11 @@ static void counters_info(const struct td *td, struct td_info *i)
 				      : TD_INFO_L2_NEEDS_MULTIPLEX;
 }
 
-static int cpu_model(const struct td_pmu *pmu, struct td_gen_model *m)
+static int cpu_model(const struct td *td, const struct td_open_req *req,
+		     struct td_gen_model *m)
 {
-	return td_cpu_model(pmu->name, m);
+	(void)req;
+	return td_cpu_model(td->pmu.name, m);
 }
 
 /*

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "x86_formulas.h"
+#include "source.h"
 
 void td_gen_close_group(struct td *td, struct td_gen *g)
 {
@@ -150,7 +151,8 @@ static int group_scheduled(struct td_gen *g)
 static int try_set(struct td *td, struct td_gen *g, uint32_t type,
 		   bool include_kernel, bool check)
 {
-	int err = open_group(g, type, td->pmu.arm, include_kernel);
+	int err = open_group(g, type, td->src == &td_source_arm,
+			     include_kernel);
 
 	if (err < 0) {
 		unsigned opened = 0;
@@ -179,7 +181,7 @@ static int try_set(struct td *td, struct td_gen *g, uint32_t type,
 int td_gen_group_open(struct td *td, struct td_gen *g, uint32_t type,
 		      bool include_kernel, bool check)
 {
-	bool arm_cycles = td->pmu.arm && g->m.cycles_at >= 0;
+	bool arm_cycles = td->src == &td_source_arm && g->m.cycles_at >= 0;
 	int err = -ENOSPC;
 
 	for (unsigned pass = 0; pass < 2 && err == -ENOSPC; pass++) {

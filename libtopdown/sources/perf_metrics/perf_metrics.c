@@ -11,12 +11,17 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "perf_metrics.h"
+#include "sources.h"
 
-/* RDPMC metrics-clear mode where the PMU offers it (format/metrics_clear). */
+/*
+ * The group of the events td_open found (pm_pmu.c); RDPMC metrics-clear
+ * mode where the PMU offers it (format/metrics_clear).
+ */
 int td_pm_group_open(struct td *td, const struct td_open_req *req)
 {
-	td->pm.clear_mode = td->pmu.metrics_clear_config1 && req->metrics_clear;
+	td->pm.pmu = req->found->pm;
+	td->pm.clear_mode = td->pm.pmu.metrics_clear_config1 &&
+			    req->metrics_clear;
 	return td_group_open(td, req->include_kernel, req->want_rdpmc);
 }
 
@@ -43,7 +48,7 @@ void td_pm_close(struct td *td)
 
 static bool pm_level2(const struct td *td)
 {
-	return td->pmu.nr_metrics == TD_NR_METRICS;
+	return td->pm.pmu.nr_metrics == TD_NR_METRICS;
 }
 
 /* Counts of PERF_METRICS subtract: b - a per category. */

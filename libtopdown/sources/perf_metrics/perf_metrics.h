@@ -8,6 +8,8 @@
 
 #include "source.h"
 
+/* pm_pmu.c: PERF_METRICS' events on the core PMU; -EOPNOTSUPP: none. */
+TD_HIDDEN int td_pm_pmu_find(const struct td_pmu *pmu, struct td_pm_pmu *pm);
 /* perf_metrics.c */
 TD_HIDDEN int td_pm_group_open(struct td *td, const struct td_open_req *req);
 TD_HIDDEN void td_pm_close(struct td *td);

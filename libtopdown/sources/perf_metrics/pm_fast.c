@@ -194,7 +194,7 @@ static inline __attribute__((always_inline)) int end_same_snap(
 	struct td *td, struct td_region_priv *p, struct td_result *res,
 	uint64_t slots, uint64_t metrics)
 {
-	if (TD_LIKELY(td->pmu.nr_metrics == TD_NR_METRICS))
+	if (TD_LIKELY(td->pm.pmu.nr_metrics == TD_NR_METRICS))
 		return end_same_snap_l2(td, p, res, slots, metrics, true);
 	return end_same_snap_l2(td, p, res, slots, metrics, false);
 }

@@ -57,20 +57,22 @@ int td_open_error(int err)
 
 static int open_members(struct td *td, bool include_kernel)
 {
+	const struct td_pm_pmu *pm = &td->pm.pmu;
 	struct perf_event_attr attr;
 	int fd;
 
-	td_fill_attr(&attr, td->pmu.type, td->pmu.slots_config, true, include_kernel);
+	td_fill_attr(&attr, td->pmu.type, pm->slots_config, true,
+		     include_kernel);
 	/* metrics-clear mode: config1 of the slots event (K-new) */
 	if (td->pm.clear_mode)
-		attr.config1 = td->pmu.metrics_clear_config1;
+		attr.config1 = pm->metrics_clear_config1;
 	fd = td_sys_perf_open(&attr, -1);
 	if (fd < 0)
 		return td_open_error(fd);
 	td->leader_fd = fd;
-	for (unsigned i = 0; i < td->pmu.nr_metrics; i++) {
-		td_fill_attr(&attr, td->pmu.type, td->pmu.metric_config[i], false,
-			  include_kernel);
+	for (unsigned i = 0; i < pm->nr_metrics; i++) {
+		td_fill_attr(&attr, td->pmu.type, pm->metric_config[i], false,
+			     include_kernel);
 		fd = td_sys_perf_open(&attr, td->leader_fd);
 		if (fd < 0)
 			return td_open_error(fd);

@@ -178,7 +178,7 @@ static bool ecore_p_sample(struct td *td, struct td_sample *s)
 {
 	const struct perf_event_mmap_page *pc = td->slots_pc;
 	uint64_t buf[3 + 1 + TD_NR_METRICS], en, run;
-	size_t len = (3 + 1 + td->pmu.nr_metrics) * sizeof(uint64_t);
+	size_t len = (3 + 1 + td->pm.pmu.nr_metrics) * sizeof(uint64_t);
 	uint32_t lock = td_load_once(pc->lock);
 	int n;
 
@@ -194,11 +194,11 @@ static bool ecore_p_sample(struct td *td, struct td_sample *s)
 		td->pm.kcount_ok = false; /* the read may have reset: void */
 		return false;
 	}
-	if (n != (int)len || buf[0] != 1 + td->pmu.nr_metrics)
+	if (n != (int)len || buf[0] != 1 + td->pm.pmu.nr_metrics)
 		return false;
 	s->c = td->snap.base;
 	s->c.slots += buf[3];
-	for (unsigned i = 0; i < td->pmu.nr_metrics; i++)
+	for (unsigned i = 0; i < td->pm.pmu.nr_metrics; i++)
 		s->c.cat[i] += 255 * buf[4 + i];
 	s->qself = buf[3] + 255;
 	td->snap.qerr_base += s->qself + 2 * restore_error(td, lock, s->qself);
@@ -343,10 +343,10 @@ static int read_sample(struct td *td, struct td_sample *s)
 {
 	uint64_t buf[3 + 1 + TD_NR_METRICS], interval;
 	uint32_t lock;
-	size_t len = (3 + 1 + td->pmu.nr_metrics) * sizeof(uint64_t);
+	size_t len = (3 + 1 + td->pm.pmu.nr_metrics) * sizeof(uint64_t);
 	int n = td_sys_read(td->leader_fd, buf, len);
 
-	if (n != (int)len || buf[0] != 1 + td->pmu.nr_metrics)
+	if (n != (int)len || buf[0] != 1 + td->pm.pmu.nr_metrics)
 		return n < 0 ? n : -EIO;
 	/* Someone's IOC_RESET zeroed the kernel counts: continue from base. */
 	if (TD_UNLIKELY(buf[3] < td->last_raw_slots)) {
@@ -357,7 +357,7 @@ static int read_sample(struct td *td, struct td_sample *s)
 	interval = buf[3] - td->last_raw_slots;
 	s->c = td->snap.base;
 	s->c.slots += buf[3];
-	for (unsigned i = 0; i < td->pmu.nr_metrics; i++)
+	for (unsigned i = 0; i < td->pm.pmu.nr_metrics; i++)
 		s->c.cat[i] += buf[4 + i] * 255;
 	/*
 	 * Per read interval: the kernel's integer division (+255) and the
