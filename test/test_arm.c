@@ -889,8 +889,8 @@ static void cycles_32bit(enum emu_profile p, enum emu_pmccntr state,
 	assert_int_equal(td_query(td, &info), 0);
 	assert_int_equal(info.path, TD_PATH_RDPMC);
 	assert_int_equal(!!(info.flags & TD_INFO_DERIVED), derived);
-	pc = td->gen->pc[0]; /* the leader: CPU_CYCLES */
-	assert_int_equal(td->gen->m.config[td->gen->ev[0]], 0x11);
+	pc = td_gen_of(td)->gen->pc[0]; /* the leader: CPU_CYCLES */
+	assert_int_equal(td_gen_of(td)->gen->m.config[td_gen_of(td)->gen->ev[0]], 0x11);
 	assert_int_equal(pc->pmc_width, 32);
 	assert_true(pc->index >= 1 && pc->index <= 6); /* not PMCCNTR's 32 */
 	if (p == EMU_ARM_N1) {
@@ -933,8 +933,8 @@ static void test_cycles_64bit_pmuv3p5(void **state)
 	emu_setup(EMU_ARM_V2);
 	emu_arm_set_pmccntr(EMU_PMCCNTR_TAKEN);
 	assert_int_equal(td_open(&td, NULL), 0);
-	assert_int_equal(td->gen->pc[0]->pmc_width, 64);
-	assert_int_not_equal(td->gen->pc[0]->index, 32);
+	assert_int_equal(td_gen_of(td)->gen->pc[0]->pmc_width, 64);
+	assert_int_not_equal(td_gen_of(td)->gen->pc[0]->index, 32);
 	check_slots(td, 1200000, &m);
 	td_close(td);
 }

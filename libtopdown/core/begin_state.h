@@ -61,10 +61,6 @@ TD_HIDDEN int td_slow_end_read(struct td *td, struct td_region_priv *p,
  * where the begin keeps values), whichever path took it. */
 TD_HIDDEN void td_end_sampled(struct td *td, struct td_region_priv *p,
 			      const struct td_sample *s, struct td_result *res);
-/* A fast reading of both registers, with somewhere to go. */
-TD_HIDDEN int td_end_with_reading(struct td *td, struct td_region_priv *p,
-				  struct td_result *res, uint64_t slots,
-				  uint64_t metrics);
 
 /*
  * What the policy learns from a region that ended with a reading: its

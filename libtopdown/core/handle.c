@@ -7,6 +7,23 @@
 
 #include "source.h"
 
+/*
+ * What td_open sets up in the handle before its source opens: the reset
+ * policy, the layers above core (td_source_open's prepare).
+ */
+static int prepare(struct td *td, const struct td_options *o, void *ctx)
+{
+	const struct td_handle_hooks *hooks = ctx;
+	int err;
+
+	td->leader_fd = -1;
+	td->hooks = hooks;
+	err = td_policy_init(&td->policy, o);
+	if (err == 0 && hooks->open)
+		err = hooks->open(td);
+	return err;
+}
+
 int td_handle_open(struct td **out, const struct td_options *opts,
 		   const struct td_handle_hooks *hooks)
 {
@@ -20,16 +37,9 @@ int td_handle_open(struct td **out, const struct td_options *opts,
 	err = td_options_copy(&o, opts);
 	if (err < 0)
 		return err;
-	td = calloc(1, sizeof(*td));
+	err = td_source_open(&o, prepare, (void *)hooks, &td);
 	if (!td)
-		return -ENOMEM;
-	td->leader_fd = -1;
-	td->hooks = hooks;
-	err = td_policy_init(&td->policy, &o);
-	if (err == 0 && hooks->open)
-		err = hooks->open(td);
-	if (err == 0)
-		err = td_source_open(td, &o);
+		return err;
 	if (err < 0) {
 		td_close(td);
 		return err;

@@ -79,12 +79,6 @@ struct td_delta {
 	uint64_t l2raw[TD_NR_L2RAW];
 };
 
-enum td_clear_trigger {
-	TD_CLEAR_UNKNOWN,     /* not learnt yet: probe with extra reads */
-	TD_CLEAR_BY_METRICS,  /* reading PERF_METRICS clears: slots first */
-	TD_CLEAR_BY_SLOTS     /* reading SLOTS clears: metrics first */
-};
-
 /* c += one reading: field x slots per category (x255 units), slots. */
 static inline void td_counts_add(struct td_counts *c, uint64_t slots,
 				 uint64_t metrics)
@@ -106,6 +100,9 @@ struct td_sample {
 	struct td_counts c;
 	uint64_t raw_slots;   /* SLOTS since the last reset: the 8-bit error scale */
 	uint64_t raw_metrics; /* PERF_METRICS with it (cumulative RDPMC path) */
+	uint64_t raw_at_last; /* !valid: the source's raw SLOTS at its last
+				 reading, past snap.base (region_slow.c
+				 sample_at); set by sources that reset */
 	uint64_t qerr_base;   /* td->snap.qerr_base after this reading */
 	uint64_t unsched;     /* time_enabled - time_running, ns */
 	uint64_t p_en, p_run; /* on_ecore: cpu_core's page times (hybrid.c) */
@@ -267,9 +264,15 @@ struct td_env_report {
 	struct td *next;         /* list of handles that will report */
 };
 
-struct td_gen;
-struct td_hybrid;
 struct td_source_ops;
+
+/*
+ * The structure of type that holds member at ptr: each source's handle
+ * embeds struct td (as perf's struct evsel embeds struct perf_evsel,
+ * tools/perf/util/evsel.h) and reaches its own state through this.
+ */
+#define td_container_of(ptr, type, member) \
+	((type *)(void *)((char *)(ptr) - offsetof(type, member)))
 
 /* A layer's part in a handle's life (td_handle_open); any may be NULL. */
 struct td_handle_hooks {
@@ -281,72 +284,13 @@ struct td_handle_hooks {
 	void (*close)(struct td *td);
 };
 
-/* PERF_METRICS' events on the core PMU, from sysfs (pm_pmu.c). */
-struct td_pm_pmu {
-	uint64_t slots_config;
-	uint64_t metric_config[TD_NR_METRICS];
-	unsigned nr_metrics;  /* 4 (L1) or 8 (L1+L2) */
-	uint64_t metrics_clear_config1; /* format/metrics_clear bit, or 0 */
-};
-
-/*
- * The PERF_METRICS source's own state (sources/perf_metrics/, also used
- * by the hybrid source it serves), embedded in the handle: the fast path
- * reads none of it.
- */
-struct td_pm {
-	struct td_pm_pmu pmu;
-	int metric_fd[TD_NR_METRICS];
-	struct td_counts last_read; /* read(2) path: last counts returned */
-	/*
-	 * RDPMC metrics-clear mode (Lunar Lake P-cores and later): every
-	 * user RDPMC of the trigger register zeroes SLOTS and PERF_METRICS.
-	 * Which of the two reads triggers is learnt at run time.
-	 */
-	bool clear_mode;
-	enum td_clear_trigger clear_trigger;
-	/*
-	 * pm_reading.c: snap.base plus the cpu_core group's kernel counts
-	 * (read(2)) are its counts in our units.  True from open and after
-	 * each of our resets (IOC_RESET zeroes both); false once a fold put
-	 * P counts into base that the kernel's counts hold too (a foreign
-	 * reset, an undone reset, a read(2) that raced a schedule-in).
-	 */
-	bool kcount_ok;
-	/*
-	 * Metrics-clear mode's fast begin (pm_clear_fast.c): a reading kept
-	 * raw, folded into snap.base before anything reads it.
-	 */
-	bool pending;
-	uint64_t pend_slots, pend_metrics;
-	/*
-	 * Set by a source that serves this one where the fixed selectors
-	 * exist on some CPUs only (the hybrid source's rseq guard): the
-	 * RDPMC of SLOTS and PERF_METRICS (their user-page indices) that
-	 * never runs on another CPU; false when the thread is on one.  NULL:
-	 * plain RDPMC.
-	 */
-	bool (*guarded_read)(const struct td *td, uint32_t sidx, uint32_t midx,
-			     uint64_t *slots, uint64_t *metrics);
-	/*
-	 * When RDPMC cannot read, take the group's counts the kernel saved
-	 * at schedule-out by read(2) (pm_reading.c ecore_p_sample): set by
-	 * the hybrid source, whose E-core group counts meanwhile.
-	 */
-	bool saved_read_fallback;
-};
-
-
 struct td {
 	/* The TopDown source (source.h), chosen by td_open. */
 	const struct td_source_ops *src;
 	unsigned levels;         /* td_query's levels, from the source */
 	struct td_pmu pmu;
-	struct td_gen *gen;      /* ordinary-counter sources' group, or NULL */
 	enum td_path path;
 	int leader_fd;
-	struct perf_event_mmap_page *slots_pc;  /* leader's user page */
-	struct perf_event_mmap_page *metric_pc; /* first metric's user page */
 	size_t page_size;
 
 	/* Folded state, what regions copy (see struct td_snap). */
@@ -359,21 +303,10 @@ struct td {
 	uint64_t epoch_hi;
 	/* What a fast end expects to find in the page's lock (pm_fast.c). */
 	uint64_t end_key;
-	/*
-	 * The last RDPMC reading of SLOTS, which a later one below it shows
-	 * a foreign reset by; and the last reading of both registers, a pair
-	 * of one instant, which such a reset folds (pm_reading.c): set
-	 * together wherever both are read.  A fast end without output reads
-	 * SLOTS alone: last_raw_slots only.
-	 */
-	uint64_t last_raw_slots;
-	uint64_t last_pair_slots;
-	union {
-		uint64_t last_raw_metrics;
-		uint32_t last_raw_metrics_half[2]; /* x86: little endian */
-	};
-	uint64_t last_unsched;   /* time_enabled - time_running at it */
-	uint32_t last_lock;      /* slots page lock at the last slow reading */
+	uint64_t last_unsched;   /* time_enabled - time_running at the
+				    last reading */
+	uint32_t last_lock;      /* the source's page lock at its last slow
+				    reading: part of a region's key */
 	bool fast_capable;       /* the source: its fixed selectors exist on
 				    every CPU the thread may run on */
 	bool fast;               /* RDPMC of the fixed selectors is safe */
@@ -395,11 +328,10 @@ struct td {
 	const void *owner;
 	unsigned long fork_gen;
 	int fast_life;           /* owner.c: who frees a fast handle */
-
-	/* the hybrid source's own state (sources/hybrid/hybrid.h), or NULL */
-	struct td_hybrid *hybrid;
-	/* the PERF_METRICS source's own state (sources/perf_metrics) */
-	struct td_pm pm;
+	/*
+	 * A source's own state follows, in the handle of that source's type
+	 * that embeds this one (struct td_source_ops handle_size).
+	 */
 };
 
 /* owner.c: thread and fork checks of the hot path. */
@@ -449,14 +381,10 @@ static inline void td_end_key_refresh(struct td *td)
 TD_HIDDEN int td_options_copy(struct td_options *dst,
 			      const struct td_options *src);
 
-/* pm_group.c: the perf_event group. */
+/* pm_group.c: a perf_event's attributes; td_open's errno of a failed open. */
 TD_HIDDEN void td_fill_attr(struct perf_event_attr *a, uint32_t type,
 			    uint64_t config, bool leader, bool include_kernel);
 TD_HIDDEN int td_open_error(int err);
-TD_HIDDEN int td_group_open(struct td *td, bool include_kernel,
-			   bool want_rdpmc);
-TD_HIDDEN void td_group_close(struct td *td);
-TD_HIDDEN int td_group_reset(struct td *td);
 
 /* sample.c: take a reading through the handle's source. */
 TD_HIDDEN int td_take_sample(struct td *td, struct td_sample *s);
@@ -464,16 +392,6 @@ TD_HIDDEN int td_take_sample(struct td *td, struct td_sample *s);
 TD_HIDDEN void td_snap_publish(struct td *td, const struct td_snap *before);
 /* A fast path that folded a reading into td->snap: its new version. */
 TD_HIDDEN void td_snap_new_version(struct td *td);
-
-/*
- * pm_reading.c: the PERF_METRICS source's reading, on whichever of its
- * paths the handle uses (RDPMC, metrics-clear, read(2)).
- */
-TD_HIDDEN int td_pm_sample(struct td *td, struct td_sample *s);
-/* pm_clear_fast.c: fold the reading a metrics-clear fast begin kept. */
-TD_HIDDEN void td_pm_fold_pending(struct td *td);
-/* pm_reading.c: the PERF_METRICS source's reset operation (source.h). */
-TD_HIDDEN int td_pm_reset(struct td *td, struct td_sample *s);
 
 /* errors.c: the CPU named by td_strerror(-ENOSYS) on this thread. */
 TD_HIDDEN void td_set_unknown_cpu(const char *desc);

@@ -49,7 +49,7 @@ static void maybe_reset(struct td *td, const struct td_region_priv *p,
  */
 static uint64_t sample_at(const struct td *td, const struct td_sample *s)
 {
-	return s->valid ? s->c.slots : td->snap.base.slots + td->last_raw_slots;
+	return s->valid ? s->c.slots : td->snap.base.slots + s->raw_at_last;
 }
 
 /*
@@ -257,29 +257,6 @@ int td_slow_end_read(struct td *td, struct td_region_priv *p,
 
 	if (TD_UNLIKELY(err < 0))
 		return err;
-	td_end_sampled(td, p, &s, res);
-	return 0;
-}
-
-/*
- * A fast reading of both registers that passed its checks, with
- * somewhere to go: a result, a record.
- */
-int td_end_with_reading(struct td *td, struct td_region_priv *p,
-			struct td_result *res, uint64_t slots, uint64_t metrics)
-{
-	struct td_sample s;
-
-	td->last_raw_slots = slots;
-	td->last_pair_slots = slots;
-	td->last_raw_metrics = metrics;
-	s.valid = true;
-	s.raw_slots = slots;
-	s.raw_metrics = metrics;
-	s.unsched = td->last_unsched;
-	s.qerr_base = td->snap.qerr_base;
-	s.c = td->snap.base;
-	td_counts_add(&s.c, slots, metrics);
 	td_end_sampled(td, p, &s, res);
 	return 0;
 }

@@ -56,6 +56,7 @@ int td_take_sample(struct td *td, struct td_sample *s)
 	int err;
 
 	s->qself = 0;
+	s->raw_at_last = 0;
 	s->on_ecore = false;
 	err = td->src->sample(td, s);
 	if (err == 0)

@@ -37,6 +37,12 @@ struct td_open_req {
 struct td_source_ops {
 	const char *name;
 	/*
+	 * The size of the source's handle, which embeds struct td at offset
+	 * 0 and holds the source's own state after it (as perf's struct
+	 * evsel embeds struct perf_evsel): td_open allocates this much.
+	 */
+	size_t handle_size;
+	/*
 	 * Open the source's counters for td (its PMU already discovered),
 	 * within the counters the PMU has free; sets td->path and, where
 	 * begin/end may RDPMC fixed selectors unchecked, td->fast_capable.
@@ -109,7 +115,18 @@ extern TD_HIDDEN const struct td_source_ops td_source_hybrid;
 extern TD_HIDDEN const struct td_source_ops td_source_counters;
 extern TD_HIDDEN const struct td_source_ops td_source_arm;
 
-/* sources.c: which source serves this machine, and opening it. */
-TD_HIDDEN int td_source_open(struct td *td, const struct td_options *o);
+/*
+ * sources.c: td_open's handle, of the source that serves this machine.
+ * Finds the core PMU and chooses its source, allocates a handle of that
+ * source's size, lets prepare set up the rest (a negative errno stops
+ * there, before any failure of the discovery is returned), then opens
+ * the source with what the discovery found.  *out: the handle, also when
+ * this fails (td_close frees it), NULL only when out of memory.
+ */
+TD_HIDDEN int td_source_open(const struct td_options *o,
+			     int (*prepare)(struct td *td,
+					    const struct td_options *o,
+					    void *ctx),
+			     void *ctx, struct td **out);
 
 #endif

@@ -9,6 +9,7 @@
  */
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 
 #include "sources.h"
 
@@ -49,8 +50,12 @@ static const struct td_source_ops *choose(const struct td_found *f,
 					     : &td_source_perf_metrics;
 }
 
-int td_source_open(struct td *td, const struct td_options *o)
+int td_source_open(const struct td_options *o,
+		   int (*prepare)(struct td *td, const struct td_options *o,
+				  void *ctx),
+		   void *ctx, struct td **out)
 {
+	const struct td_source_ops *src = NULL;
 	struct td_found found;
 	struct td_open_req req = {
 		.found = &found,
@@ -61,11 +66,23 @@ int td_source_open(struct td *td, const struct td_options *o)
 					       TD_OPT_NO_RDPMC)),
 	};
 	bool arm;
-	int err = discover(&found, &arm);
+	int found_err = discover(&found, &arm);
+	struct td *td;
+	int err;
 
-	if (err < 0 && err != -EOPNOTSUPP)
+	if (found_err >= 0 || found_err == -EOPNOTSUPP) {
+		src = choose(&found, found_err, arm);
+		found_err = 0;
+	}
+	*out = td = calloc(1, src ? src->handle_size : sizeof(*td));
+	if (!td)
+		return -ENOMEM;
+	err = prepare(td, o, ctx);
+	if (err < 0)
 		return err;
+	if (found_err < 0)
+		return found_err;
 	td->pmu = found.pmu;
-	td->src = choose(&found, err, arm);
-	return td->src->open(td, &req);
+	td->src = src;
+	return src->open(td, &req);
 }

@@ -15,8 +15,8 @@ static int arm_open(struct td *td, const struct td_open_req *req)
 
 	if (err < 0)
 		return err;
-	td_arm_l2_open(td, td->gen, req->include_kernel);
-	td->gen->m.arm.l2 = td->gen->l2 != NULL;
+	td_arm_l2_open(td, td_gen_of(td)->gen, req->include_kernel);
+	td_gen_of(td)->gen->m.arm.l2 = td_gen_of(td)->gen->l2 != NULL;
 	td_gen_fast_setup(td); /* level 1 alone: its second group has times */
 	return 0;
 }
@@ -26,7 +26,7 @@ static int arm_sample(struct td *td, struct td_sample *s)
 	int err = td_generic_sample(td, s);
 
 	if (err == 0)
-		td_arm_l2_sample(td->gen, td->path == TD_PATH_RDPMC, &s->c);
+		td_arm_l2_sample(td_gen_of(td)->gen, td->path == TD_PATH_RDPMC, &s->c);
 	return err;
 }
 
@@ -34,21 +34,22 @@ static int arm_sample(struct td *td, struct td_sample *s)
 static unsigned arm_delta(const struct td *td, const struct td_counts *a,
 			  const struct td_counts *b, struct td_delta *d)
 {
-	return td_arm_delta(&td->gen->m, a, b, d);
+	return td_arm_delta(&td_gen_of(td)->gen->m, a, b, d);
 }
 
 static void arm_info(const struct td *td, struct td_info *i)
 {
 	td_generic_info(td, i);
-	i->levels = td->gen->l2 ? 2 : 1;
+	i->levels = td_gen_of(td)->gen->l2 ? 2 : 1;
 	if (td->pmu.rdpmc_knob == 0) /* /proc/sys/kernel/perf_user_access */
 		i->flags |= TD_INFO_USER_ACCESS_OFF;
-	if (td->gen->l2_unfit)
+	if (td_gen_of(td)->gen->l2_unfit)
 		i->flags |= TD_INFO_L2_NO_COUNTERS;
 }
 
 const struct td_source_ops td_source_arm = {
 	.name = "arm",
+	.handle_size = sizeof(struct td_gen_handle),
 	.open = arm_open,
 	.close = td_generic_close,
 	.sample = arm_sample,

@@ -136,6 +136,19 @@ struct td_gen {
 };
 _Static_assert(TD_GEN_MAX <= TD_NR_VALUES, "a region keeps every value");
 
+/* A handle of the ordinary-counter sources (x86 counters, Arm). */
+struct td_gen_handle {
+	struct td td;
+	struct td_gen *gen;      /* the level-1 group, from the source's open */
+};
+_Static_assert(offsetof(struct td_gen_handle, td) == 0,
+	       "a handle is freed as its struct td");
+
+static inline struct td_gen_handle *td_gen_of(const struct td *td)
+{
+	return td_container_of(td, struct td_gen_handle, td);
+}
+
 /* counters.c: the ordinary-counter group of a model, opened for td. */
 struct td_open_req;
 typedef int (*td_model_fn)(const struct td *td, const struct td_open_req *req,

@@ -28,7 +28,7 @@ int td_generic_open(struct td *td, const struct td_open_req *req,
 
 	if (!g)
 		return -ENOMEM;
-	td->gen = g;
+	td_gen_of(td)->gen = g;
 	err = model(td, req, &g->m);
 	if (err < 0)
 		return err;
@@ -40,9 +40,6 @@ int td_generic_open(struct td *td, const struct td_open_req *req,
 	if (err < 0)
 		return err;
 	td->leader_fd = g->fd[0];
-	/* pages of the group, for whoever looks (not the fast path's) */
-	td->slots_pc = g->pc[0];
-	td->metric_pc = g->pc[1];
 	td->path = want_rdpmc && td_gen_rdpmc_offered(td, g) ? TD_PATH_RDPMC
 						      : TD_PATH_READ;
 	return 0;
@@ -50,13 +47,12 @@ int td_generic_open(struct td *td, const struct td_open_req *req,
 
 void td_generic_close(struct td *td)
 {
-	struct td_gen *g = td->gen;
+	struct td_gen *g = td_gen_of(td)->gen;
 
 	if (!g)
 		return;
 	td_gen_free(td, g);
-	td->gen = NULL;
-	td->slots_pc = td->metric_pc = NULL;
+	td_gen_of(td)->gen = NULL;
 	td->leader_fd = -1;
 }
 
@@ -123,8 +119,8 @@ static unsigned mux_delta(const struct td_gen *g, const struct td_counts *a,
 static unsigned counters_delta(const struct td *td, const struct td_counts *a,
 			       const struct td_counts *b, struct td_delta *d)
 {
-	if (td->gen->mux[0])
-		return mux_delta(td->gen, a, b, d);
+	if (td_gen_of(td)->gen->mux[0])
+		return mux_delta(td_gen_of(td)->gen, a, b, d);
 	d->slots = (int64_t)(b->slots - a->slots);
 	for (unsigned i = 0; i < TD_NR_COUNTS; i++)
 		d->cat[i] = (int64_t)(b->cat[i] - a->cat[i]);
@@ -153,7 +149,7 @@ static int mux_sample(const struct td_gen *g, const uint64_t *t1,
 
 int td_generic_sample(struct td *td, struct td_sample *s)
 {
-	struct td_gen *g = td->gen;
+	struct td_gen *g = td_gen_of(td)->gen;
 	uint64_t v[TD_GEN_MAX];
 	uint64_t t[2];
 	int err = td_gen_values(g, td->path == TD_PATH_RDPMC, v, t);
@@ -190,7 +186,7 @@ bool td_generic_consistent(const struct td *td, const struct td_delta *d)
 
 void td_generic_info(const struct td *td, struct td_info *i)
 {
-	const struct td_gen *g = td->gen;
+	const struct td_gen *g = td_gen_of(td)->gen;
 
 	if (g->derived)
 		i->flags |= TD_INFO_DERIVED;
@@ -199,7 +195,7 @@ void td_generic_info(const struct td *td, struct td_info *i)
 
 static void counters_info(const struct td *td, struct td_info *i)
 {
-	const struct td_gen *g = td->gen;
+	const struct td_gen *g = td_gen_of(td)->gen;
 
 	td_generic_info(td, i);
 	i->levels = g->mux[0] ? 2 : 1;
@@ -226,7 +222,7 @@ static int counters_open(struct td *td, const struct td_open_req *req)
 {
 	int err = td_generic_open(td, req, cpu_model);
 
-	if (err == 0 && req->l2_multiplex && td->gen->m.nr2) {
+	if (err == 0 && req->l2_multiplex && td_gen_of(td)->gen->m.nr2) {
 		err = td_gen_open_l2_mux(td, req->include_kernel);
 		td->path = TD_PATH_READ;
 	}
@@ -268,6 +264,7 @@ static unsigned counters_fold_named(const uint64_t *raw, struct td_delta *d)
 
 const struct td_source_ops td_source_counters = {
 	.name = "counters",
+	.handle_size = sizeof(struct td_gen_handle),
 	.open = counters_open,
 	.close = td_generic_close,
 	.sample = td_generic_sample,

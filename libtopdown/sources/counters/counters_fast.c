@@ -91,7 +91,7 @@ int td_gen_fast_begin(struct td *td, struct td_region_priv *p)
 {
 	/* the key: epoch | last_lock, which ordinary counters leave 0 */
 	if (TD_UNLIKELY(p->key != td->epoch_hi) ||
-	    !fast_read_all(td->gen, td_begin_values(p)))
+	    !fast_read_all(td_gen_of(td)->gen, td_begin_values(p)))
 		return td_slow_begin(td, p);
 	p->owner = td;
 	return 0;
@@ -101,7 +101,7 @@ int td_gen_fast_begin(struct td *td, struct td_region_priv *p)
 static void fast_sample(const struct td *td, const uint64_t *values,
 			struct td_sample *s)
 {
-	const struct td_gen *g = td->gen;
+	const struct td_gen *g = td_gen_of(td)->gen;
 
 	memset(s, 0, sizeof(*s));
 	memcpy(s->values, values, g->nr * sizeof(*values));
@@ -118,7 +118,7 @@ static __attribute__((noinline)) int end_values(struct td *td,
 {
 	struct td_sample s;
 
-	fast_sample(td, td->gen->fast.end, &s);
+	fast_sample(td, td_gen_of(td)->gen->fast.end, &s);
 	td_end_sampled(td, p, &s, res);
 	return 0;
 }
@@ -138,7 +138,7 @@ int td_gen_fast_end(struct td *td, struct td_region_priv *p,
 		p->owner = NULL; /* nothing to return: nothing to read */
 		return 0;
 	}
-	g = td->gen;
+	g = td_gen_of(td)->gen;
 	if (!fast_read_all(g, g->fast.end))
 		return td_slow_end_read(td, p, res);
 	return end_values(td, p, res);
@@ -155,7 +155,7 @@ int td_gen_fast_end(struct td *td, struct td_region_priv *p,
 bool td_gen_begin_counts(const struct td *td, const uint64_t *values,
 			 const struct td_sample *end, struct td_counts *c)
 {
-	const struct td_gen *g = td->gen;
+	const struct td_gen *g = td_gen_of(td)->gen;
 	bool ok = true;
 
 	for (unsigned k = 0; k < g->nr; k++)
@@ -209,7 +209,7 @@ void td_gen_fast_refresh(struct td_gen *g, const uint64_t *open)
  */
 void td_gen_fast_setup(struct td *td)
 {
-	struct td_gen *g = td->gen;
+	struct td_gen *g = td_gen_of(td)->gen;
 
 	td->src_fast = td->path == TD_PATH_RDPMC && TD_HAVE_USER_READ &&
 		       !g->mux[0] && !g->l2 && g->nr <= TD_NR_VALUES;

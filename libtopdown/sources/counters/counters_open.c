@@ -287,7 +287,7 @@ struct td_gen *td_gen_sub(const struct td_gen *g, const uint64_t *config,
 
 int td_gen_open_l2_mux(struct td *td, bool include_kernel)
 {
-	struct td_gen *g = td->gen;
+	struct td_gen *g = td_gen_of(td)->gen;
 
 	for (int k = 0; k < 2; k++) {
 		struct td_gen *h = td_gen_sub(g, g->m.config2 + k * TD_ZEN2_GROUP,

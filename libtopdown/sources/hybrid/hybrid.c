@@ -13,7 +13,7 @@
  * __rseq_offset from the thread pointer), after checking the area's cpu_id
  * against the P-core bitmap read here from sysfs cpu_core/cpus.  Cost on
  * the hot path: a store, two loads, a compare and a bit test; none at all
- * on non-hybrid parts (no td->hybrid).
+ * on non-hybrid parts (another source).
  *
  * Trade-off: when glibc has no registered rseq area (older glibc,
  * GLIBC_TUNABLES=glibc.pthread.rseq=0, valgrind) or the cpus list cannot
@@ -54,8 +54,8 @@ static int pcore_bitmap(struct td *td)
 		uint64_t *map = calloc((n + 63) / 64, sizeof(uint64_t));
 
 		err = map ? td_cpulist_parse(list, map, n, &n) : -ENOMEM;
-		td->hybrid->pcores = map;
-		td->hybrid->nr_cpus = n;
+		td_hybrid_of(td)->pcores = map;
+		td_hybrid_of(td)->nr_cpus = n;
 	}
 	free(list);
 	return err;
@@ -70,23 +70,23 @@ void td_hybrid_init(struct td *td)
 {
 	if (td->path != TD_PATH_RDPMC || strcmp(td->pmu.name, "cpu_core") != 0)
 		return;
-	td->hybrid->rseq = TD_HAVE_RSEQ_GUARD ? td_sys_rseq_area() : NULL;
-	if (!td->hybrid->rseq || pcore_bitmap(td) < 0) {
-		free((void *)td->hybrid->pcores);
-		td->hybrid->pcores = NULL;
-		td->hybrid->rseq = NULL;
+	td_hybrid_of(td)->rseq = TD_HAVE_RSEQ_GUARD ? td_sys_rseq_area() : NULL;
+	if (!td_hybrid_of(td)->rseq || pcore_bitmap(td) < 0) {
+		free((void *)td_hybrid_of(td)->pcores);
+		td_hybrid_of(td)->pcores = NULL;
+		td_hybrid_of(td)->rseq = NULL;
 		td->path = TD_PATH_READ;
 	}
 }
 
 void td_hybrid_close(struct td *td)
 {
-	if (!td->hybrid)
-		return;
-	free((void *)td->hybrid->pcores);
-	td_gen_free(td, td->hybrid->ecore);
-	free(td->hybrid);
-	td->hybrid = NULL;
+	struct td_hybrid *h = td_hybrid_of(td);
+
+	free((void *)h->pcores);
+	h->pcores = NULL;
+	td_gen_free(td, h->ecore);
+	h->ecore = NULL;
 }
 
 /*
@@ -121,9 +121,9 @@ void td_hybrid_ecore_open(struct td *td, bool include_kernel)
 	 * opens on a P-core, E index 0); else never match (odd). */
 	g->cached_lock = td_load_once(g->pc[0]->lock) -
 			 (td_load_once(g->pc[0]->index) ? 1 : 0);
-	td->hybrid->ecore = g;
-	td->hybrid->p_lock = td_load_once(td->slots_pc->lock);
-	td->pm.kcount_ok = true; /* base 0, the P group's counts 0 since enable */
+	td_hybrid_of(td)->ecore = g;
+	td_hybrid_of(td)->p_lock = td_load_once(td_pm_of(td)->slots_pc->lock);
+	td_pm_of(td)->pm.kcount_ok = true; /* base 0, the P group's counts 0 since enable */
 }
 
 static void counts_add_delta(struct td_counts *c, const struct td_counts *now,
@@ -186,7 +186,7 @@ static int ecore_values_off(struct td_gen *g, uint64_t *v, uint64_t *t)
 static int ecore_values(struct td *td, const struct td_sample *s,
 			uint64_t *v, uint64_t *t)
 {
-	struct td_gen *g = td->hybrid->ecore;
+	struct td_gen *g = td_hybrid_of(td)->ecore;
 
 	if (td->path != TD_PATH_RDPMC)
 		return td_gen_values(g, false, v, t);
@@ -240,7 +240,7 @@ static int ecore_values(struct td *td, const struct td_sample *s,
 static void learn_ecore_c(struct td *td, const struct td_sample *s,
 			  const uint64_t *t, bool by_read)
 {
-	struct td_hybrid *h = td->hybrid;
+	struct td_hybrid *h = td_hybrid_of(td);
 	const struct td_gen *g = h->ecore;
 	int64_t c;
 
@@ -266,7 +266,7 @@ static void learn_ecore_c(struct td *td, const struct td_sample *s,
 static void learn_ecore_c_by_read(struct td *td, const struct td_sample *s)
 {
 	uint64_t v[TD_GEN_MAX], t[2];
-	int err = td_gen_values(td->hybrid->ecore, false, v, t);
+	int err = td_gen_values(td_hybrid_of(td)->ecore, false, v, t);
 
 	if (err < 0)
 		return;
@@ -297,7 +297,7 @@ static bool counted_throughout(const struct td_hybrid *h, uint64_t u,
 static void pair_times(struct td *td, struct td_sample *s, const uint64_t *t,
 		       bool by_read)
 {
-	struct td_hybrid *h = td->hybrid;
+	struct td_hybrid *h = td_hybrid_of(td);
 	uint64_t u;
 
 	if (s->on_ecore) {
@@ -333,7 +333,7 @@ static void pair_times(struct td *td, struct td_sample *s, const uint64_t *t,
  */
 void td_hybrid_fold(struct td *td, struct td_sample *s)
 {
-	struct td_gen *g = td->hybrid->ecore;
+	struct td_gen *g = td_hybrid_of(td)->ecore;
 	uint64_t v[TD_GEN_MAX], t[2];
 	struct td_counts now;
 	int err = ecore_values(td, s, v, t);
@@ -346,10 +346,10 @@ void td_hybrid_fold(struct td *td, struct td_sample *s)
 		td->untrusted++; /* regions spanning the bad reading */
 	td_formula_counts(&g->m, v, &now);
 	now.cat[TD_C_ECORE_SLOTS] = now.slots; /* level 2 per region */
-	counts_add_delta(&td->snap.base, &now, &td->hybrid->ecore_last);
-	counts_add_delta(&td->pm.last_read, &now, &td->hybrid->ecore_last);
-	counts_add_delta(&s->c, &now, &td->hybrid->ecore_last);
-	td->hybrid->ecore_last = now;
+	counts_add_delta(&td->snap.base, &now, &td_hybrid_of(td)->ecore_last);
+	counts_add_delta(&td_pm_of(td)->pm.last_read, &now, &td_hybrid_of(td)->ecore_last);
+	counts_add_delta(&s->c, &now, &td_hybrid_of(td)->ecore_last);
+	td_hybrid_of(td)->ecore_last = now;
 	if (s->valid)
 		pair_times(td, s, t, err & TD_GEN_BY_READ);
 }

@@ -7,8 +7,8 @@
 #ifndef TD_HYBRID_H
 #define TD_HYBRID_H
 
-#include "internal.h"
 #include "counter_group.h"
+#include "perf_metrics.h"
 
 /*
  * The E-cores' slots (plain slots, cumulative) in an entry of struct
@@ -20,7 +20,7 @@
 _Static_assert(TD_C_ECORE_SLOTS > TD_M_SMT,
 	       "the E-cores' slots must not be a result category");
 
-/* The hybrid source's state, td->hybrid (allocated by its open). */
+/* The hybrid source's own state, in its handle (struct td_hybrid_handle). */
 struct td_hybrid {
 	/* the guard of RDPMC: where the fixed selectors exist (hybrid.c) */
 	const uint64_t *pcores;  /* bitmap of the CPUs of cpu_core, or NULL:
@@ -48,6 +48,20 @@ struct td_hybrid {
 	int64_t ecore_c;
 	bool ecore_c_ok;
 };
+
+/*
+ * A handle of the hybrid source: the PERF_METRICS source's, whose
+ * readings it composes with the E-cores', then its own state.
+ */
+struct td_hybrid_handle {
+	struct td_pm_handle pm;
+	struct td_hybrid hybrid;
+};
+
+static inline struct td_hybrid *td_hybrid_of(const struct td *td)
+{
+	return &td_container_of(td, struct td_hybrid_handle, pm.td)->hybrid;
+}
 
 TD_HIDDEN void td_hybrid_init(struct td *td);
 TD_HIDDEN void td_hybrid_close(struct td *td);

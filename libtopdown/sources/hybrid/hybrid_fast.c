@@ -47,9 +47,9 @@ static inline bool ecore_quiet(const struct td_hybrid *h)
 static inline bool guarded_read(const struct td *td, uint64_t *slots,
 				uint64_t *metrics)
 {
-	const struct td_hybrid *h = td->hybrid;
-	uint32_t sidx = td_load_once(td->slots_pc->index);
-	uint32_t midx = td_load_once(td->metric_pc->index);
+	const struct td_hybrid *h = td_hybrid_of(td);
+	uint32_t sidx = td_load_once(td_pm_of(td)->slots_pc->index);
+	uint32_t midx = td_load_once(td_pm_of(td)->metric_pc->index);
 
 	if (TD_UNLIKELY(!sidx || !midx) ||
 	    td_rdpmc_guarded(h->rseq, h->pcores, h->nr_cpus, sidx - 1,
@@ -71,15 +71,15 @@ int td_hybrid_fast_begin(struct td *td, struct td_region_priv *p)
 {
 	uint64_t slots, metrics;
 
-	if ((td_load_once(td->slots_pc->lock) | td->epoch_hi) != p->key ||
-	    !ecore_quiet(td->hybrid) || !guarded_read(td, &slots, &metrics) ||
-	    td_load_once(td->slots_pc->lock) != (uint32_t)p->key ||
+	if ((td_load_once(td_pm_of(td)->slots_pc->lock) | td->epoch_hi) != p->key ||
+	    !ecore_quiet(td_hybrid_of(td)) || !guarded_read(td, &slots, &metrics) ||
+	    td_load_once(td_pm_of(td)->slots_pc->lock) != (uint32_t)p->key ||
 	    td_reset_may_be_due(td, p, slots) ||
-	    slots < td->last_raw_slots)
+	    slots < td_pm_of(td)->last_raw_slots)
 		return td_slow_begin(td, p);
-	td->last_raw_slots = slots;
-	td->last_pair_slots = slots; /* a pair: a foreign reset folds it */
-	td->last_raw_metrics = metrics;
+	td_pm_of(td)->last_raw_slots = slots;
+	td_pm_of(td)->last_pair_slots = slots; /* a pair: a foreign reset folds it */
+	td_pm_of(td)->last_raw_metrics = metrics;
 	p->slots = slots;
 	p->metrics = metrics;
 	p->owner = td;
@@ -93,8 +93,8 @@ int td_hybrid_fast_end(struct td *td, struct td_region_priv *p,
 	uint64_t slots, metrics;
 
 	if (!guarded_read(td, &slots, &metrics) ||
-	    td_load_once(td->slots_pc->lock) != td->last_lock ||
-	    !ecore_quiet(td->hybrid) || slots < td->last_raw_slots)
+	    td_load_once(td_pm_of(td)->slots_pc->lock) != td->last_lock ||
+	    !ecore_quiet(td_hybrid_of(td)) || slots < td_pm_of(td)->last_raw_slots)
 		return td_slow_end_read(td, p, res);
 	return td_pm_end_reading(td, p, res, slots, metrics);
 }
@@ -106,8 +106,8 @@ int td_hybrid_fast_end(struct td *td, struct td_region_priv *p,
  */
 void td_hybrid_fast_setup(struct td *td)
 {
-	td->src_fast = td->path == TD_PATH_RDPMC && td->hybrid->rseq &&
-		       td->hybrid->pcores && !td->pm.clear_mode &&
+	td->src_fast = td->path == TD_PATH_RDPMC && td_hybrid_of(td)->rseq &&
+		       td_hybrid_of(td)->pcores && !td_pm_of(td)->pm.clear_mode &&
 		       td->policy.kind != TD_RESET_ALWAYS;
 }
 #else

@@ -25,7 +25,7 @@ static bool guarded_read(const struct td *td, uint32_t sidx, uint32_t midx,
 			 uint64_t *slots, uint64_t *metrics)
 {
 #if TD_HAVE_RSEQ_GUARD
-	const struct td_hybrid *h = td->hybrid;
+	const struct td_hybrid *h = td_hybrid_of(td);
 	enum td_guard g;
 
 	do
@@ -50,20 +50,19 @@ static bool guarded_read(const struct td *td, uint32_t sidx, uint32_t midx,
 static int hybrid_open(struct td *td, const struct td_open_req *req)
 {
 	struct td_open_req guarded = *req;
+	struct td_hybrid *h = td_hybrid_of(td);
+	struct td_pm *pm = &td_pm_of(td)->pm;
 	int err;
 
-	td->hybrid = calloc(1, sizeof(*td->hybrid));
-	if (!td->hybrid)
-		return -ENOMEM;
 	guarded.metrics_clear = false;
 	err = td_pm_group_open(td, &guarded);
 	if (err < 0)
 		return err;
 	td_hybrid_ecore_open(td, req->include_kernel);
 	td_hybrid_init(td);
-	if (td->hybrid->pcores)
-		td->pm.guarded_read = guarded_read;
-	td->pm.saved_read_fallback = td->hybrid->ecore != NULL;
+	if (h->pcores)
+		pm->guarded_read = guarded_read;
+	pm->saved_read_fallback = h->ecore != NULL;
 	return 0; /* never fast_capable: the E-cores fault on the selectors */
 }
 
@@ -77,7 +76,7 @@ static int hybrid_sample(struct td *td, struct td_sample *s)
 {
 	int err = td_pm_sample(td, s);
 
-	if (td->hybrid->ecore && err == 0)
+	if (td_hybrid_of(td)->ecore && err == 0)
 		td_hybrid_fold(td, s); /* before note_schedule: fixes unsched */
 	return err;
 }
@@ -105,18 +104,19 @@ static void hybrid_info(const struct td *td, struct td_info *i)
 	char caps[32] = "";
 
 	td_pm_info(td, i);
-	if (!td->hybrid->ecore)
+	if (!td_hybrid_of(td)->ecore)
 		return;
 	i->flags |= TD_INFO_HYBRID_ECORE;
 	td_pm_pmu_name(td, caps, sizeof(caps));
 	/* e.g. "alderlake_hybrid+gracemont"; a longer one is cut short */
 	if (snprintf(i->uarch, sizeof(i->uarch), "%s+%s", caps,
-		     td->hybrid->ecore->m.name) >= (int)sizeof(i->uarch))
+		     td_hybrid_of(td)->ecore->m.name) >= (int)sizeof(i->uarch))
 		i->uarch[sizeof(i->uarch) - 1] = '\0';
 }
 
 const struct td_source_ops td_source_hybrid = {
 	.name = "hybrid",
+	.handle_size = sizeof(struct td_hybrid_handle),
 	.open = hybrid_open,
 	.close = hybrid_close,
 	.sample = hybrid_sample,

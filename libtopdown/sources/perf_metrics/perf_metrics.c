@@ -19,8 +19,8 @@
  */
 int td_pm_group_open(struct td *td, const struct td_open_req *req)
 {
-	td->pm.pmu = req->found->pm;
-	td->pm.clear_mode = td->pm.pmu.metrics_clear_config1 &&
+	td_pm_of(td)->pm.pmu = req->found->pm;
+	td_pm_of(td)->pm.clear_mode = td_pm_of(td)->pm.pmu.metrics_clear_config1 &&
 			    req->metrics_clear;
 	return td_group_open(td, req->include_kernel, req->want_rdpmc);
 }
@@ -36,7 +36,7 @@ static int pm_open(struct td *td, const struct td_open_req *req)
 	 * reading is folded at once (pm_reading.c).
 	 */
 	if (err == 0)
-		td->fast_capable = !td->pm.clear_mode;
+		td->fast_capable = !td_pm_of(td)->pm.clear_mode;
 	return err;
 }
 
@@ -48,7 +48,7 @@ void td_pm_close(struct td *td)
 
 static bool pm_level2(const struct td *td)
 {
-	return td->pm.pmu.nr_metrics == TD_NR_METRICS;
+	return td_pm_of(td)->pm.pmu.nr_metrics == TD_NR_METRICS;
 }
 
 /* Counts of PERF_METRICS subtract: b - a per category. */
@@ -83,13 +83,14 @@ void td_pm_pmu_name(const struct td *td, char *out, size_t len)
 void td_pm_info(const struct td *td, struct td_info *i)
 {
 	i->levels = pm_level2(td) ? 2 : 1;
-	if (td->pm.clear_mode)
+	if (td_pm_of(td)->pm.clear_mode)
 		i->flags |= TD_INFO_METRICS_CLEAR;
 	td_pm_pmu_name(td, i->uarch, sizeof(i->uarch));
 }
 
 const struct td_source_ops td_source_perf_metrics = {
 	.name = "perf_metrics",
+	.handle_size = sizeof(struct td_pm_handle),
 	.open = pm_open,
 	.close = td_pm_close,
 	.sample = td_pm_sample,

@@ -8,8 +8,115 @@
 
 #include "source.h"
 
+enum td_clear_trigger {
+	TD_CLEAR_UNKNOWN,     /* not learnt yet: probe with extra reads */
+	TD_CLEAR_BY_METRICS,  /* reading PERF_METRICS clears: slots first */
+	TD_CLEAR_BY_SLOTS     /* reading SLOTS clears: metrics first */
+};
+
+/* PERF_METRICS' events on the core PMU, from sysfs (pm_pmu.c). */
+struct td_pm_pmu {
+	uint64_t slots_config;
+	uint64_t metric_config[TD_NR_METRICS];
+	unsigned nr_metrics;  /* 4 (L1) or 8 (L1+L2) */
+	uint64_t metrics_clear_config1; /* format/metrics_clear bit, or 0 */
+};
+
+/*
+ * The PERF_METRICS source's own state (sources/perf_metrics/, also used
+ * by the hybrid source it serves), embedded in the handle: the fast path
+ * reads none of it.
+ */
+struct td_pm {
+	struct td_pm_pmu pmu;
+	int metric_fd[TD_NR_METRICS];
+	struct td_counts last_read; /* read(2) path: last counts returned */
+	/*
+	 * RDPMC metrics-clear mode (Lunar Lake P-cores and later): every
+	 * user RDPMC of the trigger register zeroes SLOTS and PERF_METRICS.
+	 * Which of the two reads triggers is learnt at run time.
+	 */
+	bool clear_mode;
+	enum td_clear_trigger clear_trigger;
+	/*
+	 * pm_reading.c: snap.base plus the cpu_core group's kernel counts
+	 * (read(2)) are its counts in our units.  True from open and after
+	 * each of our resets (IOC_RESET zeroes both); false once a fold put
+	 * P counts into base that the kernel's counts hold too (a foreign
+	 * reset, an undone reset, a read(2) that raced a schedule-in).
+	 */
+	bool kcount_ok;
+	/*
+	 * Metrics-clear mode's fast begin (pm_clear_fast.c): a reading kept
+	 * raw, folded into snap.base before anything reads it.
+	 */
+	bool pending;
+	uint64_t pend_slots, pend_metrics;
+	/*
+	 * Set by a source that serves this one where the fixed selectors
+	 * exist on some CPUs only (the hybrid source's rseq guard): the
+	 * RDPMC of SLOTS and PERF_METRICS (their user-page indices) that
+	 * never runs on another CPU; false when the thread is on one.  NULL:
+	 * plain RDPMC.
+	 */
+	bool (*guarded_read)(const struct td *td, uint32_t sidx, uint32_t midx,
+			     uint64_t *slots, uint64_t *metrics);
+	/*
+	 * When RDPMC cannot read, take the group's counts the kernel saved
+	 * at schedule-out by read(2) (pm_reading.c ecore_p_sample): set by
+	 * the hybrid source, whose E-core group counts meanwhile.
+	 */
+	bool saved_read_fallback;
+};
+
+/*
+ * A handle of the PERF_METRICS source (and of the hybrid source, which
+ * embeds this one): the core handle, then the source's own state.  The
+ * fast path (pm_fast.c) reads the user page and the last readings at
+ * fixed offsets from the core handle, as it did when they were core's.
+ */
+struct td_pm_handle {
+	struct td td;
+	struct perf_event_mmap_page *slots_pc;  /* leader's user page */
+	struct perf_event_mmap_page *metric_pc; /* first metric's user page */
+	/*
+	 * The last RDPMC reading of SLOTS, which a later one below it shows
+	 * a foreign reset by; and the last reading of both registers, a pair
+	 * of one instant, which such a reset folds (pm_reading.c): set
+	 * together wherever both are read.  A fast end without output reads
+	 * SLOTS alone: last_raw_slots only.
+	 */
+	uint64_t last_raw_slots;
+	uint64_t last_pair_slots;
+	union {
+		uint64_t last_raw_metrics;
+		uint32_t last_raw_metrics_half[2]; /* x86: little endian */
+	};
+	struct td_pm pm;
+};
+_Static_assert(offsetof(struct td_pm_handle, td) == 0,
+	       "a handle is freed as its struct td");
+
+static inline struct td_pm_handle *td_pm_of(const struct td *td)
+{
+	return td_container_of(td, struct td_pm_handle, td);
+}
+
 /* pm_pmu.c: PERF_METRICS' events on the core PMU; -EOPNOTSUPP: none. */
 TD_HIDDEN int td_pm_pmu_find(const struct td_pmu *pmu, struct td_pm_pmu *pm);
+/* pm_group.c: the perf_event group of SLOTS and the metrics. */
+TD_HIDDEN int td_group_open(struct td *td, bool include_kernel,
+			   bool want_rdpmc);
+TD_HIDDEN void td_group_close(struct td *td);
+TD_HIDDEN int td_group_reset(struct td *td);
+/*
+ * pm_reading.c: the source's reading, on whichever of its paths the
+ * handle uses (RDPMC, metrics-clear, read(2)), and its reset operation.
+ */
+TD_HIDDEN int td_pm_sample(struct td *td, struct td_sample *s);
+TD_HIDDEN int td_pm_reset(struct td *td, struct td_sample *s);
+/* pm_clear_fast.c: fold the reading a metrics-clear fast begin kept. */
+TD_HIDDEN void td_pm_fold_pending(struct td *td);
 /* perf_metrics.c */
 TD_HIDDEN int td_pm_group_open(struct td *td, const struct td_open_req *req);
 TD_HIDDEN void td_pm_close(struct td *td);
@@ -24,6 +131,10 @@ struct td_region_priv;
 TD_HIDDEN int td_pm_clear_fast_begin(struct td *td, struct td_region_priv *p);
 TD_HIDDEN int td_pm_clear_fast_end(struct td *td, struct td_region_priv *p,
 				   struct td_result *res);
+/* pm_fast.c: a fast reading of both registers, with somewhere to go. */
+TD_HIDDEN int td_end_with_reading(struct td *td, struct td_region_priv *p,
+				  struct td_result *res, uint64_t slots,
+				  uint64_t metrics);
 /* pm_fast.c: the end of two readings another fast path took (hybrid). */
 TD_HIDDEN int td_pm_end_reading(struct td *td, struct td_region_priv *p,
 				struct td_result *res, uint64_t slots,

@@ -23,17 +23,17 @@
 #include "source.h"
 
 /*
- * A reading a fast begin kept raw (td->pm.pending): folded now.  Before
+ * A reading a fast begin kept raw (td_pm_of(td)->pm.pending): folded now.  Before
  * anything reads the handle's counts (td_pm_sample, the next fast
  * boundary), so that the begin's own fold stays out of the region.
  */
 void td_pm_fold_pending(struct td *td)
 {
-	if (!td->pm.pending)
+	if (!td_pm_of(td)->pm.pending)
 		return;
-	td->pm.pending = false;
-	td_counts_add(&td->snap.base, td->pm.pend_slots, td->pm.pend_metrics);
-	td->snap.qerr_base += td->pm.pend_slots; /* no restore since */
+	td_pm_of(td)->pm.pending = false;
+	td_counts_add(&td->snap.base, td_pm_of(td)->pm.pend_slots, td_pm_of(td)->pm.pend_metrics);
+	td->snap.qerr_base += td_pm_of(td)->pm.pend_slots; /* no restore since */
 	td_snap_new_version(td);
 }
 
@@ -41,16 +41,16 @@ void td_pm_fold_pending(struct td *td)
 static inline __attribute__((always_inline)) bool
 clear_ready(struct td *td, uint32_t *sidx, uint32_t *midx)
 {
-	if (TD_UNLIKELY(!td->pm.clear_mode)) {
+	if (TD_UNLIKELY(!td_pm_of(td)->pm.clear_mode)) {
 		td->src_fast = false; /* the probe found no clearing: for good */
 		return false;
 	}
-	if (TD_UNLIKELY(td_load_once(td->slots_pc->lock) != td->last_lock ||
-			td->pm.clear_trigger == TD_CLEAR_UNKNOWN))
+	if (TD_UNLIKELY(td_load_once(td_pm_of(td)->slots_pc->lock) != td->last_lock ||
+			td_pm_of(td)->pm.clear_trigger == TD_CLEAR_UNKNOWN))
 		return false; /* a restore to count, or the probe to run */
 	td_compiler_barrier();
-	*sidx = td_load_once(td->slots_pc->index);
-	*midx = td_load_once(td->metric_pc->index);
+	*sidx = td_load_once(td_pm_of(td)->slots_pc->index);
+	*midx = td_load_once(td_pm_of(td)->metric_pc->index);
 	return *sidx && *midx;
 }
 
@@ -64,7 +64,7 @@ static inline bool clear_read2(const struct td *td, uint32_t sidx,
 			       uint32_t midx, uint64_t *slots,
 			       uint64_t *metrics)
 {
-	if (td->pm.clear_trigger == TD_CLEAR_BY_METRICS) {
+	if (td_pm_of(td)->pm.clear_trigger == TD_CLEAR_BY_METRICS) {
 		*slots = td_rdpmc(sidx - 1) & TD_SLOTS_MASK;
 		*metrics = td_rdpmc(midx - 1);
 	} else {
@@ -72,7 +72,7 @@ static inline bool clear_read2(const struct td *td, uint32_t sidx,
 		*slots = td_rdpmc(sidx - 1) & TD_SLOTS_MASK;
 	}
 	td_compiler_barrier();
-	return td_load_once(td->slots_pc->index) != 0;
+	return td_load_once(td_pm_of(td)->slots_pc->index) != 0;
 }
 
 /*
@@ -100,9 +100,9 @@ int td_pm_clear_fast_begin(struct td *td, struct td_region_priv *p)
 	p->slots = slots;
 	p->metrics = metrics;
 	p->snap.qerr_base += 2 * slots;
-	td->pm.pend_slots = slots;
-	td->pm.pend_metrics = metrics;
-	td->pm.pending = true;
+	td_pm_of(td)->pm.pend_slots = slots;
+	td_pm_of(td)->pm.pend_metrics = metrics;
+	td_pm_of(td)->pm.pending = true;
 	p->owner = td;
 	td_policy_open(&td->policy, p->snap.base.slots + slots);
 	return 0;

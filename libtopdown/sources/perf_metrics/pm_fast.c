@@ -74,14 +74,38 @@ void td_pm_fast_setup(struct td *td)
 	td->fast = td->path == TD_PATH_RDPMC && td->fast_capable &&
 		   TD_HAVE_USER_READ &&
 		   td->policy.kind != TD_RESET_ALWAYS &&
-		   td->slots_pc->index == TD_RDPMC_SLOTS + 1 &&
-		   td->metric_pc->index == TD_RDPMC_METRICS + 1;
+		   td_pm_of(td)->slots_pc->index == TD_RDPMC_SLOTS + 1 &&
+		   td_pm_of(td)->metric_pc->index == TD_RDPMC_METRICS + 1;
 	/* metrics-clear mode: its own fast path (pm_clear_fast.c) */
-	td->src_fast = td->pm.clear_mode && td->path == TD_PATH_RDPMC &&
+	td->src_fast = td_pm_of(td)->pm.clear_mode && td->path == TD_PATH_RDPMC &&
 		       TD_HAVE_USER_READ;
 }
 
 /* ---- slow path ----------------------------------------------------------- */
+
+/*
+ * A fast reading of both registers that passed its checks, with
+ * somewhere to go: a result, a record.
+ */
+__attribute__((noinline)) int td_end_with_reading(struct td *td, struct td_region_priv *p,
+			struct td_result *res, uint64_t slots, uint64_t metrics)
+{
+	struct td_pm_handle *h = td_pm_of(td);
+	struct td_sample s;
+
+	h->last_raw_slots = slots;
+	h->last_pair_slots = slots;
+	h->last_raw_metrics = metrics;
+	s.valid = true;
+	s.raw_slots = slots;
+	s.raw_metrics = metrics;
+	s.unsched = td->last_unsched;
+	s.qerr_base = td->snap.qerr_base;
+	s.c = td->snap.base;
+	td_counts_add(&s.c, slots, metrics);
+	td_end_sampled(td, p, &s, res);
+	return 0;
+}
 
 /* ---- the begin/end pair -------------------------------------------------- */
 
@@ -92,17 +116,17 @@ int td_region_begin(struct td *td, struct td_region *r)
 
 	if (TD_UNLIKELY(td != td_fast_td || !r || p->owner))
 		return td_begin_checked(td, r);
-	if (TD_UNLIKELY((td_load_once(td->slots_pc->lock) | td->epoch_hi) !=
+	if (TD_UNLIKELY((td_load_once(td_pm_of(td)->slots_pc->lock) | td->epoch_hi) !=
 			p->key))
 		return td_slow_begin(td, p);
 	td_compiler_barrier();
 	td_rdpmc_halves(TD_RDPMC_SLOTS, &lo, &hi);
 	slots = td_join48(lo, hi);
 	if (TD_UNLIKELY(td_reset_may_be_due(td, p, slots) ||
-			slots < td->last_raw_slots))
+			slots < td_pm_of(td)->last_raw_slots))
 		return td_slow_begin(td, p);
-	td->last_raw_slots = slots;
-	td_store_once(td->last_pair_slots, slots); /* one store, unmerged */
+	td_pm_of(td)->last_raw_slots = slots;
+	td_store_once(td_pm_of(td)->last_pair_slots, slots); /* one store, unmerged */
 	p->slots = slots;
 	p->owner = td;
 	td_policy_open(&td->policy, slots + p->snap.base.slots);
@@ -115,8 +139,8 @@ int td_region_begin(struct td *td, struct td_region *r)
 	 * two stores of the halves, as RDPMC gave them (volatile: not joined
 	 * by the compiler into more instructions than that).
 	 */
-	td_store_once(td->last_raw_metrics_half[0], (uint32_t)lo);
-	td_store_once(td->last_raw_metrics_half[1], (uint32_t)hi);
+	td_store_once(td_pm_of(td)->last_raw_metrics_half[0], (uint32_t)lo);
+	td_store_once(td_pm_of(td)->last_raw_metrics_half[1], (uint32_t)hi);
 	return 0;
 }
 
@@ -132,8 +156,8 @@ static bool fast_end_ok(const struct td *td, struct td_region *r,
 			uint64_t slots)
 {
 	return r && priv(r)->owner == td &&
-	       td_load_once(td->slots_pc->lock) == td->last_lock &&
-	       slots >= td->last_raw_slots;
+	       td_load_once(td_pm_of(td)->slots_pc->lock) == td->last_lock &&
+	       slots >= td_pm_of(td)->last_raw_slots;
 }
 
 /* The rare end of end_same_snap: its own frame, a tail call there. */
@@ -165,9 +189,9 @@ static inline __attribute__((always_inline)) int end_same_snap_l2(
 	struct td *td, struct td_region_priv *p, struct td_result *res,
 	uint64_t slots, uint64_t metrics, bool l2)
 {
-	td->last_raw_slots = slots;
-	td->last_pair_slots = slots;
-	td->last_raw_metrics = metrics;
+	td_pm_of(td)->last_raw_slots = slots;
+	td_pm_of(td)->last_pair_slots = slots;
+	td_pm_of(td)->last_raw_metrics = metrics;
 	td_learn_length(td, p, slots - p->slots);
 	td_policy_close(&td->policy, slots + td->snap.base.slots);
 	p->owner = NULL;
@@ -194,7 +218,7 @@ static inline __attribute__((always_inline)) int end_same_snap(
 	struct td *td, struct td_region_priv *p, struct td_result *res,
 	uint64_t slots, uint64_t metrics)
 {
-	if (TD_LIKELY(td->pm.pmu.nr_metrics == TD_NR_METRICS))
+	if (TD_LIKELY(td_pm_of(td)->pm.pmu.nr_metrics == TD_NR_METRICS))
 		return end_same_snap_l2(td, p, res, slots, metrics, true);
 	return end_same_snap_l2(td, p, res, slots, metrics, false);
 }
@@ -230,9 +254,9 @@ static inline __attribute__((always_inline)) int end_result(
 	struct td_region_priv *p = priv(r);
 	uint64_t lock;
 
-	if (!r || p->owner != td || slots < td->last_raw_slots)
+	if (!r || p->owner != td || slots < td_pm_of(td)->last_raw_slots)
 		return td_slow_end(td, r, res);
-	lock = td_load_once(td->slots_pc->lock);
+	lock = td_load_once(td_pm_of(td)->slots_pc->lock);
 	if (TD_LIKELY(lock == td->end_key && same_epoch(td, p)))
 		return end_same_snap(td, p, res, slots, metrics);
 	return end_result_keyed(td, p, slots, metrics, lock, res);
@@ -251,10 +275,10 @@ static void end_to_record(struct td *td, struct td_region_priv *p,
 	struct td_sink *k = &td->sink;
 	struct td_record *rec;
 
-	td->last_raw_slots = slots;
-	td->last_pair_slots = slots;
-	td->last_raw_metrics_half[0] = metrics_lo;
-	td->last_raw_metrics_half[1] = metrics_hi;
+	td_pm_of(td)->last_raw_slots = slots;
+	td_pm_of(td)->last_pair_slots = slots;
+	td_pm_of(td)->last_raw_metrics_half[0] = metrics_lo;
+	td_pm_of(td)->last_raw_metrics_half[1] = metrics_hi;
 	td_learn_length(td, p, slots - p->slots);
 	td_policy_close(&td->policy, slots + td->snap.base.slots);
 	p->owner = NULL;
@@ -317,7 +341,7 @@ static __attribute__((noinline)) int end_unusual(struct td *td,
 	td_rdpmc_pair(TD_RDPMC_SLOTS, TD_RDPMC_METRICS, &lo, &hi, &mlo, &mhi);
 	td_compiler_barrier();
 	slots = td_join48(lo, hi);
-	if (slots < td->last_raw_slots) /* a reset since the first read */
+	if (slots < td_pm_of(td)->last_raw_slots) /* a reset since the first read */
 		return td_slow_end(td, r, NULL);
 	td_end_with_reading(td, priv(r), NULL, slots, (mhi << 32) | mlo);
 	return 0;
@@ -358,9 +382,9 @@ int td_pm_end_reading(struct td *td, struct td_region_priv *p,
 	}
 	if (res || sink)
 		return td_end_with_reading(td, p, res, slots, metrics);
-	td->last_raw_slots = slots; /* no output: the length, the pair */
-	td->last_pair_slots = slots;
-	td->last_raw_metrics = metrics;
+	td_pm_of(td)->last_raw_slots = slots; /* no output: the length, the pair */
+	td_pm_of(td)->last_pair_slots = slots;
+	td_pm_of(td)->last_raw_metrics = metrics;
 	td_learn_length(td, p, slots + td->snap.base.slots -
 					 p->snap.base.slots - p->slots);
 	td_policy_close(&td->policy, slots + td->snap.base.slots);
@@ -380,9 +404,9 @@ int td_region_end(struct td *td, struct td_region *r, struct td_result *res)
 	td_rdpmc_halves(TD_RDPMC_SLOTS, &lo, &hi);
 	td_compiler_barrier();
 	slots = td_join48(lo, hi);
-	if (TD_UNLIKELY(!r || p->owner != td || slots < td->last_raw_slots))
+	if (TD_UNLIKELY(!r || p->owner != td || slots < td_pm_of(td)->last_raw_slots))
 		return end_unusual(td, r, slots);
-	key = td_load_once(td->slots_pc->lock);
+	key = td_load_once(td_pm_of(td)->slots_pc->lock);
 	if (TD_UNLIKELY(key != td->end_key))
 		return end_keyed(td, r, slots, key);
 	/*
@@ -393,7 +417,7 @@ int td_region_end(struct td *td, struct td_region *r, struct td_result *res)
 	 * read: the pair a foreign reset folds stays the last reading of
 	 * both (a PERF_METRICS read here would be a fourth RDPMC per pair).
 	 */
-	td->last_raw_slots = slots;
+	td_pm_of(td)->last_raw_slots = slots;
 	at = slots + td->snap.base.slots;
 	td_policy_close(&td->policy, at);
 	__asm__("" : "+r"(at));

@@ -22,7 +22,7 @@
 #include <unistd.h>
 
 #include "arch.h"
-#include "internal.h"
+#include "perf_metrics.h"
 
 /* One member of a counting group (both sources): identical exclude bits. */
 void td_fill_attr(struct perf_event_attr *a, uint32_t type, uint64_t config,
@@ -57,14 +57,14 @@ int td_open_error(int err)
 
 static int open_members(struct td *td, bool include_kernel)
 {
-	const struct td_pm_pmu *pm = &td->pm.pmu;
+	const struct td_pm_pmu *pm = &td_pm_of(td)->pm.pmu;
 	struct perf_event_attr attr;
 	int fd;
 
 	td_fill_attr(&attr, td->pmu.type, pm->slots_config, true,
 		     include_kernel);
 	/* metrics-clear mode: config1 of the slots event (K-new) */
-	if (td->pm.clear_mode)
+	if (td_pm_of(td)->pm.clear_mode)
 		attr.config1 = pm->metrics_clear_config1;
 	fd = td_sys_perf_open(&attr, -1);
 	if (fd < 0)
@@ -76,7 +76,7 @@ static int open_members(struct td *td, bool include_kernel)
 		fd = td_sys_perf_open(&attr, td->leader_fd);
 		if (fd < 0)
 			return td_open_error(fd);
-		td->pm.metric_fd[i] = fd;
+		td_pm_of(td)->pm.metric_fd[i] = fd;
 	}
 	return 0;
 }
@@ -93,11 +93,11 @@ static bool page_allows_rdpmc(const struct perf_event_mmap_page *pc)
  */
 static int map_pages(struct td *td)
 {
-	td->slots_pc = td_sys_map(td->leader_fd, td->page_size);
-	if (!td->slots_pc)
+	td_pm_of(td)->slots_pc = td_sys_map(td->leader_fd, td->page_size);
+	if (!td_pm_of(td)->slots_pc)
 		return errno ? -errno : -ENOMEM;
-	td->metric_pc = td_sys_map(td->pm.metric_fd[0], td->page_size);
-	if (!td->metric_pc)
+	td_pm_of(td)->metric_pc = td_sys_map(td_pm_of(td)->pm.metric_fd[0], td->page_size);
+	if (!td_pm_of(td)->metric_pc)
 		return errno ? -errno : -ENOMEM;
 	return 0;
 }
@@ -105,13 +105,13 @@ static int map_pages(struct td *td)
 static void choose_path(struct td *td, bool want_rdpmc)
 {
 	bool ok = want_rdpmc && TD_HAVE_USER_READ && td->pmu.rdpmc_knob != 0 &&
-		  page_allows_rdpmc(td->slots_pc) &&
-		  page_allows_rdpmc(td->metric_pc);
+		  page_allows_rdpmc(td_pm_of(td)->slots_pc) &&
+		  page_allows_rdpmc(td_pm_of(td)->metric_pc);
 
 	td->path = ok ? TD_PATH_RDPMC : TD_PATH_READ;
 	/* The clear happens on user RDPMC only: no effect on read(2). */
 	if (td->path != TD_PATH_RDPMC)
-		td->pm.clear_mode = false;
+		td_pm_of(td)->pm.clear_mode = false;
 }
 
 int td_group_open(struct td *td, bool include_kernel, bool want_rdpmc)
@@ -121,7 +121,7 @@ int td_group_open(struct td *td, bool include_kernel, bool want_rdpmc)
 	td->page_size = (size_t)sysconf(_SC_PAGESIZE);
 	td->leader_fd = -1;
 	for (unsigned i = 0; i < TD_NR_METRICS; i++)
-		td->pm.metric_fd[i] = -1;
+		td_pm_of(td)->pm.metric_fd[i] = -1;
 	err = open_members(td, include_kernel);
 	if (err < 0)
 		return err;
@@ -133,18 +133,18 @@ int td_group_open(struct td *td, bool include_kernel, bool want_rdpmc)
 	if (err < 0)
 		return err;
 	choose_path(td, want_rdpmc);
-	td->last_lock = td->slots_pc->lock;
+	td->last_lock = td_pm_of(td)->slots_pc->lock;
 	return 0;
 }
 
 void td_group_close(struct td *td)
 {
-	td_sys_unmap(td->metric_pc, td->page_size);
-	td_sys_unmap(td->slots_pc, td->page_size);
-	td->metric_pc = td->slots_pc = NULL;
+	td_sys_unmap(td_pm_of(td)->metric_pc, td->page_size);
+	td_sys_unmap(td_pm_of(td)->slots_pc, td->page_size);
+	td_pm_of(td)->metric_pc = td_pm_of(td)->slots_pc = NULL;
 	for (unsigned i = 0; i < TD_NR_METRICS; i++) {
-		td_sys_close(td->pm.metric_fd[i]);
-		td->pm.metric_fd[i] = -1;
+		td_sys_close(td_pm_of(td)->pm.metric_fd[i]);
+		td_pm_of(td)->pm.metric_fd[i] = -1;
 	}
 	td_sys_close(td->leader_fd);
 	td->leader_fd = -1;

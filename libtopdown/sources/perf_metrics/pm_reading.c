@@ -29,7 +29,7 @@
 
 #include "arch.h"
 #include "barrier.h"
-#include "source.h"
+#include "perf_metrics.h"
 
 /* cap_user_rdpmc is bit 2 of perf_event_mmap_page.capabilities. */
 #define TD_CAP_USER_RDPMC (UINT64_C(1) << 2)
@@ -71,8 +71,8 @@ static inline uint64_t restore_error(struct td *td, uint32_t lock,
  */
 static inline bool rdpmc_read(const struct td *td, struct raw_reading *r)
 {
-	const struct perf_event_mmap_page *spc = td->slots_pc;
-	const struct perf_event_mmap_page *mpc = td->metric_pc;
+	const struct perf_event_mmap_page *spc = td_pm_of(td)->slots_pc;
+	const struct perf_event_mmap_page *mpc = td_pm_of(td)->metric_pc;
 	uint32_t seq, sidx, midx;
 
 	do {
@@ -85,8 +85,8 @@ static inline bool rdpmc_read(const struct td *td, struct raw_reading *r)
 			return false;
 		r->unsched = td_load_once(spc->time_enabled) -
 			     td_load_once(spc->time_running);
-		if (TD_UNLIKELY(td->pm.guarded_read)) {
-			if (!td->pm.guarded_read(td, sidx, midx, &r->slots,
+		if (TD_UNLIKELY(td_pm_of(td)->pm.guarded_read)) {
+			if (!td_pm_of(td)->pm.guarded_read(td, sidx, midx, &r->slots,
 						 &r->metrics))
 				return false;
 		} else {
@@ -115,13 +115,13 @@ static void note_foreign_reset(struct td *td)
  */
 static void fold_foreign_reset(struct td *td)
 {
-	uint64_t pair = td->last_pair_slots, raw = td->last_raw_slots;
+	uint64_t pair = td_pm_of(td)->last_pair_slots, raw = td_pm_of(td)->last_raw_slots;
 	uint64_t unpaired = raw > pair ? raw - pair : 0;
 
-	td_counts_add(&td->snap.base, pair, td->last_raw_metrics);
+	td_counts_add(&td->snap.base, pair, td_pm_of(td)->last_raw_metrics);
 	td->snap.base.slots += unpaired;
 	td->snap.qerr_base += pair + 255 * unpaired;
-	td->pm.kcount_ok = false; /* the kernel's counts hold these slots too */
+	td_pm_of(td)->pm.kcount_ok = false; /* the kernel's counts hold these slots too */
 	note_foreign_reset(td);
 }
 
@@ -138,12 +138,12 @@ static void unreadable_sample(struct td *td, struct td_sample *s)
 static void cumulative_sample(struct td *td, const struct raw_reading *r,
 			      struct td_sample *s)
 {
-	if (TD_UNLIKELY(r->slots < td->last_raw_slots))
+	if (TD_UNLIKELY(r->slots < td_pm_of(td)->last_raw_slots))
 		fold_foreign_reset(td);
 	td->snap.qerr_base += restore_error(td, r->lock, r->slots);
-	td->last_raw_slots = r->slots;
-	td->last_pair_slots = r->slots;
-	td->last_raw_metrics = r->metrics;
+	td_pm_of(td)->last_raw_slots = r->slots;
+	td_pm_of(td)->last_pair_slots = r->slots;
+	td_pm_of(td)->last_raw_metrics = r->metrics;
 	s->raw_metrics = r->metrics;
 	s->c = td->snap.base;
 	td_counts_add(&s->c, r->slots, r->metrics);
@@ -176,14 +176,14 @@ static void cumulative_sample(struct td *td, const struct raw_reading *r,
  */
 static bool ecore_p_sample(struct td *td, struct td_sample *s)
 {
-	const struct perf_event_mmap_page *pc = td->slots_pc;
+	const struct perf_event_mmap_page *pc = td_pm_of(td)->slots_pc;
 	uint64_t buf[3 + 1 + TD_NR_METRICS], en, run;
-	size_t len = (3 + 1 + td->pm.pmu.nr_metrics) * sizeof(uint64_t);
+	size_t len = (3 + 1 + td_pm_of(td)->pm.pmu.nr_metrics) * sizeof(uint64_t);
 	uint32_t lock = td_load_once(pc->lock);
 	int n;
 
 	td_compiler_barrier();
-	if (!td->pm.kcount_ok || td->pm.clear_mode || (lock & 1) ||
+	if (!td_pm_of(td)->pm.kcount_ok || td_pm_of(td)->pm.clear_mode || (lock & 1) ||
 	    td_load_once(pc->index))
 		return false;
 	en = td_load_once(pc->time_enabled);
@@ -191,14 +191,14 @@ static bool ecore_p_sample(struct td *td, struct td_sample *s)
 	n = td_sys_read(td->leader_fd, buf, len);
 	td_compiler_barrier();
 	if (td_load_once(pc->lock) != lock) {
-		td->pm.kcount_ok = false; /* the read may have reset: void */
+		td_pm_of(td)->pm.kcount_ok = false; /* the read may have reset: void */
 		return false;
 	}
-	if (n != (int)len || buf[0] != 1 + td->pm.pmu.nr_metrics)
+	if (n != (int)len || buf[0] != 1 + td_pm_of(td)->pm.pmu.nr_metrics)
 		return false;
 	s->c = td->snap.base;
 	s->c.slots += buf[3];
-	for (unsigned i = 0; i < td->pm.pmu.nr_metrics; i++)
+	for (unsigned i = 0; i < td_pm_of(td)->pm.pmu.nr_metrics; i++)
 		s->c.cat[i] += 255 * buf[4 + i];
 	s->qself = buf[3] + 255;
 	td->snap.qerr_base += s->qself + 2 * restore_error(td, lock, s->qself);
@@ -223,7 +223,7 @@ static int rdpmc_sample(struct td *td, struct td_sample *s)
 
 	if (TD_LIKELY(rdpmc_read(td, &r)))
 		cumulative_sample(td, &r, s);
-	else if (!(td->pm.saved_read_fallback && ecore_p_sample(td, s)))
+	else if (!(td_pm_of(td)->pm.saved_read_fallback && ecore_p_sample(td, s)))
 		unreadable_sample(td, s);
 	return 0;
 }
@@ -254,7 +254,7 @@ static void probe_clear_trigger(struct td *td, uint32_t sidx, uint32_t midx,
 
 	if (s1 && s2 < s1) {
 		/* Both reads cleared: the categories of s1 + s2 are lost. */
-		td->pm.clear_trigger = TD_CLEAR_BY_SLOTS;
+		td_pm_of(td)->pm.clear_trigger = TD_CLEAR_BY_SLOTS;
 		note_foreign_reset(td);
 		td->snap.base.slots += s1 + s2;
 		r->slots = 0;
@@ -267,19 +267,19 @@ static void probe_clear_trigger(struct td *td, uint32_t sidx, uint32_t midx,
 	if (!s2)
 		return;
 	if (s3 < s2) {
-		td->pm.clear_trigger = TD_CLEAR_BY_METRICS;
+		td_pm_of(td)->pm.clear_trigger = TD_CLEAR_BY_METRICS;
 		return;
 	}
-	td->pm.clear_mode = false; /* counters kept counting: not in effect */
+	td_pm_of(td)->pm.clear_mode = false; /* counters kept counting: not in effect */
 }
 
 static inline void clear_mode_read(struct td *td, uint32_t sidx,
 				   uint32_t midx, struct raw_reading *r)
 {
-	if (TD_LIKELY(td->pm.clear_trigger == TD_CLEAR_BY_METRICS)) {
+	if (TD_LIKELY(td_pm_of(td)->pm.clear_trigger == TD_CLEAR_BY_METRICS)) {
 		r->slots = td_rdpmc(sidx - 1) & TD_SLOTS_MASK;
 		r->metrics = td_rdpmc(midx - 1);
-	} else if (td->pm.clear_trigger == TD_CLEAR_BY_SLOTS) {
+	} else if (td_pm_of(td)->pm.clear_trigger == TD_CLEAR_BY_SLOTS) {
 		r->metrics = td_rdpmc(midx - 1);
 		r->slots = td_rdpmc(sidx - 1) & TD_SLOTS_MASK;
 	} else {
@@ -294,8 +294,8 @@ static inline void clear_mode_read(struct td *td, uint32_t sidx,
  */
 static bool clear_read(struct td *td, struct raw_reading *r)
 {
-	const struct perf_event_mmap_page *spc = td->slots_pc;
-	const struct perf_event_mmap_page *mpc = td->metric_pc;
+	const struct perf_event_mmap_page *spc = td_pm_of(td)->slots_pc;
+	const struct perf_event_mmap_page *mpc = td_pm_of(td)->metric_pc;
 	uint32_t sidx, midx;
 
 	r->lock = td_load_once(spc->lock);
@@ -320,7 +320,7 @@ static int clear_sample(struct td *td, struct td_sample *s)
 		unreadable_sample(td, s);
 		return 0;
 	}
-	if (TD_UNLIKELY(!td->pm.clear_mode)) { /* the probe found no clearing */
+	if (TD_UNLIKELY(!td_pm_of(td)->pm.clear_mode)) { /* the probe found no clearing */
 		cumulative_sample(td, &r, s);
 		return 0;
 	}
@@ -343,32 +343,32 @@ static int read_sample(struct td *td, struct td_sample *s)
 {
 	uint64_t buf[3 + 1 + TD_NR_METRICS], interval;
 	uint32_t lock;
-	size_t len = (3 + 1 + td->pm.pmu.nr_metrics) * sizeof(uint64_t);
+	size_t len = (3 + 1 + td_pm_of(td)->pm.pmu.nr_metrics) * sizeof(uint64_t);
 	int n = td_sys_read(td->leader_fd, buf, len);
 
-	if (n != (int)len || buf[0] != 1 + td->pm.pmu.nr_metrics)
+	if (n != (int)len || buf[0] != 1 + td_pm_of(td)->pm.pmu.nr_metrics)
 		return n < 0 ? n : -EIO;
 	/* Someone's IOC_RESET zeroed the kernel counts: continue from base. */
-	if (TD_UNLIKELY(buf[3] < td->last_raw_slots)) {
-		td->snap.base = td->pm.last_read;
-		td->last_raw_slots = 0;
+	if (TD_UNLIKELY(buf[3] < td_pm_of(td)->last_raw_slots)) {
+		td->snap.base = td_pm_of(td)->pm.last_read;
+		td_pm_of(td)->last_raw_slots = 0;
 		note_foreign_reset(td);
 	}
-	interval = buf[3] - td->last_raw_slots;
+	interval = buf[3] - td_pm_of(td)->last_raw_slots;
 	s->c = td->snap.base;
 	s->c.slots += buf[3];
-	for (unsigned i = 0; i < td->pm.pmu.nr_metrics; i++)
+	for (unsigned i = 0; i < td_pm_of(td)->pm.pmu.nr_metrics; i++)
 		s->c.cat[i] += buf[4 + i] * 255;
 	/*
 	 * Per read interval: the kernel's integer division (+255) and the
 	 * 8-bit fields (interval); every schedule-in inside it re-quantises
 	 * and may have a drop discarded by "delta > last": twice more.
 	 */
-	lock = td_load_once(td->slots_pc->lock);
+	lock = td_load_once(td_pm_of(td)->slots_pc->lock);
 	td->snap.qerr_base += interval + 255 +
 			 2 * restore_error(td, lock, interval + 255);
-	td->last_raw_slots = buf[3];
-	td->pm.last_read = s->c;
+	td_pm_of(td)->last_raw_slots = buf[3];
+	td_pm_of(td)->pm.last_read = s->c;
 	s->raw_slots = 0;
 	s->unsched = buf[1] - buf[2];
 	s->valid = true;
@@ -376,14 +376,22 @@ static int read_sample(struct td *td, struct td_sample *s)
 }
 
 /* The PERF_METRICS source's reading: metrics-clear, RDPMC or read(2). */
-int td_pm_sample(struct td *td, struct td_sample *s)
+static int sample_by_path(struct td *td, struct td_sample *s)
 {
 	td_pm_fold_pending(td); /* a fast begin's reading, kept raw */
-	if (TD_UNLIKELY(td->pm.clear_mode))
+	if (TD_UNLIKELY(td_pm_of(td)->pm.clear_mode))
 		return clear_sample(td, s);
 	if (TD_LIKELY(td->path == TD_PATH_RDPMC))
 		return rdpmc_sample(td, s);
 	return read_sample(td, s);
+}
+
+int td_pm_sample(struct td *td, struct td_sample *s)
+{
+	int err = sample_by_path(td, s);
+
+	s->raw_at_last = td_pm_of(td)->last_raw_slots;
+	return err;
 }
 
 
@@ -401,12 +409,12 @@ static int td_fold_and_reset(struct td *td, const struct td_sample *s)
 		return err;
 	td->snap.base = s->c;
 	td->snap.qerr_base += s->raw_slots;
-	td->last_raw_slots = 0;
-	td->last_pair_slots = 0;
-	td->last_raw_metrics = 0;
-	td->pm.kcount_ok = true; /* IOC_RESET zeroed the kernel's counts too */
+	td_pm_of(td)->last_raw_slots = 0;
+	td_pm_of(td)->last_pair_slots = 0;
+	td_pm_of(td)->last_raw_metrics = 0;
+	td_pm_of(td)->pm.kcount_ok = true; /* IOC_RESET zeroed the kernel's counts too */
 	/* IOC_RESET updates the page itself: not a restore. */
-	td->last_lock = td_load_once(td->slots_pc->lock);
+	td->last_lock = td_load_once(td_pm_of(td)->slots_pc->lock);
 	td->resets++;
 	td_snap_publish(td, &before);
 	return 0;
@@ -440,7 +448,7 @@ int td_pm_reset(struct td *td, struct td_sample *s)
 	struct td_counts folded_base;
 	int err;
 
-	if (td->pm.clear_mode || s->on_ecore)
+	if (td_pm_of(td)->pm.clear_mode || s->on_ecore)
 		return 0;
 	err = td_fold_and_reset(td, s);
 	if (err < 0)
@@ -457,10 +465,10 @@ int td_pm_reset(struct td *td, struct td_sample *s)
 		td->snap.base.cat[i] += folded.base.cat[i] - folded_base.cat[i];
 	td->snap.qerr_base = saved.qerr_base;
 	/* but the kernel's counts were zeroed: they pair no more */
-	td->pm.kcount_ok = false;
-	td->last_raw_slots = fold_slots;
-	td->last_pair_slots = fold_slots;
-	td->last_raw_metrics = fold_metrics;
+	td_pm_of(td)->pm.kcount_ok = false;
+	td_pm_of(td)->last_raw_slots = fold_slots;
+	td_pm_of(td)->last_pair_slots = fold_slots;
+	td_pm_of(td)->last_raw_metrics = fold_metrics;
 	td->resets--;
 	td_snap_publish(td, &folded);
 	td_take_sample(td, s);
