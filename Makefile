@@ -14,6 +14,8 @@
 #   make test-asan       the tests under ASan+UBSan (build/asan)
 #   make test-tsan       the thread tests under ThreadSanitizer (build/tsan)
 #   make test-valgrind   the tests under valgrind memcheck
+#   make test-fastslow   the fast paths against a build without them (in
+#                        make test too)
 #   make fuzz            libFuzzer targets, FUZZ_TIME seconds each (20)
 #   make test-arm64      cross-built arm64 suite under qemu-aarch64 (build/arm64)
 #   make bench           accuracy (targets enforced), overhead, timing
@@ -85,9 +87,11 @@ EMU_OBJS := $(EMU_SRCS:test/emu/%.c=$(B)/emu/%.o)
 TESTS := test_decode test_open test_region test_harness test_misuse \
 	 test_hybrid test_threads test_live test_generic test_fastpath \
 	 test_budget test_hybrid_ecore test_smt_v1 test_arm test_zen_l2 \
-	 test_env_report test_counters_fast test_policy test_guards
+	 test_env_report test_counters_fast test_policy test_guards \
+	 test_fastslow
 TEST_BINS := $(foreach t,$(TESTS),$(B)/test/$(t)-static) \
-	     $(foreach t,$(filter-out test_decode test_generic test_arm,$(TESTS)),$(B)/test/$(t)-shared)
+	     $(foreach t,$(filter-out test_decode test_generic test_arm \
+		test_fastslow,$(TESTS)),$(B)/test/$(t)-shared)
 
 all: $(STATIC_LIB) $(B)/libtopdown.so $(B)/topdown.pc $(B)/topdown \
      $(B)/libtdemu.so
@@ -160,6 +164,32 @@ $(B)/test/%-static: $(B)/test/%.o $(EMU_OBJS) $(STATIC_LIB)
 $(B)/test/%-shared: $(B)/test/%.o $(EMU_OBJS) $(B)/libtopdown.so
 	$(CC) $(LDFLAGS) -rdynamic -o $@ $< $(call emu_for,$*) -L$(B) \
 		-ltopdown -Wl,-rpath,'$$ORIGIN/..' $(TEST_LIBS)
+
+# The fast paths against the general route (test/test_fastslow.c): the
+# library once more with every fast path compiled out (TD_NO_FAST_PATHS,
+# core/handle.c), linked into test_fastslow-nofast, whose traces of the
+# same operation sequences test_fastslow-static compares with its own.
+NOFAST_OBJS := $(LIB_SRCS:libtopdown/%.c=$(B)/nofast/%.o)
+NOFAST_LIB := $(B)/libtopdown-nofast.a
+$(B)/nofast/%.o: libtopdown/%.c
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) -DTD_NO_FAST_PATHS $(LIB_INCS) $(CFLAGS) \
+		-fvisibility=hidden -c -o $@ $<
+
+$(NOFAST_LIB): $(NOFAST_OBJS)
+	rm -f $@
+	$(AR) rcs $@ $^
+
+$(B)/test/test_fastslow-nofast: $(B)/test/test_fastslow.o $(EMU_OBJS) \
+				$(NOFAST_LIB)
+	$(CC) $(LDFLAGS) -rdynamic -o $@ $< $(EMU_OBJS) $(NOFAST_LIB) \
+		$(TEST_LIBS)
+
+$(B)/test/test_fastslow-static: $(B)/test/test_fastslow-nofast
+
+# make test-fastslow: that comparison alone.
+test-fastslow: $(B)/test/test_fastslow-static
+	@sh test/run-tests.sh -l $(B)/test $<
 
 # The emulator as an LD_PRELOAD object, for running programs emulated.
 # Without emu_rseq.o: a preloaded emulator must not take over a real
@@ -434,7 +464,7 @@ fuzz: $(FUZZ_TARGETS:%=$(B)/fuzz/%)
 
 .PHONY: all test test-abi test-cmd test-cxx-benchmark test-man test-arm64 \
 	validate test-validate demo bench bench-arm64 bench-arm64-if-possible \
-	bench-table harness gbench install uninstall clean FORCE \
+	bench-table harness gbench install uninstall clean FORCE test-fastslow \
 	test-asan test-tsan \
 	test-valgrind fuzz
 FORCE:

@@ -69,6 +69,13 @@ TD_HIDDEN void td_end_sampled(struct td *td, struct td_region_priv *p,
  */
 static inline void td_learn_length(struct td *td, struct td_region_priv *p, uint64_t len)
 {
+	/*
+	 * p->len 0 means never ended with a reading, which the slow path
+	 * expects to last the domain (reset_due, td_policy_reset_due): a
+	 * region that did end after 0 slots is expected so too, the same
+	 * decision on both paths.
+	 */
+	len = len ? len : TD_POLICY_DOMAIN;
 	p->len = len;
 	p->reset_at = td_policy_by_err(&td->policy, len);
 }

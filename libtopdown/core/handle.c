@@ -50,6 +50,14 @@ int td_handle_open(struct td **out, const struct td_options *opts,
 	td_snap_publish(td, &td->snap); /* the handle's first version */
 	if (td->src->ready)
 		td->src->ready(td);
+#ifdef TD_NO_FAST_PATHS
+	/*
+	 * The reference build of test_fastslow: every begin and end on the
+	 * general route (region_slow.c), whatever the source offers.
+	 */
+	td->fast = false;
+	td->src_fast = false;
+#endif
 	if (td->fast || td->src_fast)
 		td_fast_claim(td);
 	if (hooks->opened)

@@ -421,7 +421,9 @@ int td_region_end(struct td *td, struct td_region *r, struct td_result *res)
 	at = slots + td->snap.base.slots;
 	td_policy_close(&td->policy, at);
 	__asm__("" : "+r"(at));
-	td_learn_length(td, p, at - p->snap.base.slots - p->slots);
+	/* a begin that could not read has no length, as on the slow path */
+	if (TD_LIKELY(!(p->snap.resets & TD_BEGIN_UNREAD)))
+		td_learn_length(td, p, at - p->snap.base.slots - p->slots);
 	p->owner = NULL;
 	return 0;
 }
