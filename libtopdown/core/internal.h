@@ -269,6 +269,7 @@ struct td_env_report {
 
 struct td_gen;
 struct td_hybrid;
+struct td_named_tab;
 struct td_source_ops;
 
 /* A layer's part in a handle's life (td_handle_open); any may be NULL. */
@@ -378,7 +379,7 @@ struct td {
 
 
 	struct td_sink sink;
-	struct td_named *named;  /* named regions linked in: named.c */
+	struct td_named_tab *named; /* its named regions' slots: named.c */
 	struct td_env_report env;
 	const struct td_handle_hooks *hooks; /* of td_handle_open */
 
