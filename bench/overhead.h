@@ -17,6 +17,8 @@ enum ovh_section {
 	OVH_PAIR,         /* begin+end, no result */
 	OVH_PAIR_RESULT,  /* begin+end with a td_result */
 	OVH_NESTED,       /* begin outer, begin inner, end inner, end outer */
+	OVH_NAMED,        /* td_named_begin+end of a struct, no result */
+	OVH_NAMED_STR,    /* td_named_begin_str+end_str, no result */
 	OVH_SETUP,        /* td_records_attach + one warm pair: not a row */
 	OVH_PAIR_RECORDS, /* begin+end with records attached */
 	OVH_NR_SECTIONS

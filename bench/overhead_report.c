@@ -28,6 +28,8 @@ static const char *const seq_names[OVH_NR_SECTIONS] = {
 	[OVH_PAIR] = "pair",
 	[OVH_PAIR_RESULT] = "pair+result",
 	[OVH_NESTED] = "nested",
+	[OVH_NAMED] = "named",
+	[OVH_NAMED_STR] = "named-str",
 	[OVH_PAIR_RECORDS] = "pair+records",
 };
 
@@ -81,6 +83,16 @@ static void targets(const struct ovh_profile *p, unsigned s,
 {
 	unsigned long imax = 0, wmax = WINDOW_MAX;
 
+	/*
+	 * Named regions: a pair plus finding the handle's slot and the
+	 * totals at the end (a record to a named region takes the end's
+	 * slow path): figures reported, only "no syscall" a target.
+	 */
+	if (s == OVH_NAMED || s == OVH_NAMED_STR) {
+		*met = r->syscalls == 0;
+		snprintf(buf, len, "s=0");
+		return;
+	}
 	if (p->kind == OVH_PERF_METRICS)
 		imax = s == OVH_PAIR ? PM_PAIR_MAX
 		       : s == OVH_PAIR_RESULT ? PM_RESULT_MAX

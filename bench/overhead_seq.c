@@ -91,6 +91,23 @@ static void nested(struct td *td, struct td_region *outer,
 	td_region_end(td, outer, NULL);
 }
 
+/* A named region known to the handle: its slot found, nothing allocated. */
+static struct td_named named_region = TD_NAMED_INIT("bench");
+
+static void named_pair(struct td *td)
+{
+	td_named_begin(td, &named_region);
+	work();
+	td_named_end(td, &named_region, NULL);
+}
+
+static void named_str_pair(struct td *td)
+{
+	td_named_begin_str(td, "bench by name");
+	work();
+	td_named_end_str(td, "bench by name", NULL);
+}
+
 /* One section: run it, then tell the counting method where it ended. */
 static void section(ovh_mark_fn mark, unsigned i, struct td *td,
 		    struct td_region *r, struct td_region *outer,
@@ -109,6 +126,12 @@ static void section(ovh_mark_fn mark, unsigned i, struct td *td,
 		break;
 	case OVH_NESTED:
 		nested(td, outer, r);
+		break;
+	case OVH_NAMED:
+		named_pair(td);
+		break;
+	case OVH_NAMED_STR:
+		named_str_pair(td);
 		break;
 	case OVH_SETUP:
 		td_records_attach(td, recs, nrecs);
@@ -139,6 +162,8 @@ int ovh_run_sections(const struct ovh_profile *prof, ovh_mark_fn mark)
 		pair(td, &r, NULL);
 		pair(td, &r, &res);
 		nested(td, &outer, &r);
+		named_pair(td); /* the first allocates the handle's slot */
+		named_str_pair(td);
 	}
 	mark(0, 0);
 	for (unsigned i = 0; i < OVH_NR_SECTIONS; i++)

@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * threads: four worker threads, each with its own handle, measuring the
- * same two named regions; no report code at all.  The report comes from
+ * same two named regions, declared once for all of them (each handle
+ * keeps its own totals of a region: a row per thread in the report); no
+ * report code at all.  The report comes from
  * the environment (one per process: a row per thread and an all-threads
  * row per region):
  *
@@ -27,8 +29,11 @@ struct worker {
 	pthread_t thread;
 	int id, err;
 	uint64_t sink;
-	struct td_named sum, chase;
 };
+
+/* Declared once, used by every thread. */
+static struct td_named sum = TD_NAMED_INIT("sum");
+static struct td_named chase = TD_NAMED_INIT("chase");
 
 /* An independent loop, then a dependent pointer chase. */
 static uint64_t sum_loop(unsigned n)
@@ -66,12 +71,12 @@ static void *work(void *arg)
 	for (unsigned i = 0; i < N; i++) /* one big cycle: stride 4099 */
 		next[i] = (i + 4099) % N;
 	for (int i = 0; i < ITERS; i++) {
-		td_named_begin(td, &w->sum);
+		td_named_begin(td, &sum);
 		w->sink += sum_loop(N << w->id);
-		td_named_end(td, &w->sum, NULL);
-		td_named_begin(td, &w->chase);
+		td_named_end(td, &sum, NULL);
+		td_named_begin(td, &chase);
 		w->sink += chase_loop(next, N);
-		td_named_end(td, &w->chase, NULL);
+		td_named_end(td, &chase, NULL);
 	}
 	if (w->id < 2)
 		td_close(td); /* its totals go to the process's report */
@@ -86,8 +91,6 @@ int main(void)
 
 	for (int i = 0; i < NR_THREADS; i++) {
 		w[i].id = i;
-		w[i].sum = (struct td_named)TD_NAMED_INIT("sum");
-		w[i].chase = (struct td_named)TD_NAMED_INIT("chase");
 		if (pthread_create(&w[i].thread, NULL, work, &w[i]) != 0)
 			return 1;
 	}

@@ -52,6 +52,8 @@ enum td_l2 {
 #define TD_RESULT_CYCLES      (1u << 4) /* Arm N1: cycle stalls, not slots */
 #define TD_RESULT_MULTIPLEXED (1u << 5) /* estimated by multiplexing */
 #define TD_RESULT_L2_FE_BE    (1u << 6) /* Arm N3/V3: L2 of FE and BE only */
+#define TD_RESULT_NESTED      (1u << 7) /* inner end of a recursive named
+					   region: no figures (td_named_end) */
 
 /* Fewer slots: TD_RESULT_SHORT (the kernel's TopDown document). */
 #define TD_SHORT_SLOTS 20000u
@@ -145,8 +147,8 @@ struct td;
  * or another negative errno of perf_event_open(2) or mmap(2). */
 TD_API int td_open(struct td **out, const struct td_options *opts);
 
-/* Close (NULL: no-op) and free td.  Named regions are unlinked, totals
- * kept (with TOPDOWN_REPORT, handed to the process's report, written at
+/* Close (NULL: no-op) and free td.  Named regions are unlinked (their
+ * totals added to their struct td_named) (with TOPDOWN_REPORT, handed to the process's report, written at
  * exit); an attached record buffer is finished as by td_records_detach.
  * Any thread, not concurrently with use; a fork() child too. */
 TD_API void td_close(struct td *td);
@@ -196,9 +198,13 @@ enum td_cat {
 };
 
 /* A region that adds up totals over its calls: TD_NAMED_INIT("name") (not
- * copied).  Its first begin links it into the handle; it must stay valid
- * until td_named_unlink() or td_close() (declare it static).  One handle
- * at a time; nested named regions report inclusive figures. */
+ * copied), declared once (static or at file scope) and used from any
+ * thread's handle and any recursion depth.  Each handle keeps its own
+ * totals of it in a slot allocated at its first begin on that handle (the
+ * cold path: later begins and ends allocate nothing); the library writes
+ * to the struct only in td_named_unlink() and td_close(), which add the
+ * handle's totals to it (under a lock), so it must stay valid until then.
+ * Nested named regions report inclusive figures. */
 struct td_named {
 	const char *name;
 	uint64_t opaque[96];        /* private */
@@ -208,33 +214,61 @@ struct td_named {
 /* Totals over the reliable calls: total slot-weighted (slots summed, then
  * divided), min/max the extremes of each level-1 fraction. */
 struct td_totals {
-	uint64_t calls;             /* td_named_end calls that succeeded */
+	uint64_t calls;             /* outermost td_named_end calls that
+				       succeeded */
 	uint64_t unreliable;        /* of which flagged TD_RESULT_UNRELIABLE */
 	struct td_result total;     /* total.flags: TD_RESULT_L2, _SHORT */
 	double min[TD_L1_COUNT];
 	double max[TD_L1_COUNT];
-	uint64_t reserved[4];       /* 0 */
+	uint64_t open;              /* activations begun and not ended (a
+				       handle each) when the totals were taken */
+	uint64_t max_depth;         /* deepest recursion reached: 1 if never
+				       begun again while open, 0 if never begun */
+	uint64_t reserved[2];       /* 0 */
 };
 
-/* td_region_begin/end on a named region, adding to its totals at the end.
+/* td_region_begin/end on td's slot of n, adding to its totals at the end.
+ * Begun again while open (recursion) it only counts the depth: the
+ * outermost activation is measured, and an inner end returns 0 with a
+ * result flagged TD_RESULT_NESTED | TD_RESULT_UNRELIABLE, figures 0.
  * Returns what td_region_begin/end return, or:
  * -EINVAL  td or n is NULL;
- * -EXDEV   n is linked into another handle;
- * -ESRCH   (end) n not begun. */
+ * -ENOMEM  (begin) no memory for td's slot of n (first begin on td);
+ * -ESRCH   (end) n not begun on td. */
 TD_API int td_named_begin(struct td *td, struct td_named *n);
 TD_API int td_named_end(struct td *td, struct td_named *n,
 			struct td_result *res);
 
-/* Fill *t from n's totals.  Returns 0, or -EINVAL for a NULL argument. */
+/* The same by name: the region named name (copied at its first begin in
+ * the process, so a name built at run time needs no storage).  A name
+ * begun as a string is not the same region as a struct td_named of that
+ * name (reports merge rows of one name).  Errors as above, -EINVAL for a
+ * NULL name. */
+TD_API int td_named_begin_str(struct td *td, const char *name);
+TD_API int td_named_end_str(struct td *td, const char *name,
+			    struct td_result *res);
+
+/* Fill *t from n's totals: those td_named_unlink() and td_close() added
+ * to it, and those of the calling thread's open handles (another thread's
+ * open handles are its own until it closes them; the TOPDOWN_REPORT
+ * report has every thread's).  Returns 0, or -EINVAL for a NULL
+ * argument. */
 TD_API int td_named_totals(const struct td_named *n, struct td_totals *t);
 
+/* The same for the region begun by name with td_named_begin_str().
+ * Returns 0, -EINVAL for a NULL argument, or -ENOENT when no handle of
+ * the process has begun name. */
+TD_API int td_named_totals_str(const char *name, struct td_totals *t);
+
 /* td's named regions in order of first begin: prev NULL for the first.
- * NULL after the last, for a NULL td, or a prev not linked into td. */
+ * NULL after the last, for a NULL td, or a prev not begun on td.  One
+ * begun by name comes as the library's struct td_named of that name. */
 TD_API struct td_named *td_named_next(const struct td *td,
 				      const struct td_named *prev);
 
-/* Unlink n from td, keeping its totals.  Returns 0, or -EINVAL for a NULL
- * argument, -ENOENT when n is not linked into td, -EBUSY when n is open. */
+/* Free td's slot of n, adding its totals to n's.  Returns 0, or -EINVAL
+ * for a NULL argument, -ENOENT when n was not begun on td (or was
+ * unlinked since), -EBUSY when n is open on td. */
 TD_API int td_named_unlink(struct td *td, struct td_named *n);
 
 /* One region's raw counts: with a buffer attached, each successful
@@ -286,7 +320,8 @@ enum td_format {
 	TD_FORMAT_JSONL       /* one JSON object per line */
 };
 
-/* Write the totals of every named region linked into td.  Returns 0, or
+/* Write the totals of every named region begun on td, of td's calls
+ * alone.  Returns 0, or
  * -EINVAL for a NULL argument or bad fmt, -EIO when writing failed. */
 TD_API int td_report_named(FILE *f, const struct td *td,
 			   enum td_format fmt);

@@ -55,6 +55,8 @@ NO_HOLES(struct td_totals,
 	 MEMBER_SIZE(struct td_totals, unreliable) +
 	 MEMBER_SIZE(struct td_totals, total) +
 	 MEMBER_SIZE(struct td_totals, min) + MEMBER_SIZE(struct td_totals, max) +
+	 MEMBER_SIZE(struct td_totals, open) +
+	 MEMBER_SIZE(struct td_totals, max_depth) +
 	 MEMBER_SIZE(struct td_totals, reserved));
 
 NO_HOLES(struct td_record,

@@ -264,6 +264,134 @@ static void test_threads_jsonl(void **state)
 	unlink(path);
 }
 
+/* ---- one static region, a thread per job, handles never closed -------- */
+
+#define NR_JOBS 4
+#define JOB_SLOTS 1500000
+
+/*
+ * Job j: a thread of its own that makes j + 1 calls of one static named
+ * region (10 calls in all) and forgets td_close; job 0 also begins
+ * "leak" and never ends it.
+ */
+static void *job_work(void *arg)
+{
+	static struct td_named hot = TD_NAMED_INIT("hot");
+	static struct td_named leak = TD_NAMED_INIT("leak");
+	long j = (long)arg;
+	struct td *td;
+
+	if (td_open(&td, NULL) < 0)
+		exit(10);
+	/* return codes ignored, as often: the report must be right anyway */
+	for (long c = 0; c <= j; c++) {
+		td_named_begin(td, &hot);
+		emu_run(JOB_SLOTS, &MIX_DRAM);
+		td_named_end(td, &hot, NULL);
+	}
+	if (j == 0)
+		td_named_begin(td, &leak);
+	emu_run(JOB_SLOTS, &MIX_CHAIN); /* no call: in leak only */
+	return NULL;
+}
+
+static void jobs_child(void *arg)
+{
+	pthread_t t;
+
+	(void)arg;
+	for (long j = 0; j < NR_JOBS; j++) {
+		if (pthread_create(&t, NULL, job_work, (void *)j) ||
+		    pthread_join(t, NULL))
+			exit(20);
+	}
+}
+
+/* A row's value, by column name, as a number. */
+static double row_num(const struct table *t, const char *name,
+		      const char *thread, int thread_rank, const char *key)
+{
+	int seen = 0;
+
+	for (int r = 0; r < t->lines; r++) {
+		if (strcmp(t->f[r][1], name))
+			continue;
+		if (thread ? !strcmp(t->f[r][2], thread)
+			   : strcmp(t->f[r][2], "all") && seen++ == thread_rank)
+			return num(t, r, key);
+	}
+	fail_msg("no row %s %s %d", name, thread ? thread : "", thread_rank);
+	return -1;
+}
+
+/*
+ * Each job's thread row has its own calls (j + 1), the all row the 10
+ * calls made and their slots exactly, the fractions the mix's within
+ * err; "leak" says it is still open, in its thread row and in the all row,
+ * with no call and the same err in both.
+ */
+static void test_jobs_forgotten_close(void **state)
+{
+	char path[32];
+	struct table *t = calloc(1, sizeof(*t));
+	char *text;
+
+	(void)state;
+	assert_non_null(t);
+	temp_path(path);
+	in_child(jobs_child, NULL, path, "csv", NULL);
+	text = slurp(path);
+	parse_csv(text, t);
+	assert_int_equal(t->lines, (NR_JOBS + 1) + 2);
+	for (int j = 0; j < NR_JOBS; j++) {
+		assert_true(row_num(t, "hot", NULL, j, "calls") == j + 1);
+		assert_true(row_num(t, "hot", NULL, j, "slots") ==
+			    (j + 1) * (double)JOB_SLOTS);
+		assert_true(row_num(t, "hot", NULL, j, "open") == 0);
+	}
+	check_all_row(t, "hot", NR_JOBS);
+	assert_true(row_num(t, "hot", "all", 0, "calls") == 10);
+	assert_true(row_num(t, "hot", "all", 0, "slots") == 10.0 * JOB_SLOTS);
+	for (int i = 0; i < TD_L1_COUNT; i++)
+		assert_true(fabs(row_num(t, "hot", "all", 0, td_l1_name(i)) -
+				 MIX_DRAM.f[i]) <=
+			    row_num(t, "hot", "all", 0, "err") + 1e-6);
+	assert_true(row_num(t, "hot", "all", 0, "max_depth") == 1);
+	assert_true(row_num(t, "leak", NULL, 0, "calls") == 0);
+	assert_true(row_num(t, "leak", NULL, 0, "open") == 1);
+	assert_true(row_num(t, "leak", "all", 0, "calls") == 0);
+	assert_true(row_num(t, "leak", "all", 0, "open") == 1);
+	assert_true(row_num(t, "leak", "all", 0, "err") ==
+		    row_num(t, "leak", NULL, 0, "err"));
+	free(text);
+	free(t);
+	unlink(path);
+}
+
+/* The table says so in words. */
+static void test_jobs_table(void **state)
+{
+	char path[32];
+	char *text, *leak;
+
+	(void)state;
+	temp_path(path);
+	in_child(jobs_child, NULL, path, "table", NULL);
+	text = slurp(path);
+	/* its thread row, then its all row, each on the region's line */
+	leak = strstr(text, "\nleak ");
+	for (int row = 0; row < 2; row++) {
+		assert_non_null(leak);
+		assert_true(strstr(leak, "still open: 1") <
+			    strchr(leak + 1, '\n'));
+		assert_non_null(strstr(leak, "still open: 1"));
+		leak = strstr(leak + 1, "\nleak ");
+	}
+	assert_null(leak);
+	free(text);
+	unlink(path);
+}
+
 /* ---- written once, at exit ---------------------------------------------- */
 
 static void close_then_check_child(void *arg)
@@ -432,6 +560,8 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_threads_csv),
 		cmocka_unit_test(test_threads_jsonl),
+		cmocka_unit_test(test_jobs_forgotten_close),
+		cmocka_unit_test(test_jobs_table),
 		cmocka_unit_test(test_close_reports_at_exit),
 		cmocka_unit_test(test_fork_child_silent),
 		cmocka_unit_test(test_bad_format),

@@ -677,8 +677,11 @@ static void close_handle(struct sequence *q)
 		for (int c = 0; c < TD_L1_COUNT; c++) {
 			e->f[k + c] = bits(tot.min[c]);
 			e->f[k + TD_L1_COUNT + c] = bits(tot.max[c]);
-			e->f[k + 2 * TD_L1_COUNT + c] = tot.reserved[c];
 		}
+		e->f[k + 2 * TD_L1_COUNT] = tot.open;
+		e->f[k + 2 * TD_L1_COUNT + 1] = tot.max_depth;
+		e->f[k + 2 * TD_L1_COUNT + 2] = tot.reserved[0];
+		e->f[k + 2 * TD_L1_COUNT + 3] = tot.reserved[1];
 	}
 	op_query(q);
 	q->fast_at_close = q->td->fast || q->td->src_fast;

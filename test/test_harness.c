@@ -214,7 +214,13 @@ static void test_named_unreliable(void **state)
 	assert_int_equal(td_named_unlink(td, &n), 0);
 }
 
-/* Ownership, unlink and bad input. */
+/*
+ * Bad input, unlink, and each handle's own slot of a region.  A named
+ * region used to belong to the first handle that began it (another got
+ * -EXDEV until td_close) and a begin while open gave -EALREADY: now every
+ * handle keeps its own slot (one struct serves every thread) and a begin
+ * while open is recursion (test_named_recursion).
+ */
 static void test_named_errors(void **state)
 {
 	struct td *td = *state, *other = NULL;
@@ -226,10 +232,15 @@ static void test_named_errors(void **state)
 	assert_int_equal(td_named_begin(td, NULL), -EINVAL);
 	assert_int_equal(td_named_end(td, &n, NULL), -ESRCH);
 	assert_int_equal(td_named_unlink(td, &n), -ENOENT);
+	assert_int_equal(td_named_begin_str(NULL, "s"), -EINVAL);
+	assert_int_equal(td_named_begin_str(td, NULL), -EINVAL);
+	assert_int_equal(td_named_end_str(td, NULL, NULL), -EINVAL);
+	assert_int_equal(td_named_end_str(td, "never begun", NULL), -ESRCH);
+	assert_int_equal(td_named_totals_str("never begun", &tot), -ENOENT);
+	assert_int_equal(td_named_totals_str(NULL, &tot), -EINVAL);
 	assert_int_equal(td_named_begin(td, &n), 0);
-	assert_int_equal(td_named_begin(td, &n), -EALREADY);
-	assert_int_equal(td_named_begin(other, &n), -EXDEV);
-	assert_int_equal(td_named_end(other, &n, NULL), -EXDEV);
+	/* other's slot of n is not begun, and not td's business */
+	assert_int_equal(td_named_end(other, &n, NULL), -ESRCH);
 	assert_int_equal(td_named_unlink(td, &n), -EBUSY);
 	assert_int_equal(td_named_unlink(other, &n), -ENOENT);
 	emu_run(1000000, &MIX_CHAIN);
@@ -239,14 +250,136 @@ static void test_named_errors(void **state)
 	assert_int_equal(td_named_totals(NULL, &tot), -EINVAL);
 	assert_null(td_named_next(NULL, NULL));
 	assert_null(td_named_next(other, &n));
-	/* td_close unlinks: the region is free for another handle */
+	/* td_close adds td's totals to n; other's calls join them */
 	td_close(td);
 	*state = NULL;
 	assert_int_equal(td_named_begin(other, &n), 0);
+	emu_run(1000000, &MIX_CHAIN);
 	assert_int_equal(td_named_end(other, &n, NULL), 0);
 	assert_int_equal(td_named_totals(&n, &tot), 0);
 	assert_int_equal(tot.calls, 2);
+	assert_int_equal(tot.total.slots, 2000000);
+	assert_int_equal(tot.open, 0);
+	assert_int_equal(tot.max_depth, 1);
+	assert_int_equal(td_named_unlink(other, &n), 0);
+	assert_int_equal(td_named_unlink(other, &n), -ENOENT);
+	assert_int_equal(td_named_totals(&n, &tot), 0);
+	assert_int_equal(tot.calls, 2);
 	td_close(other);
+}
+
+/*
+ * Recursion to depth DEPTH: a named region begun at every level of a
+ * recursive function is measured once, from the outermost begin to the
+ * outermost end, over the work of every level; inner ends succeed with a
+ * result that says it has no figures; the totals say how deep it went.
+ */
+#define DEPTH 1000
+
+struct recursion {
+	struct td *td;
+	struct td_named *n;     /* NULL: by name */
+	const char *name;
+	int bad;                /* begins or ends that failed */
+	int nested;             /* inner results flagged nested, unreliable */
+};
+
+static int rec_begin(struct recursion *r)
+{
+	return r->n ? td_named_begin(r->td, r->n)
+		    : td_named_begin_str(r->td, r->name);
+}
+
+static int rec_end(struct recursion *r, struct td_result *res)
+{
+	return r->n ? td_named_end(r->td, r->n, res)
+		    : td_named_end_str(r->td, r->name, res);
+}
+
+static void recurse(struct recursion *r, int depth, struct td_result *res)
+{
+	struct td_result inner;
+
+	if (rec_begin(r) < 0)
+		r->bad++;
+	emu_run(10000, depth % 2 ? &MIX_DRAM : &MIX_BRANCHY);
+	if (depth < DEPTH)
+		recurse(r, depth + 1, &inner);
+	emu_run(10000, &MIX_STREAM);
+	if (rec_end(r, depth == 1 ? res : &inner) < 0)
+		r->bad++;
+	if (depth > 1 && (inner.flags & TD_RESULT_NESTED) &&
+	    (inner.flags & TD_RESULT_UNRELIABLE) && inner.slots == 0)
+		r->nested++;
+}
+
+static void check_recursion(struct td *td, struct td_named *n,
+			    const char *name)
+{
+	struct recursion r = { td, n, name, 0, 0 };
+	struct emu_truth a, b;
+	struct truth_frac tf;
+	struct td_result res;
+	struct td_totals tot;
+
+	emu_run(1000000, &MIX_CHAIN); /* outside: not counted */
+	emu_truth(&a);
+	recurse(&r, 1, &res);
+	emu_truth(&b);
+	emu_run(1000000, &MIX_CHAIN);
+	assert_int_equal(r.bad, 0);
+	assert_int_equal(r.nested, DEPTH - 1);
+	tf = truth_between(&a, &b);
+	assert_int_equal(res.slots, 2 * 10000 * DEPTH);
+	assert_within(&res, &tf, 0.02);
+	assert_false(res.flags & TD_RESULT_NESTED);
+	if (n)
+		assert_int_equal(td_named_totals(n, &tot), 0);
+	else
+		assert_int_equal(td_named_totals_str(name, &tot), 0);
+	assert_int_equal(tot.calls, 1);
+	assert_int_equal(tot.unreliable, 0);
+	assert_int_equal(tot.open, 0);
+	assert_int_equal(tot.max_depth, DEPTH);
+	assert_int_equal(tot.total.slots, 2 * 10000 * DEPTH);
+	assert_within(&tot.total, &tf, 0.02);
+	/* ended at every level: nothing left to end */
+	assert_int_equal(rec_end(&r, NULL), -ESRCH);
+}
+
+static void test_named_recursion(void **state)
+{
+	static struct td_named n = TD_NAMED_INIT("recursive");
+
+	check_recursion(*state, &n, NULL);
+	check_recursion(*state, NULL, "recursive by name");
+}
+
+/*
+ * A region begun and never ended: the totals say it is open, with no
+ * call counted; unlink refuses it; td_close adds it, still open, to the
+ * struct's totals.
+ */
+static void test_named_forgotten_end(void **state)
+{
+	static struct td_named n = TD_NAMED_INIT("forgotten");
+	struct td *td = *state;
+	struct td_totals tot;
+
+	named_call(td, &n, 2000000, &MIX_DRAM, &(struct truth_sum){ 0 }, NULL);
+	assert_int_equal(td_named_begin(td, &n), 0);
+	emu_run(3000000, &MIX_STREAM);
+	assert_int_equal(td_named_totals(&n, &tot), 0);
+	assert_int_equal(tot.calls, 1);
+	assert_int_equal(tot.open, 1);
+	assert_int_equal(tot.total.slots, 2000000);
+	assert_int_equal(td_named_unlink(td, &n), -EBUSY);
+	td_close(td);
+	*state = NULL;
+	assert_int_equal(td_named_totals(&n, &tot), 0);
+	assert_int_equal(tot.calls, 1);
+	assert_int_equal(tot.open, 1);
+	assert_int_equal(tot.total.slots, 2000000);
 }
 
 static void assert_same_result(const struct td_result *a,
@@ -482,6 +615,8 @@ static int expected_keys(char keys[][32])
 		snprintf(keys[n++], 32, "max_%s", td_l1_name(i));
 	snprintf(keys[n++], 32, "smt_contention");
 	snprintf(keys[n++], 32, "basis");
+	snprintf(keys[n++], 32, "max_depth");
+	snprintf(keys[n++], 32, "open");
 	return n;
 }
 
@@ -535,7 +670,9 @@ static void test_report_csv(void **state)
 		assert_int_equal(atoi(f[2]), getpid());
 		assert_string_equal(f[3], rows ? "1" : "2");
 		assert_string_equal(f[7], "2");
-		assert_string_equal(f[nkeys - 1], "slots");
+		assert_string_equal(f[nkeys - 3], "slots");
+		assert_string_equal(f[nkeys - 2], "1"); /* max_depth */
+		assert_string_equal(f[nkeys - 1], "0"); /* open */
 		rows++;
 	}
 	assert_int_equal(rows, 2);
@@ -667,6 +804,10 @@ int main(void)
 						setup_spr, teardown),
 		cmocka_unit_test_setup_teardown(test_named_unreliable,
 						setup_spr_never, teardown),
+		cmocka_unit_test_setup_teardown(test_named_recursion,
+						setup_spr, teardown),
+		cmocka_unit_test_setup_teardown(test_named_forgotten_end,
+						setup_spr, teardown),
 		cmocka_unit_test_setup_teardown(test_named_errors, setup_spr,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_records_decode_equal,

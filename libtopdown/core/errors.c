@@ -53,7 +53,7 @@ static const struct td_message messages[] = {
 	{ -EIO, "reading the counter group with read(2) failed, or writing a "
 		"report failed" },
 	{ -ENOENT, "not attached: no record buffer on the handle, or the "
-		   "named region is not linked into it" },
+		   "named region was not begun on it (or unlinked since)" },
 	{ -EBUSY, "named region in progress: end it before unlinking it" },
 	{ -ENXIO, "heterogeneous cores (Arm big.LITTLE): EL0 counter access "
 		  "needs the thread pinned to one core type; pin it to the "

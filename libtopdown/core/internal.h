@@ -264,6 +264,7 @@ struct td_env_report {
 	struct td *next;         /* list of handles that will report */
 };
 
+struct td_named_tab;
 struct td_source_ops;
 
 /*
@@ -320,7 +321,7 @@ struct td {
 
 
 	struct td_sink sink;
-	struct td_named *named;  /* named regions linked in: named.c */
+	struct td_named_tab *named; /* its named regions' slots: named.c */
 	struct td_env_report env;
 	const struct td_handle_hooks *hooks; /* of td_handle_open */
 

@@ -1,79 +1,324 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Named regions: a region with a name and totals, linked into its handle
- * at the first begin (intrusive list, no allocation).  Totals are sums of
- * the records' slot counts, so fractions of them are slot-weighted; the
- * per-call min/max of each level-1 fraction are kept as num/den pairs and
- * compared by cross-multiplication, so ending one divides nothing.
+ * Named regions: a region with a name and totals over its calls.
+ *
+ * A named region is declared once (a struct td_named, or a name) and may
+ * be used from any thread and any recursion depth, so nothing a call
+ * changes lives in it: each handle (one per thread) keeps a table of
+ * slots, one per named region it has begun, found by the struct's
+ * address or by the name through a small open-addressing hash.  A slot
+ * holds the region being measured, its recursion depth and its totals.
+ * The first begin of a region on a handle allocates its slot (the cold
+ * path); later begins and ends allocate nothing and make no system call.
+ *
+ * The caller's struct td_named is written only when a handle lets go of
+ * its slot (td_named_unlink, td_close): the slot's totals are then added
+ * to the struct's, under a process-wide mutex, so that td_named_totals()
+ * still sees them.  A name given as a string is copied once per process
+ * into a struct td_named the library keeps until exit.
+ *
+ * Totals are sums of the records' slot counts, so fractions of them are
+ * slot-weighted; the per-call min/max of each level-1 fraction are kept
+ * as num/den pairs and compared by cross-multiplication, so ending one
+ * divides nothing.
  */
 #include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "output.h"
 #include "source.h"
 
-struct td_named_priv {
-	struct td_region region;
-	struct td_named *next;
-	const struct td *owner;
-	const struct td_source_ops *src; /* of the handle it was linked to */
+/* Totals: in a slot's own struct td_named, and in the caller's. */
+struct td_named_acc {
+	const struct td_source_ops *src; /* of the handle that measured */
 	uint64_t calls, unreliable, counted;
 	uint64_t slots, qerr;
 	int64_t cat[TD_NR_CATS];
 	uint64_t l2raw[TD_NR_L2RAW]; /* multiplexed level-2 events, summed */
 	int64_t min_num[TD_NR_L1], min_den[TD_NR_L1];
 	int64_t max_num[TD_NR_L1], max_den[TD_NR_L1];
+	uint64_t open;      /* activations left open when a slot was folded */
+	uint64_t max_depth; /* deepest recursion reached */
 	unsigned flags;  /* TD_RESULT_L2 when level 2 was measured, _CYCLES,
 			    _MULTIPLEXED */
 	bool l1_call;    /* a reliable call without level 2 (hybrid E-cores) */
-	bool open;
 };
 
-_Static_assert(sizeof(struct td_named_priv) <=
+_Static_assert(sizeof(struct td_named_acc) <=
 		       sizeof(((struct td_named *)0)->opaque),
-	       "struct td_named too small for its private layout");
+	       "struct td_named too small for its totals");
 
-static struct td_named_priv *priv(struct td_named *n)
+/* One named region on one handle. */
+struct td_named_slot {
+	/*
+	 * What td_sink_put is handed while the slot ends (its name is the
+	 * records'), with the handle's totals in its opaque words.
+	 */
+	struct td_named self;
+	struct td_region region;
+	struct td_named *key;     /* the caller's struct, or an interned one */
+	uint64_t name_hash;       /* by_name slots: hash of self.name */
+	uint64_t depth;           /* activations begun and not ended */
+	size_t index;             /* in the handle's order of first begin */
+	bool by_name;             /* begun by td_named_begin_str */
+};
+
+/* A handle's slots: in order of first begin, and hashed two ways. */
+struct td_named_tab {
+	struct td_named_slot **order;
+	size_t n, cap;
+	struct td_named_slot **by_key;  /* 1 << bits entries, at most half used */
+	struct td_named_slot **by_name;
+	unsigned bits;
+	const struct td *td;
+	uint64_t thread;                /* this_thread() of td's owner */
+	struct td_named_tab *next;      /* live tables (named_lock) */
+};
+
+/* A name given as a string, copied once per process. */
+struct interned {
+	struct interned *next;
+	struct td_named key;
+	char name[];
+};
+
+/*
+ * Cold path only: the live tables (td_named_totals reads the calling
+ * thread's), the interned names, and every write to a caller's struct.
+ */
+static pthread_mutex_t named_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct td_named_tab *live;
+static struct interned *names;
+
+/*
+ * The calling thread, as td_named_totals tells it: numbered once per
+ * thread, never reused in the process (td_thread_self(), a TLS address,
+ * is reused by a thread started after one that exited with a handle
+ * still open).  Cold path only.
+ */
+static atomic_uint_least64_t threads_numbered;
+static __thread uint64_t thread_number;
+
+static uint64_t this_thread(void)
 {
-	return (struct td_named_priv *)(void *)n->opaque;
+	if (!thread_number)
+		thread_number = atomic_fetch_add(&threads_numbered, 1) + 1;
+	return thread_number;
 }
 
-static const struct td_named_priv *cpriv(const struct td_named *n)
+static struct td_named_acc *acc(struct td_named *n)
 {
-	return (const struct td_named_priv *)(const void *)n->opaque;
+	return (struct td_named_acc *)(void *)n->opaque;
 }
 
-/* Reports list regions in the order they were first begun. */
-static void link_tail(struct td *td, struct td_named *n)
+static const struct td_named_acc *cacc(const struct td_named *n)
 {
-	struct td_named **link = &td->named;
-
-	while (*link)
-		link = &priv(*link)->next;
-	*link = n;
-	priv(n)->next = NULL;
-	priv(n)->owner = td;
-	priv(n)->src = td->src;
+	return (const struct td_named_acc *)(const void *)n->opaque;
 }
 
-int td_named_begin(struct td *td, struct td_named *n)
-{
-	struct td_named_priv *p;
-	int err;
+/* ---- the hash tables ---------------------------------------------------- */
 
-	if (!td || !n)
-		return -EINVAL;
-	p = priv(n);
-	if (p->owner && p->owner != td)
-		return -EXDEV;
-	err = td_region_begin(td, &p->region);
-	if (err < 0)
-		return err;
-	if (!p->owner)
-		link_tail(td, n);
-	p->open = true;
+static size_t hash_ptr(const void *p, unsigned bits)
+{
+	return (size_t)(((uint64_t)(uintptr_t)p * 0x9e3779b97f4a7c15ull) >>
+			(64 - bits));
+}
+
+/* FNV-1a, 64 bits. */
+static uint64_t hash_str(const char *s)
+{
+	uint64_t h = 0xcbf29ce484222325ull;
+
+	for (; *s; s++)
+		h = (h ^ (unsigned char)*s) * 0x100000001b3ull;
+	return h;
+}
+
+static struct td_named_slot *find_key(const struct td_named_tab *t,
+				      const struct td_named *key)
+{
+	size_t mask, i;
+
+	if (!t)
+		return NULL;
+	mask = ((size_t)1 << t->bits) - 1;
+	for (i = hash_ptr(key, t->bits);; i = (i + 1) & mask) {
+		struct td_named_slot *s = t->by_key[i];
+
+		if (!s || s->key == key)
+			return s;
+	}
+}
+
+static struct td_named_slot *find_name(const struct td_named_tab *t,
+				       const char *name, uint64_t h)
+{
+	size_t mask, i;
+
+	if (!t)
+		return NULL;
+	mask = ((size_t)1 << t->bits) - 1;
+	for (i = (size_t)(h >> (64 - t->bits));; i = (i + 1) & mask) {
+		struct td_named_slot *s = t->by_name[i];
+
+		if (!s || (s->name_hash == h && !strcmp(s->self.name, name)))
+			return s;
+	}
+}
+
+static void put(struct td_named_slot **v, unsigned bits, size_t i,
+		struct td_named_slot *s)
+{
+	size_t mask = ((size_t)1 << bits) - 1;
+
+	while (v[i])
+		i = (i + 1) & mask;
+	v[i] = s;
+}
+
+/* Both hashes from the order, in the tables they have. */
+static void reindex(struct td_named_tab *t)
+{
+	size_t size = (size_t)1 << t->bits;
+
+	memset(t->by_key, 0, size * sizeof(*t->by_key));
+	memset(t->by_name, 0, size * sizeof(*t->by_name));
+	for (size_t i = 0; i < t->n; i++) {
+		struct td_named_slot *s = t->order[i];
+
+		s->index = i;
+		put(t->by_key, t->bits, hash_ptr(s->key, t->bits), s);
+		if (s->by_name)
+			put(t->by_name, t->bits,
+			    (size_t)(s->name_hash >> (64 - t->bits)), s);
+	}
+}
+
+/* Both hashes in new tables of 1 << bits entries. */
+static int rehash(struct td_named_tab *t, unsigned bits)
+{
+	size_t size = (size_t)1 << bits;
+	struct td_named_slot **k = calloc(size, sizeof(*k));
+	struct td_named_slot **m = calloc(size, sizeof(*m));
+
+	if (!k || !m) {
+		free(k);
+		free(m);
+		return -ENOMEM;
+	}
+	free(t->by_key);
+	free(t->by_name);
+	t->by_key = k;
+	t->by_name = m;
+	t->bits = bits;
+	reindex(t);
 	return 0;
 }
+
+/* ---- slots: allocated at a region's first begin on a handle -------------- */
+
+static struct td_named_tab *tab_of(struct td *td)
+{
+	struct td_named_tab *t = td->named;
+
+	if (t)
+		return t;
+	t = calloc(1, sizeof(*t));
+	if (!t || rehash(t, 3) < 0) {
+		free(t);
+		return NULL;
+	}
+	t->td = td;
+	t->thread = this_thread(); /* td's owner: begin checked it */
+	pthread_mutex_lock(&named_lock);
+	t->next = live;
+	live = t;
+	pthread_mutex_unlock(&named_lock);
+	td->named = t;
+	return t;
+}
+
+static int append(struct td_named_tab *t, struct td_named_slot *s)
+{
+	if (t->n == t->cap) {
+		size_t cap = t->cap ? 2 * t->cap : 8;
+		struct td_named_slot **v = realloc(t->order, cap * sizeof(*v));
+
+		if (!v)
+			return -ENOMEM;
+		t->order = v;
+		t->cap = cap;
+	}
+	/* at most half of each hash in use */
+	if (2 * (t->n + 1) > ((size_t)1 << t->bits) &&
+	    rehash(t, t->bits + 1) < 0)
+		return -ENOMEM;
+	s->index = t->n;
+	t->order[t->n++] = s;
+	put(t->by_key, t->bits, hash_ptr(s->key, t->bits), s);
+	if (s->by_name)
+		put(t->by_name, t->bits,
+		    (size_t)(s->name_hash >> (64 - t->bits)), s);
+	return 0;
+}
+
+static struct td_named_slot *slot_new(struct td *td, struct td_named *key,
+				      bool by_name)
+{
+	struct td_named_tab *t = tab_of(td);
+	struct td_named_slot *s;
+
+	if (!t)
+		return NULL;
+	s = calloc(1, sizeof(*s));
+	if (!s)
+		return NULL;
+	s->key = key;
+	s->self.name = key->name;
+	s->by_name = by_name;
+	if (by_name)
+		s->name_hash = hash_str(key->name);
+	acc(&s->self)->src = td->src;
+	if (append(t, s) < 0) {
+		free(s);
+		return NULL;
+	}
+	return s;
+}
+
+/* The process's one struct td_named for a name (named_lock held). */
+static struct td_named *intern_locked(const char *name)
+{
+	size_t len = strlen(name);
+	struct interned *i;
+
+	for (i = names; i; i = i->next)
+		if (!strcmp(i->name, name))
+			return &i->key;
+	i = calloc(1, sizeof(*i) + len + 1);
+	if (!i)
+		return NULL;
+	memcpy(i->name, name, len + 1);
+	i->key.name = i->name;
+	i->next = names;
+	names = i;
+	return &i->key;
+}
+
+static struct td_named *intern(const char *name)
+{
+	struct td_named *key;
+
+	pthread_mutex_lock(&named_lock);
+	key = intern_locked(name);
+	pthread_mutex_unlock(&named_lock);
+	return key;
+}
+
+/* ---- totals ------------------------------------------------------------- */
 
 /* a/b < c/d for b, d > 0, without dividing (products exact enough). */
 static bool less(int64_t a, int64_t b, int64_t c, int64_t d)
@@ -81,8 +326,22 @@ static bool less(int64_t a, int64_t b, int64_t c, int64_t d)
 	return (double)a * (double)d < (double)c * (double)b;
 }
 
+/* One call's (or a part's) level-1 fraction num/den into the extremes. */
+static void add_extreme(struct td_named_acc *p, int i, int64_t num,
+			int64_t den, bool first)
+{
+	if (first || less(num, den, p->min_num[i], p->min_den[i])) {
+		p->min_num[i] = num;
+		p->min_den[i] = den;
+	}
+	if (first || less(p->max_num[i], p->max_den[i], num, den)) {
+		p->max_num[i] = num;
+		p->max_den[i] = den;
+	}
+}
+
 /* Fractions as td_decode makes them: SMT contention in the sum. */
-static void add_extremes(struct td_named_priv *p, const int64_t *cat)
+static void add_extremes(struct td_named_acc *p, const int64_t *cat)
 {
 	int64_t den = cat[0] + cat[1] + cat[2] + cat[3] + cat[TD_M_SMT];
 
@@ -91,14 +350,7 @@ static void add_extremes(struct td_named_priv *p, const int64_t *cat)
 	for (int i = 0; i < TD_NR_L1; i++) {
 		int64_t num = cat[i] < 0 ? 0 : (cat[i] > den ? den : cat[i]);
 
-		if (!p->counted || less(num, den, p->min_num[i], p->min_den[i])) {
-			p->min_num[i] = num;
-			p->min_den[i] = den;
-		}
-		if (!p->counted || less(p->max_num[i], p->max_den[i], num, den)) {
-			p->max_num[i] = num;
-			p->max_den[i] = den;
-		}
+		add_extreme(p, i, num, den, !p->counted);
 	}
 	p->counted++;
 }
@@ -106,7 +358,7 @@ static void add_extremes(struct td_named_priv *p, const int64_t *cat)
 static void named_add(struct td_named *n, const struct td_record *rec,
 		      const uint64_t *l2raw)
 {
-	struct td_named_priv *p = priv(n);
+	struct td_named_acc *p = acc(n);
 
 	p->calls++;
 	/*
@@ -134,41 +386,50 @@ static void named_add(struct td_named *n, const struct td_record *rec,
 	add_extremes(p, rec->cat);
 }
 
-int td_named_end(struct td *td, struct td_named *n, struct td_result *res)
+/* into += from: sums add up, extremes are the extremes of both. */
+static void acc_merge(struct td_named_acc *into,
+		      const struct td_named_acc *from)
 {
-	struct td_named_priv *p;
-	int err;
-
-	if (!td || !n)
-		return -EINVAL;
-	if (!td_owner_ok(td)) /* before touching the owner's state */
-		return td_owner_error(td);
-	p = priv(n);
-	if (p->owner != td)
-		return p->owner ? -EXDEV : -ESRCH;
-	td->sink.pending = n;
-	td->sink.to_named = named_add;
-	td_end_key_refresh(td);
-	err = td_region_end(td, &p->region, res);
-	td->sink.pending = NULL;
-	td_end_key_refresh(td);
-	if (err == 0)
-		p->open = false;
-	return err;
+	for (int i = 0; from->counted && i < TD_NR_L1; i++) {
+		add_extreme(into, i, from->min_num[i], from->min_den[i],
+			    !into->counted);
+		add_extreme(into, i, from->max_num[i], from->max_den[i], false);
+	}
+	if (!into->src)
+		into->src = from->src;
+	into->calls += from->calls;
+	into->unreliable += from->unreliable;
+	into->counted += from->counted;
+	into->slots += from->slots;
+	into->qerr += from->qerr;
+	for (int i = 0; i < TD_NR_CATS; i++)
+		into->cat[i] += from->cat[i];
+	for (int i = 0; i < TD_NR_L2RAW; i++)
+		into->l2raw[i] += from->l2raw[i];
+	into->open += from->open;
+	if (from->max_depth > into->max_depth)
+		into->max_depth = from->max_depth;
+	into->flags |= from->flags;
+	into->l1_call |= from->l1_call;
 }
 
-int td_named_totals(const struct td_named *n, struct td_totals *t)
+/* A slot's totals, its open activation counted. */
+static void slot_acc(const struct td_named_slot *s, struct td_named_acc *a)
 {
-	const struct td_named_priv *p;
+	*a = *cacc(&s->self);
+	a->open += s->depth > 0;
+}
+
+static void acc_totals(const struct td_named_acc *p, struct td_totals *t)
+{
 	struct td_delta d;
 	bool l2;
 
-	if (!n || !t)
-		return -EINVAL;
-	p = cpriv(n);
 	memset(t, 0, sizeof(*t));
 	t->calls = p->calls;
 	t->unreliable = p->unreliable;
+	t->open = p->open;
+	t->max_depth = p->max_depth;
 	memset(&d, 0, sizeof(d));
 	d.slots = (int64_t)p->slots;
 	memcpy(d.cat, p->cat, sizeof(p->cat));
@@ -193,52 +454,250 @@ int td_named_totals(const struct td_named *n, struct td_totals *t)
 		t->min[i] = (double)p->min_num[i] / (double)p->min_den[i];
 		t->max[i] = (double)p->max_num[i] / (double)p->max_den[i];
 	}
+}
+
+/* A handle lets go of a slot: its totals to the caller's struct. */
+static void fold_locked(struct td_named_slot *s)
+{
+	struct td_named_acc a;
+
+	slot_acc(s, &a);
+	acc_merge(acc(s->key), &a);
+}
+
+/* ---- begin and end ------------------------------------------------------ */
+
+static int slot_begin(struct td *td, struct td_named_slot *s)
+{
+	struct td_named_acc *p = acc(&s->self);
+	int err;
+
+	/* recursion: the outermost activation is the one measured */
+	if (s->depth) {
+		if (++s->depth > p->max_depth)
+			p->max_depth = s->depth;
+		return 0;
+	}
+	err = td_region_begin(td, &s->region);
+	if (err < 0)
+		return err;
+	s->depth = 1;
+	if (!p->max_depth)
+		p->max_depth = 1;
 	return 0;
+}
+
+/*
+ * An inner activation's end measures nothing: a result with no figures,
+ * flagged so (TD_RESULT_UNRELIABLE too, for code that checks only that).
+ */
+static void nested_result(struct td_result *res)
+{
+	memset(res, 0, sizeof(*res));
+	res->err = 1;
+	res->flags = TD_RESULT_NESTED | TD_RESULT_UNRELIABLE;
+}
+
+static int slot_end(struct td *td, struct td_named_slot *s,
+		    struct td_result *res)
+{
+	int err;
+
+	if (!s || !s->depth)
+		return -ESRCH;
+	if (s->depth > 1) {
+		s->depth--;
+		if (res)
+			nested_result(res);
+		return 0;
+	}
+	td->sink.pending = &s->self;
+	td->sink.to_named = named_add;
+	td_end_key_refresh(td);
+	err = td_region_end(td, &s->region, res);
+	td->sink.pending = NULL;
+	td_end_key_refresh(td);
+	if (err == 0)
+		s->depth = 0;
+	return err;
+}
+
+int td_named_begin(struct td *td, struct td_named *n)
+{
+	struct td_named_slot *s;
+
+	if (!td || !n)
+		return -EINVAL;
+	if (!td_owner_ok(td)) /* before touching the handle's slots */
+		return td_owner_error(td);
+	s = find_key(td->named, n);
+	if (!s)
+		s = slot_new(td, n, false);
+	return s ? slot_begin(td, s) : -ENOMEM;
+}
+
+int td_named_end(struct td *td, struct td_named *n, struct td_result *res)
+{
+	if (!td || !n)
+		return -EINVAL;
+	if (!td_owner_ok(td))
+		return td_owner_error(td);
+	return slot_end(td, find_key(td->named, n), res);
+}
+
+int td_named_begin_str(struct td *td, const char *name)
+{
+	struct td_named_slot *s;
+	struct td_named *key;
+
+	if (!td || !name)
+		return -EINVAL;
+	if (!td_owner_ok(td))
+		return td_owner_error(td);
+	s = find_name(td->named, name, hash_str(name));
+	if (!s) {
+		key = intern(name);
+		s = key ? find_key(td->named, key) : NULL;
+		if (!s && key)
+			s = slot_new(td, key, true);
+	}
+	return s ? slot_begin(td, s) : -ENOMEM;
+}
+
+int td_named_end_str(struct td *td, const char *name, struct td_result *res)
+{
+	if (!td || !name)
+		return -EINVAL;
+	if (!td_owner_ok(td))
+		return td_owner_error(td);
+	return slot_end(td, find_name(td->named, name, hash_str(name)), res);
+}
+
+/* ---- totals, enumeration, unlink ---------------------------------------- */
+
+/* The folded totals and the calling thread's open handles' (locked). */
+static void totals_locked(const struct td_named *n, struct td_totals *t)
+{
+	struct td_named_acc a = *cacc(n), s;
+	uint64_t me = this_thread();
+
+	for (struct td_named_tab *tab = live; tab; tab = tab->next) {
+		const struct td_named_slot *slot;
+
+		/* a fork child's thread has the number of the parent's */
+		if (tab->thread != me ||
+		    tab->td->fork_gen != td_fork_generation)
+			continue;
+		slot = find_key(tab, n);
+		if (!slot)
+			continue;
+		slot_acc(slot, &s);
+		acc_merge(&a, &s);
+	}
+	acc_totals(&a, t);
+}
+
+int td_named_totals(const struct td_named *n, struct td_totals *t)
+{
+	if (!n || !t)
+		return -EINVAL;
+	pthread_mutex_lock(&named_lock);
+	totals_locked(n, t);
+	pthread_mutex_unlock(&named_lock);
+	return 0;
+}
+
+int td_named_totals_str(const char *name, struct td_totals *t)
+{
+	const struct interned *i;
+
+	if (!name || !t)
+		return -EINVAL;
+	pthread_mutex_lock(&named_lock);
+	for (i = names; i && strcmp(i->name, name); i = i->next)
+		;
+	if (i)
+		totals_locked(&i->key, t);
+	pthread_mutex_unlock(&named_lock);
+	return i ? 0 : -ENOENT;
 }
 
 struct td_named *td_named_next(const struct td *td,
 			       const struct td_named *prev)
 {
-	if (!td)
+	const struct td_named_tab *t;
+	const struct td_named_slot *s;
+
+	if (!td || !td->named)
 		return NULL;
+	t = td->named;
 	if (!prev)
-		return td->named;
-	return cpriv(prev)->owner == td ? cpriv(prev)->next : NULL;
+		return t->n ? t->order[0]->key : NULL;
+	s = find_key(t, prev);
+	if (!s || s->index + 1 >= t->n)
+		return NULL;
+	return t->order[s->index + 1]->key;
+}
+
+size_t td_named_count(const struct td *td)
+{
+	return td->named ? td->named->n : 0;
+}
+
+const char *td_named_at(const struct td *td, size_t i, struct td_totals *t)
+{
+	const struct td_named_slot *s = td->named->order[i];
+	struct td_named_acc a;
+
+	slot_acc(s, &a);
+	acc_totals(&a, t);
+	return s->self.name ? s->self.name : "";
 }
 
 int td_named_unlink(struct td *td, struct td_named *n)
 {
-	struct td_named **link;
+	struct td_named_tab *t;
+	struct td_named_slot *s;
 
 	if (!td || !n)
 		return -EINVAL;
-	if (priv(n)->owner != td)
+	t = td->named;
+	s = find_key(t, n);
+	if (!s)
 		return -ENOENT;
-	if (priv(n)->open)
+	if (s->depth)
 		return -EBUSY;
-	for (link = &td->named; *link && *link != n; link = &priv(*link)->next)
-		;
-	if (!*link)
-		return -ENOENT;
-	*link = priv(n)->next;
-	priv(n)->next = NULL;
-	priv(n)->owner = NULL;
+	pthread_mutex_lock(&named_lock);
+	fold_locked(s);
+	pthread_mutex_unlock(&named_lock);
+	memmove(&t->order[s->index], &t->order[s->index + 1],
+		(t->n - s->index - 1) * sizeof(*t->order));
+	t->n--;
+	free(s);
+	reindex(t); /* open addressing: rebuilt rather than deleted from */
 	return 0;
 }
 
-/* td_close: every named region becomes free to begin on a new handle. */
+/* td_close: every slot's totals to its struct td_named, the slots freed. */
 void td_named_unlink_all(struct td *td)
 {
-	struct td_named *n = td->named;
+	struct td_named_tab *t = td->named, **link;
 
-	while (n) {
-		struct td_named_priv *p = priv(n);
-
-		n = p->next;
-		p->next = NULL;
-		p->owner = NULL;
-		p->open = false;
-		memset(&p->region, 0, sizeof(p->region));
-	}
+	if (!t)
+		return;
+	pthread_mutex_lock(&named_lock);
+	for (size_t i = 0; i < t->n; i++)
+		fold_locked(t->order[i]);
+	for (link = &live; *link && *link != t; link = &(*link)->next)
+		;
+	if (*link)
+		*link = t->next;
+	pthread_mutex_unlock(&named_lock);
+	for (size_t i = 0; i < t->n; i++)
+		free(t->order[i]);
+	free(t->order);
+	free(t->by_key);
+	free(t->by_name);
+	free(t);
 	td->named = NULL;
 }

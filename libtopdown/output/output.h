@@ -16,6 +16,11 @@
 TD_HIDDEN void td_records_finish(struct td *td);
 /* named.c */
 TD_HIDDEN void td_named_unlink_all(struct td *td);
+/* td's named regions, in order of first begin: the name, and in *t the
+ * totals of the calls on td alone (reports' rows). */
+TD_HIDDEN size_t td_named_count(const struct td *td);
+TD_HIDDEN const char *td_named_at(const struct td *td, size_t i,
+				  struct td_totals *t);
 
 /* env_report.c */
 TD_HIDDEN int td_env_report_init(struct td *td);

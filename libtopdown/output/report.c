@@ -18,6 +18,7 @@ struct row {
 	uint64_t calls, unreliable;
 	const struct td_result *r;
 	const double *min, *max;
+	uint64_t max_depth, open; /* named regions: recursion, left open */
 };
 
 struct out {
@@ -140,6 +141,9 @@ static void put_row(struct out *o, const struct row *w)
 		put_frac(o, "max_", td_l1_name(i), w->max[i]);
 	put_frac(o, "", "smt_contention", r->smt_contention);
 	put_str(o, "basis", basis(r));
+	/* added after basis: readers of the earlier columns keep working */
+	put_u64(o, "max_depth", w->max_depth);
+	put_u64(o, "open", w->open);
 	fputs(o->fmt == TD_FORMAT_JSONL ? "}\n" : "\n", o->f);
 }
 
@@ -147,7 +151,7 @@ static void put_header(struct out *o)
 {
 	static const double zero[TD_L1_COUNT];
 	const struct td_result r = { .slots = 0 };
-	const struct row w = { "", "", "", 0, 0, &r, zero, zero };
+	const struct row w = { "", "", "", 0, 0, &r, zero, zero, 0, 0 };
 
 	if (o->fmt != TD_FORMAT_CSV)
 		return;
@@ -169,13 +173,20 @@ static void table_named(FILE *f, const struct row *w)
 {
 	const struct td_result *r = w->r;
 
-	fprintf(f, "%-24s %-16s %8llu %10llu %16llu %7.2fpp%s\n", w->name,
+	fprintf(f, "%-24s %-16s %8llu %10llu %16llu %7.2fpp%s", w->name,
 		w->thread, (unsigned long long)w->calls,
 		(unsigned long long)w->unreliable,
 		(unsigned long long)r->slots, 100 * r->err,
 		r->flags & TD_RESULT_CYCLES ? "  cycles, not TopDown"
 		: r->flags & TD_RESULT_MULTIPLEXED ? "  estimated (multiplexed)"
 						   : "");
+	if (w->max_depth > 1)
+		fprintf(f, "  recursion depth %llu",
+			(unsigned long long)w->max_depth);
+	/* begun and never ended: its time is in no call */
+	if (w->open)
+		fprintf(f, "  still open: %llu not ended", (unsigned long long)w->open);
+	fputc('\n', f);
 	for (int i = 0; i < TD_L1_COUNT; i++) {
 		fprintf(f, "  %-22s %7.1f%% %7.1f%% %7.1f%%\n", td_l1_name(i),
 			100 * r->l1[i], 100 * w->min[i], 100 * w->max[i]);
@@ -249,7 +260,8 @@ void td_report_totals_row(FILE *f, enum td_format fmt, const char *name,
 {
 	struct out o = { f, fmt, false, 0 };
 	const struct row w = { "region", name ? name : "", thread, t->calls,
-			       t->unreliable, &t->total, t->min, t->max };
+			       t->unreliable, &t->total, t->min, t->max,
+			       t->max_depth, t->open };
 
 	if (fmt == TD_FORMAT_TABLE)
 		table_named(f, &w);
@@ -259,16 +271,14 @@ void td_report_totals_row(FILE *f, enum td_format fmt, const char *name,
 
 int td_report_named(FILE *f, const struct td *td, enum td_format fmt)
 {
-	const struct td_named *n;
-
 	if (!f || !td || !format_ok(fmt))
 		return -EINVAL;
 	td_report_totals_header(f, fmt);
-	for (n = td_named_next(td, NULL); n; n = td_named_next(td, n)) {
+	for (size_t i = 0; i < td_named_count(td); i++) {
 		struct td_totals t;
+		const char *name = td_named_at(td, i, &t);
 
-		td_named_totals(n, &t);
-		td_report_totals_row(f, fmt, n->name, td->env.thread, &t);
+		td_report_totals_row(f, fmt, name, td->env.thread, &t);
 	}
 	return finish(f);
 }
@@ -293,7 +303,7 @@ int td_report_records(FILE *f, const struct td_record *recs, size_t n,
 				  recs[i].flags & TD_RECORD_READINGS
 					  ? NULL : recs[i].name, "", 1,
 				  r.flags & TD_RESULT_UNRELIABLE ? 1 : 0, &r,
-				  r.l1, r.l1 };
+				  r.l1, r.l1, 0, 0 };
 		if (fmt == TD_FORMAT_TABLE)
 			table_record(f, i, &w);
 		else

@@ -50,37 +50,48 @@ static void merge_extremes(struct td_totals *into, const struct td_totals *t)
 	}
 }
 
+/* Not measured: no call counted, fractions 0 within err 1 (td_decode). */
+static void merge_uncounted(struct td_totals *into, const struct td_totals *t)
+{
+	into->calls += t->calls;
+	into->unreliable += t->unreliable;
+	if (!counted(into))
+		into->total.err = 1;
+}
+
 void td_totals_merge(struct td_totals *into, const struct td_totals *t)
 {
 	const unsigned keep = TD_RESULT_CYCLES | TD_RESULT_MULTIPLEXED |
 			      TD_RESULT_L2_FE_BE;
 	struct td_result *x = &into->total;
+	uint64_t open = into->open + t->open;
+	uint64_t depth = into->max_depth > t->max_depth ? into->max_depth
+							: t->max_depth;
 	bool l2;
 
 	if (!counted(t)) {
-		into->calls += t->calls;
-		into->unreliable += t->unreliable;
-		return;
-	}
-	if (!counted(into)) {
+		merge_uncounted(into, t);
+	} else if (!counted(into)) {
 		uint64_t calls = into->calls, unreliable = into->unreliable;
 
 		*into = *t;
 		into->calls += calls;
 		into->unreliable += unreliable;
-		return;
+	} else {
+		/* level 2 only where every part measured it */
+		l2 = (x->flags & t->total.flags & TD_RESULT_L2) != 0;
+		merge_fractions(x, &t->total, l2);
+		merge_extremes(into, t);
+		x->slots += t->total.slots;
+		x->resets += t->total.resets;
+		x->flags = ((x->flags | t->total.flags) & keep) |
+			   (l2 ? TD_RESULT_L2 : 0) |
+			   (x->slots < TD_SHORT_SLOTS ? TD_RESULT_SHORT : 0);
+		into->calls += t->calls;
+		into->unreliable += t->unreliable;
 	}
-	/* level 2 only where every part measured it */
-	l2 = (x->flags & t->total.flags & TD_RESULT_L2) != 0;
-	merge_fractions(x, &t->total, l2);
-	merge_extremes(into, t);
-	x->slots += t->total.slots;
-	x->resets += t->total.resets;
-	x->flags = ((x->flags | t->total.flags) & keep) |
-		   (l2 ? TD_RESULT_L2 : 0) |
-		   (x->slots < TD_SHORT_SLOTS ? TD_RESULT_SHORT : 0);
-	into->calls += t->calls;
-	into->unreliable += t->unreliable;
+	into->open = open;
+	into->max_depth = depth;
 }
 
 static int grow(struct td_report_rows *rows)
@@ -124,14 +135,11 @@ static int add_row(struct td_report_rows *rows, const char *name,
 
 int td_rows_add_handle(struct td_report_rows *rows, const struct td *td)
 {
-	const struct td_named *n;
-
-	for (n = td_named_next(td, NULL); n; n = td_named_next(td, n)) {
+	for (size_t i = 0; i < td_named_count(td); i++) {
 		struct td_totals t;
-		int err;
+		const char *name = td_named_at(td, i, &t);
+		int err = add_row(rows, name, td->env.thread, &t);
 
-		td_named_totals(n, &t);
-		err = add_row(rows, n->name ? n->name : "", td->env.thread, &t);
 		if (err < 0)
 			return err;
 	}
