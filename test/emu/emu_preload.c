@@ -3,11 +3,31 @@
  * Running an unmodified program on the emulator (LD_PRELOAD=libtdemu.so
  * TD_EMULATE=icl|spr, or an ordinary-counter profile: zen4|zen5|skl|hsw|
  * grt|tnt|cmt).  With no test driving it, the emulated thread's
- * work is its real CPU time: at every emulated RDPMC (and read(2) of a
- * perf fd) the slots elapsed since the previous one (4 per ns of thread
- * CPU time) are run with a synthetic mix that changes every millisecond,
- * or with the mix a program set through emu_preload_set_fractions.  The
+ * work is its real CPU time outside the emulator: at every entry into it
+ * (an emulated RDPMC, a read(2) or ioctl of a perf fd, the hooks below)
+ * the thread CPU time since it last left the emulator is run, 4 slots
+ * per ns, with a synthetic mix that changes every millisecond, or with
+ * the mix a program set through emu_preload_set_fractions.  The
  * breakdown is therefore made up; only the plumbing is real.
+ *
+ * What the emulator itself costs is not the program's work: a real
+ * RDPMC is one instruction, and the PMU counts none of the kernel's
+ * (exclude_kernel).  Its handlers' own time is left out (the clock is
+ * read again as each one leaves).  The kernel's part of a trap, the #GP
+ * delivered as a signal and the sigreturn (a few microseconds, far more
+ * on a loaded machine), cannot be told apart from the program's own
+ * instructions by the thread's clock.  So the reads of one reading see
+ * one instant: an RDPMC of a counter of the group the previous RDPMC
+ * read, one this reading has not read yet, with no other entry into
+ * the emulator between them, runs nothing; what ran in between, a few
+ * of the reader's instructions beside two kernel crossings, is dropped.
+ * On hardware those reads lie a few cycles apart; here, with the time
+ * between them counted, each counter of a region would take its share
+ * of the traps' cost, which varies with the machine's load, and a
+ * region's counters would disagree by it.  The first read of a reading
+ * (a counter read again, another group's, or after any other entry)
+ * runs the time since the last exit, one kernel crossing each way
+ * included: that lengthens a region, the same for all its counters.
  *
  * A program that knows it runs here (topdown-validate --emulate finds
  * these functions with dlsym) may:
@@ -48,7 +68,9 @@
 #include "emu_internal.h"
 
 static bool preload_mode;
-static __thread uint64_t last_ns;
+static __thread uint64_t last_ns;       /* thread CPU time at the last exit */
+static __thread const void *reading_group; /* the reading in progress */
+static __thread uint64_t reading_read;  /* its counters read so far */
 static __thread bool mix_set;
 static __thread struct emu_mix set_mix;
 
@@ -77,19 +99,48 @@ struct emu_mix emu_preload_synthetic_mix(uint64_t ns)
 	return emu_mix_l2(a, b, c, d, a / 5, b / 2, c / 2, d / 2);
 }
 
-void emu_preload_advance(void)
+/* The program's work since the thread last left the emulator. */
+static void run_until(uint64_t now)
 {
-	uint64_t now;
 	struct emu_mix mix;
 
-	if (!preload_mode)
-		return;
-	now = thread_ns();
 	if (last_ns && now > last_ns) {
 		mix = mix_set ? set_mix : emu_preload_synthetic_mix(now);
 		emu_run((now - last_ns) * 4, &mix);
 	}
 	last_ns = now;
+}
+
+void emu_preload_advance(void)
+{
+	if (!preload_mode)
+		return;
+	run_until(thread_ns());
+	reading_group = NULL;
+	reading_read = 0;
+}
+
+void emu_preload_rdpmc(const void *group, unsigned counter)
+{
+	uint64_t bit = UINT64_C(1) << (counter & 63);
+	uint64_t now;
+
+	if (!preload_mode)
+		return;
+	now = thread_ns();
+	if (!group || group != reading_group || (reading_read & bit)) {
+		run_until(now); /* a new reading */
+		reading_group = group;
+		reading_read = 0;
+	}
+	reading_read |= bit;
+	last_ns = now;
+}
+
+void emu_preload_leave(void)
+{
+	if (preload_mode)
+		last_ns = thread_ns();
 }
 
 /* f: 4 level-1 fractions (sum 1) then 4 level-2 ones; NULL: synthetic. */
@@ -103,6 +154,7 @@ void emu_preload_set_fractions(const double *f)
 		set_mix = emu_mix_l2(f[0], f[1], f[2], f[3], f[4], f[5], f[6],
 				     f[7]);
 	emu_lock_release();
+	emu_preload_leave();
 }
 
 /* out: slots, then the 9 categories of emu_truth. */
@@ -115,6 +167,7 @@ void emu_preload_truth(uint64_t out[10])
 	emu_preload_advance();
 	emu_truth(&t);
 	emu_lock_release();
+	emu_preload_leave();
 	out[0] = t.slots;
 	memcpy(out + 1, t.cat, sizeof(t.cat));
 }
@@ -127,6 +180,7 @@ void emu_preload_pmi(void)
 	emu_note_foreign_reset();
 	emu_pmi();
 	emu_lock_release();
+	emu_preload_leave();
 }
 
 /* ---- real system calls, modelled --------------------------------------- */
@@ -139,6 +193,7 @@ static void switch_for_sleep(void)
 	emu_preload_advance();
 	emu_context_switch(100000); /* another task ran meanwhile */
 	emu_lock_release();
+	emu_preload_leave();
 }
 
 int nanosleep(const struct timespec *req, struct timespec *rem)
@@ -184,6 +239,7 @@ int sched_setaffinity(pid_t pid, size_t size, const cpu_set_t *set)
 			if (c != emu_cpu.cpu)
 				emu_migrate(c);
 			emu_lock_release();
+			emu_preload_leave();
 			break;
 		}
 	}
