@@ -39,6 +39,11 @@
  * the thread out and another task's work in (emu_context_switch), and
  * sched_setaffinity moves it to the first CPU of the new mask.
  *
+ * TD_EMU_SLOW_TRAPS=1 makes each RDPMC trap spend 0 to 350 us of the
+ * thread's CPU time before the emulator's clock is read (the trap's
+ * number mod 8, times 50 us), as a #GP delivered on a loaded machine
+ * may: what a program measures must not change.
+ *
  * TD_EMU_FAULT=name[,name...] injects a fault, so that a checker can be
  * shown to catch it (off unless set):
  *   metrics_swap   RDPMC of PERF_METRICS returns the retiring and
@@ -67,7 +72,8 @@
 
 #include "emu_internal.h"
 
-static bool preload_mode;
+static bool preload_mode, slow_traps;
+static __thread unsigned traps;
 static __thread uint64_t last_ns;       /* thread CPU time at the last exit */
 static __thread const void *reading_group; /* the reading in progress */
 static __thread uint64_t reading_read;  /* its counters read so far */
@@ -120,6 +126,15 @@ void emu_preload_advance(void)
 	reading_read = 0;
 }
 
+/* TD_EMU_SLOW_TRAPS: a slow delivery of this trap's #GP. */
+static void slow_delivery(void)
+{
+	uint64_t until = thread_ns() + (traps++ % 8) * 50000;
+
+	while (thread_ns() < until)
+		;
+}
+
 void emu_preload_rdpmc(const void *group, unsigned counter)
 {
 	uint64_t bit = UINT64_C(1) << (counter & 63);
@@ -127,6 +142,8 @@ void emu_preload_rdpmc(const void *group, unsigned counter)
 
 	if (!preload_mode)
 		return;
+	if (slow_traps)
+		slow_delivery();
 	now = thread_ns();
 	if (!group || group != reading_group || (reading_read & bit)) {
 		run_until(now); /* a new reading */
@@ -286,6 +303,7 @@ __attribute__((constructor)) static void emu_preload_init(void)
 		return;
 	emu_setup(profile_named(p));
 	emu.faults = parse_faults(getenv("TD_EMU_FAULT"));
+	slow_traps = getenv("TD_EMU_SLOW_TRAPS") != NULL;
 	preload_mode = true;
 }
 
