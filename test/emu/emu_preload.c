@@ -33,6 +33,9 @@
  * these functions with dlsym) may:
  * - set the mix of the work that follows (emu_preload_set_fractions):
  *   the emulator's synthetic answer for that work, not a measurement;
+ * - declare its work (emu_preload_run): from the first call on, the
+ *   thread's work is what it declares, its CPU time no longer counted,
+ *   so that what it measures cannot depend on the machine's load;
  * - read the emulator's truth (emu_preload_truth) and raise a PMI
  *   (emu_preload_pmi).
  * Real system calls are modelled too: nanosleep/clock_nanosleep switch
@@ -78,6 +81,7 @@ static __thread uint64_t last_ns;       /* thread CPU time at the last exit */
 static __thread const void *reading_group; /* the reading in progress */
 static __thread uint64_t reading_read;  /* its counters read so far */
 static __thread bool mix_set;
+static __thread bool work_declared;     /* emu_preload_run: no CPU time */
 static __thread struct emu_mix set_mix;
 
 static uint64_t thread_ns(void)
@@ -110,7 +114,7 @@ static void run_until(uint64_t now)
 {
 	struct emu_mix mix;
 
-	if (last_ns && now > last_ns) {
+	if (last_ns && now > last_ns && !work_declared) {
 		mix = mix_set ? set_mix : emu_preload_synthetic_mix(now);
 		emu_run((now - last_ns) * 4, &mix);
 	}
@@ -170,6 +174,21 @@ void emu_preload_set_fractions(const double *f)
 	if (f)
 		set_mix = emu_mix_l2(f[0], f[1], f[2], f[3], f[4], f[5], f[6],
 				     f[7]);
+	emu_lock_release();
+	emu_preload_leave();
+}
+
+/* slots of work with the mix set (else synthetic), and no CPU time after. */
+void emu_preload_run(uint64_t slots);
+void emu_preload_run(uint64_t slots)
+{
+	struct emu_mix mix;
+
+	emu_lock_acquire();
+	emu_preload_advance(); /* the CPU time so far still counts */
+	work_declared = true;
+	mix = mix_set ? set_mix : emu_preload_synthetic_mix(thread_ns());
+	emu_run(slots, &mix);
 	emu_lock_release();
 	emu_preload_leave();
 }
