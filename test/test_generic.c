@@ -454,6 +454,42 @@ static void e2e(enum emu_profile p, bool smt)
 	assert_int_equal(s.maps, 0);
 }
 
+/*
+ * The mix an unmodified program's work gets under LD_PRELOAD (one per
+ * millisecond of its CPU time) is a mix: level-1 fractions in [0, 1]
+ * summing to 1, each level-2 one within its parent; and on Zen 4 a
+ * millisecond of each is a region the library measures, unflagged.
+ */
+static void test_synthetic_mix(void **state)
+{
+	struct td *td = open_profile(EMU_ZEN4);
+
+	(void)state;
+	for (uint64_t ms = 0; ms < 100000; ms++) {
+		struct emu_mix m = emu_preload_synthetic_mix(ms * 1000000);
+		double sum = 0;
+
+		for (int i = 0; i < 4; i++) {
+			assert_true(m.f[i] >= 0 && m.f[i] <= 1);
+			assert_true(m.f[4 + i] >= 0 && m.f[4 + i] <= m.f[i]);
+			sum += m.f[i];
+		}
+		assert_float_equal(sum, 1, 1e-9);
+	}
+	for (uint64_t ms = 0; ms < 200; ms++) {
+		struct emu_mix m = emu_preload_synthetic_mix(ms * 1000000);
+		struct emu_truth t0, t1;
+		struct truth_frac t;
+		struct td_result r;
+
+		region(td, 4000000, &m, &r, &t0, &t1);
+		t = truth_between(&t0, &t1);
+		assert_false(r.flags & TD_RESULT_UNRELIABLE);
+		assert_within(&r, &t, EXACT);
+	}
+	td_close(td);
+}
+
 static void test_e2e_zen4(void **state)
 {
 	(void)state;
@@ -780,6 +816,7 @@ int main(void)
 		cmocka_unit_test(test_sign_extension),
 		cmocka_unit_test(test_cpu_lookup),
 		cmocka_unit_test_teardown(test_e2e_zen4, teardown_emu),
+		cmocka_unit_test_teardown(test_synthetic_mix, teardown_emu),
 		cmocka_unit_test_teardown(test_e2e_zen5, teardown_emu),
 		cmocka_unit_test_teardown(test_e2e_skylake, teardown_emu),
 		cmocka_unit_test_teardown(test_e2e_gracemont, teardown_emu),

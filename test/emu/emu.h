@@ -293,5 +293,10 @@ struct emu_mix emu_mix_l1(double ret, double bad, double fe, double be);
 struct emu_mix emu_mix_l2(double ret, double bad, double fe, double be,
 			  double heavy, double br, double fetch_lat,
 			  double mem);
+/*
+ * The mix an unmodified program's work runs with (LD_PRELOAD, no mix set)
+ * in the millisecond of thread CPU time ns falls in: made up, but a mix.
+ */
+struct emu_mix emu_preload_synthetic_mix(uint64_t ns);
 
 #endif /* TD_EMU_H */

@@ -659,7 +659,8 @@ static uint64_t swapped(const struct emu_group *g, const struct emu_event *e)
 	return e->hw;
 }
 
-uint64_t emu_gen_rdpmc(uint32_t ecx)
+/* The scheduled event counter ecx counts, its group in *group. */
+static struct emu_event *event_on(uint32_t ecx, struct emu_group **group)
 {
 	for (int j = 0; j < emu_cpu.gen_nr; j++) {
 		struct emu_group *g = emu_cpu.gen_list[j];
@@ -667,11 +668,30 @@ uint64_t emu_gen_rdpmc(uint32_t ecx)
 		if (!g->scheduled)
 			continue;
 		for (int i = 0; i < g->nr; i++)
-			if (g->members[i]->counter == (int)ecx)
-				return emu.faults & EMU_FAULT_FE_RET_SWAP
-					       ? swapped(g, g->members[i])
-					       : g->members[i]->hw;
+			if (g->members[i]->counter == (int)ecx) {
+				*group = g;
+				return g->members[i];
+			}
 	}
+	return NULL;
+}
+
+const struct emu_group *emu_gen_group_of(uint32_t ecx)
+{
+	struct emu_group *g = NULL;
+
+	event_on(ecx, &g);
+	return g;
+}
+
+uint64_t emu_gen_rdpmc(uint32_t ecx)
+{
+	struct emu_group *g = NULL;
+	struct emu_event *e = event_on(ecx, &g);
+
+	if (e)
+		return emu.faults & EMU_FAULT_FE_RET_SWAP ? swapped(g, e)
+							   : e->hw;
 	/* Another context's value (Arm zeroes unused counters instead). */
 	if (emu.stale_pages)
 		return emu.foreign & MASK48;

@@ -226,6 +226,8 @@ void emu_gen_stop(struct emu_group *g);
 void emu_gen_fold(struct emu_group *g);
 void emu_gen_run(uint64_t slots, const struct emu_mix *m);
 uint64_t emu_gen_rdpmc(uint32_t ecx);
+/* The scheduled group counter ecx counts for, or NULL. */
+const struct emu_group *emu_gen_group_of(uint32_t ecx);
 void emu_gen_page(const struct emu_event *e, struct perf_event_mmap_page *pc);
 void emu_gen_add_group(struct emu_group *g);
 void emu_gen_remove_group(struct emu_group *g);
@@ -250,8 +252,14 @@ void emu_sysfs_write_knob(int value);
 void emu_sysfs_smt(bool active);
 const char *emu_sysfs_redirect(const char *path, char *buf, size_t len);
 
-/* emu_preload.c */
+/*
+ * emu_preload.c: entering the emulator runs the program's work since it
+ * last left (advance; an RDPMC of counter of group: rdpmc, which runs
+ * nothing inside one reading), and leaving it restarts the clock.
+ */
 void emu_preload_advance(void);
+void emu_preload_rdpmc(const void *group, unsigned counter);
+void emu_preload_leave(void);
 /* A read(2) or PMI is about to reset the registers (EMU_FAULT_HIDE_RESET) */
 void emu_note_foreign_reset(void);
 

@@ -105,6 +105,7 @@ int ioctl(int fd, unsigned long req, ...)
 	if (e) {
 		int r = emu_sys_ioctl(e, req, arg);
 		emu_lock_release();
+		emu_preload_leave();
 		return r < 0 ? (int)fail(r) : r;
 	}
 	emu_lock_release();
@@ -126,6 +127,7 @@ ssize_t read(int fd, void *buf, size_t len)
 	if (e) {
 		ssize_t r = emu_sys_read(e, buf, len);
 		emu_lock_release();
+		emu_preload_leave();
 		return r < 0 ? fail(r) : r;
 	}
 	emu_lock_release();

@@ -3,21 +3,49 @@
  * Running an unmodified program on the emulator (LD_PRELOAD=libtdemu.so
  * TD_EMULATE=icl|spr, or an ordinary-counter profile: zen4|zen5|skl|hsw|
  * grt|tnt|cmt).  With no test driving it, the emulated thread's
- * work is its real CPU time: at every emulated RDPMC (and read(2) of a
- * perf fd) the slots elapsed since the previous one (4 per ns of thread
- * CPU time) are run with a synthetic mix that changes every millisecond,
- * or with the mix a program set through emu_preload_set_fractions.  The
+ * work is its real CPU time outside the emulator: at every entry into it
+ * (an emulated RDPMC, a read(2) or ioctl of a perf fd, the hooks below)
+ * the thread CPU time since it last left the emulator is run, 4 slots
+ * per ns, with a synthetic mix that changes every millisecond, or with
+ * the mix a program set through emu_preload_set_fractions.  The
  * breakdown is therefore made up; only the plumbing is real.
+ *
+ * What the emulator itself costs is not the program's work: a real
+ * RDPMC is one instruction, and the PMU counts none of the kernel's
+ * (exclude_kernel).  Its handlers' own time is left out (the clock is
+ * read again as each one leaves).  The kernel's part of a trap, the #GP
+ * delivered as a signal and the sigreturn (a few microseconds, far more
+ * on a loaded machine), cannot be told apart from the program's own
+ * instructions by the thread's clock.  So the reads of one reading see
+ * one instant: an RDPMC of a counter of the group the previous RDPMC
+ * read, one this reading has not read yet, with no other entry into
+ * the emulator between them, runs nothing; what ran in between, a few
+ * of the reader's instructions beside two kernel crossings, is dropped.
+ * On hardware those reads lie a few cycles apart; here, with the time
+ * between them counted, each counter of a region would take its share
+ * of the traps' cost, which varies with the machine's load, and a
+ * region's counters would disagree by it.  The first read of a reading
+ * (a counter read again, another group's, or after any other entry)
+ * runs the time since the last exit, one kernel crossing each way
+ * included: that lengthens a region, the same for all its counters.
  *
  * A program that knows it runs here (topdown-validate --emulate finds
  * these functions with dlsym) may:
  * - set the mix of the work that follows (emu_preload_set_fractions):
  *   the emulator's synthetic answer for that work, not a measurement;
+ * - declare its work (emu_preload_run): from the first call on, the
+ *   thread's work is what it declares, its CPU time no longer counted,
+ *   so that what it measures cannot depend on the machine's load;
  * - read the emulator's truth (emu_preload_truth) and raise a PMI
  *   (emu_preload_pmi).
  * Real system calls are modelled too: nanosleep/clock_nanosleep switch
  * the thread out and another task's work in (emu_context_switch), and
  * sched_setaffinity moves it to the first CPU of the new mask.
+ *
+ * TD_EMU_SLOW_TRAPS=1 makes each RDPMC trap spend 0 to 350 us of the
+ * thread's CPU time before the emulator's clock is read (the trap's
+ * number mod 8, times 50 us), as a #GP delivered on a loaded machine
+ * may: what a program measures must not change.
  *
  * TD_EMU_FAULT=name[,name...] injects a fault, so that a checker can be
  * shown to catch it (off unless set):
@@ -47,9 +75,13 @@
 
 #include "emu_internal.h"
 
-static bool preload_mode;
-static __thread uint64_t last_ns;
+static bool preload_mode, slow_traps;
+static __thread unsigned traps;
+static __thread uint64_t last_ns;       /* thread CPU time at the last exit */
+static __thread const void *reading_group; /* the reading in progress */
+static __thread uint64_t reading_read;  /* its counters read so far */
 static __thread bool mix_set;
+static __thread bool work_declared;     /* emu_preload_run: no CPU time */
 static __thread struct emu_mix set_mix;
 
 static uint64_t thread_ns(void)
@@ -60,30 +92,76 @@ static uint64_t thread_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
-static struct emu_mix synthetic_mix(uint64_t ns)
+/*
+ * Retiring 0.1-0.5, bad speculation 0.02-0.2, frontend 0.05-0.2 (one hash
+ * byte each): backend, the rest, is at least 0.1.  A mix whose first three
+ * exceed 1 has no backend to give; ordinary counters would count it as
+ * slots minus more than the slots, wrapped.
+ */
+struct emu_mix emu_preload_synthetic_mix(uint64_t ns)
 {
 	uint64_t h = (ns / 1000000) * 0x9e3779b97f4a7c15ull;
-	double a = 0.1 + (double)((h >> 8) & 0xff) / 400;
-	double b = 0.02 + (double)((h >> 16) & 0xff) / 1000;
-	double c = 0.05 + (double)((h >> 24) & 0xff) / 1000;
+	double a = 0.1 + 0.4 * (double)((h >> 8) & 0xff) / 256;
+	double b = 0.02 + 0.18 * (double)((h >> 16) & 0xff) / 256;
+	double c = 0.05 + 0.15 * (double)((h >> 24) & 0xff) / 256;
 	double d = 1 - a - b - c;
 
 	return emu_mix_l2(a, b, c, d, a / 5, b / 2, c / 2, d / 2);
 }
 
-void emu_preload_advance(void)
+/* The program's work since the thread last left the emulator. */
+static void run_until(uint64_t now)
 {
-	uint64_t now;
 	struct emu_mix mix;
 
-	if (!preload_mode)
-		return;
-	now = thread_ns();
-	if (last_ns && now > last_ns) {
-		mix = mix_set ? set_mix : synthetic_mix(now);
+	if (last_ns && now > last_ns && !work_declared) {
+		mix = mix_set ? set_mix : emu_preload_synthetic_mix(now);
 		emu_run((now - last_ns) * 4, &mix);
 	}
 	last_ns = now;
+}
+
+void emu_preload_advance(void)
+{
+	if (!preload_mode)
+		return;
+	run_until(thread_ns());
+	reading_group = NULL;
+	reading_read = 0;
+}
+
+/* TD_EMU_SLOW_TRAPS: a slow delivery of this trap's #GP. */
+static void slow_delivery(void)
+{
+	uint64_t until = thread_ns() + (traps++ % 8) * 50000;
+
+	while (thread_ns() < until)
+		;
+}
+
+void emu_preload_rdpmc(const void *group, unsigned counter)
+{
+	uint64_t bit = UINT64_C(1) << (counter & 63);
+	uint64_t now;
+
+	if (!preload_mode)
+		return;
+	if (slow_traps)
+		slow_delivery();
+	now = thread_ns();
+	if (!group || group != reading_group || (reading_read & bit)) {
+		run_until(now); /* a new reading */
+		reading_group = group;
+		reading_read = 0;
+	}
+	reading_read |= bit;
+	last_ns = now;
+}
+
+void emu_preload_leave(void)
+{
+	if (preload_mode)
+		last_ns = thread_ns();
 }
 
 /* f: 4 level-1 fractions (sum 1) then 4 level-2 ones; NULL: synthetic. */
@@ -97,6 +175,22 @@ void emu_preload_set_fractions(const double *f)
 		set_mix = emu_mix_l2(f[0], f[1], f[2], f[3], f[4], f[5], f[6],
 				     f[7]);
 	emu_lock_release();
+	emu_preload_leave();
+}
+
+/* slots of work with the mix set (else synthetic), and no CPU time after. */
+void emu_preload_run(uint64_t slots);
+void emu_preload_run(uint64_t slots)
+{
+	struct emu_mix mix;
+
+	emu_lock_acquire();
+	emu_preload_advance(); /* the CPU time so far still counts */
+	work_declared = true;
+	mix = mix_set ? set_mix : emu_preload_synthetic_mix(thread_ns());
+	emu_run(slots, &mix);
+	emu_lock_release();
+	emu_preload_leave();
 }
 
 /* out: slots, then the 9 categories of emu_truth. */
@@ -109,6 +203,7 @@ void emu_preload_truth(uint64_t out[10])
 	emu_preload_advance();
 	emu_truth(&t);
 	emu_lock_release();
+	emu_preload_leave();
 	out[0] = t.slots;
 	memcpy(out + 1, t.cat, sizeof(t.cat));
 }
@@ -121,6 +216,7 @@ void emu_preload_pmi(void)
 	emu_note_foreign_reset();
 	emu_pmi();
 	emu_lock_release();
+	emu_preload_leave();
 }
 
 /* ---- real system calls, modelled --------------------------------------- */
@@ -133,6 +229,7 @@ static void switch_for_sleep(void)
 	emu_preload_advance();
 	emu_context_switch(100000); /* another task ran meanwhile */
 	emu_lock_release();
+	emu_preload_leave();
 }
 
 int nanosleep(const struct timespec *req, struct timespec *rem)
@@ -178,6 +275,7 @@ int sched_setaffinity(pid_t pid, size_t size, const cpu_set_t *set)
 			if (c != emu_cpu.cpu)
 				emu_migrate(c);
 			emu_lock_release();
+			emu_preload_leave();
 			break;
 		}
 	}
@@ -224,6 +322,7 @@ __attribute__((constructor)) static void emu_preload_init(void)
 		return;
 	emu_setup(profile_named(p));
 	emu.faults = parse_faults(getenv("TD_EMU_FAULT"));
+	slow_traps = getenv("TD_EMU_SLOW_TRAPS") != NULL;
 	preload_mode = true;
 }
 

@@ -96,7 +96,7 @@ static uint64_t emulate_rdpmc(uint32_t ecx)
 		if (ecx >= emu.gp_counters && !(emu.arm && ecx == 31))
 			die("no such general-purpose counter");
 		__atomic_fetch_add(&emu.stats.rdpmcs, 1, __ATOMIC_RELAXED);
-		emu_preload_advance();
+		emu_preload_rdpmc(emu_gen_group_of(ecx), ecx);
 		return emu_gen_rdpmc(ecx);
 	}
 	if (emu.atom_width && !(ecx & ((1u << 30) | (1u << 29)))) {
@@ -106,7 +106,7 @@ static uint64_t emulate_rdpmc(uint32_t ecx)
 		if (ecx >= (emu_is_ecore(emu_cpu.cpu) ? 6u : 8u))
 			die("no such general-purpose counter");
 		__atomic_fetch_add(&emu.stats.rdpmcs, 1, __ATOMIC_RELAXED);
-		emu_preload_advance();
+		emu_preload_rdpmc(emu_gen_group_of(ecx), ecx);
 		return emu_gen_rdpmc(ecx);
 	}
 	if (!emu.has_topdown)
@@ -116,7 +116,8 @@ static uint64_t emulate_rdpmc(uint32_t ecx)
 	if (!rdpmc_allowed())
 		die("CR4.PCE clear (no RDPMC-capable event mapped)");
 	__atomic_fetch_add(&emu.stats.rdpmcs, 1, __ATOMIC_RELAXED);
-	emu_preload_advance();
+	/* SLOTS and PERF_METRICS: bits 32 and 33 of the reading */
+	emu_preload_rdpmc(emu_cpu.group, 32 + (ecx == EMU_RDPMC_METRICS));
 	if (ecx == EMU_RDPMC_SLOTS) {
 		uint64_t v = hw->slots;
 
@@ -217,6 +218,7 @@ static void on_fault(int sig, siginfo_t *si, void *ctx)
 	r[REG_RAX] = (greg_t)(uint32_t)v;
 	r[REG_RDX] = (greg_t)(v >> 32);
 	r[REG_RIP] += 2;
+	emu_preload_leave();
 }
 
 void emu_trap_install(void)
@@ -281,6 +283,7 @@ static void on_fault(int sig, siginfo_t *si, void *ctx)
 	else
 		emulate_rdpmc((uint32_t)n);
 	uc->uc_mcontext.pc += 4;
+	emu_preload_leave();
 }
 
 void emu_trap_install(void)

@@ -61,7 +61,7 @@ static bool compare(const struct v_kref *k, const struct td_result *res,
 		a->ref_slots += ks;
 		/* the region lies inside the stretch: never more slots, and
 		 * not much fewer (the library's own code between the reads) */
-		if (dev > tol || res->slots > ks || out > v_max_outside ||
+		if (dev > tol || res->slots > ks || out > V_MAX_OUTSIDE ||
 		    res->err > V_MAX_ERR) {
 			ok = false;
 			a->disagree++;

@@ -107,14 +107,14 @@ static void judge(const struct v_kref *k, const struct td_result *res,
 			dev = x > dev ? x : dev;
 		}
 		bad = dev > tol || res->slots > ks ||
-		      (double)(ks - res->slots) > v_max_outside * (double)ks;
+		      (double)(ks - res->slots) > V_MAX_OUTSIDE * (double)ks;
 	}
 	if (ref->truth_ok && v_ref_fractions(&ref->truth0, &ref->truth1, tl1, &ts)) {
 		double out_share = ts > res->slots
 			? (double)(ts - res->slots) / (double)ts : 0;
 		/* one 8-bit step per schedule-in is inside res->err */
 		tol = res->err + out_share + 0.002;
-		bad |= out_share > v_max_outside;
+		bad |= out_share > V_MAX_OUTSIDE;
 		for (int i = 0; i < 4; i++) {
 			double x = res->l1[i] - tl1[i];
 			x = x < 0 ? -x : x;

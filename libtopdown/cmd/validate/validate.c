@@ -27,8 +27,6 @@
 
 #define V_EXIT_SKIP 77
 
-double v_max_outside = 0.05;
-double v_max_err = 0.05;
 
 struct v_args {
 	bool emulate, long_drills, workload_only;
@@ -238,10 +236,6 @@ int td_cmd_validate(int argc, char **argv, char **exec_argv,
 	if (a.emulate && !v_emulated())
 		return reexec_emulated(exec_argv, a.profile, emulator);
 	r.emulated = v_emulated();
-	if (r.emulated) {
-		v_max_outside = 0.3;
-		v_max_err = 0.15;
-	}
 	r.profile = getenv("TD_EMULATE") ? getenv("TD_EMULATE") : "";
 	cpu_model(r.machine_model, sizeof(r.machine_model));
 	nbefore = v_perf_fds(before, 64);

@@ -103,6 +103,12 @@ bool v_emulated(void);
 void v_emu_set_mix(const double *f8);
 bool v_emu_truth(struct v_counts *c);
 bool v_emu_pmi(void);
+/*
+ * The work of one workload run, declared: after the first call the
+ * emulator counts no CPU time of this thread (emu_preload_run).
+ */
+void v_emu_run(uint64_t slots);
+#define V_EMU_KERNEL_SLOTS 4000000 /* 1 ms at the emulator's 4 per ns */
 
 /* Reference of one stretch of work: kernel counts (and emulator truth). */
 struct v_ref {
@@ -175,14 +181,10 @@ int v_workload_only(int regions, bool small);
  * Most of a reference stretch that may lie outside the region it
  * brackets: the library's begin/end code and the read(2) wrappers, a few
  * thousand slots against regions of milliseconds.  More means the region
- * lost slots.  Emulated, the RDPMC traps (signal handlers, slower still
- * under sanitizers) take a few percent of regions of about 1 ms, and the
- * emulated counters advance by each trap's own CPU time: on a loaded
- * machine (tests running beside it) one region in a dozen was seen with
- * 0.20 of its stretch outside it on zen4, whose twelve reads a region
- * are twelve traps: 0.3, emulated only.
+ * lost slots.  Emulated, the workloads' work is declared (v_emu_run) and
+ * nothing else counts: none lies outside, and the same bound holds.
  */
-extern double v_max_outside;
+#define V_MAX_OUTSIDE 0.05
 
 /*
  * Largest err accepted as a useful answer.  On PERF_METRICS the
@@ -190,12 +192,10 @@ extern double v_max_outside;
  * should be about 2/255 plus a step per context switch; on ordinary
  * counters err is the categories' disagreement with width x cycles, a
  * few cycles of read skew.  An err near 1 is within itself whatever the
- * fractions and would make any comparison pass.  Emulated (validate.c),
- * each trapped counter read advances the emulated counters by the trap's
- * own CPU time, so counters read one after another disagree more: 0.15.
+ * fractions and would make any comparison pass.  Emulated, the reads of
+ * one reading see one instant (test/emu/emu_preload.c): no skew at all.
  */
-extern double v_max_err;
-#define V_MAX_ERR v_max_err
+#define V_MAX_ERR 0.05
 
 /* Agreement of a region with a reference: the tolerance used. */
 double v_tolerance(const struct v_kref *k, const struct td_result *res,

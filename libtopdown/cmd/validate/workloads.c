@@ -177,4 +177,5 @@ void v_kernel_run(enum v_kernel k)
 	default:
 		break;
 	}
+	v_emu_run(V_EMU_KERNEL_SLOTS); /* emulated: its work, declared */
 }
