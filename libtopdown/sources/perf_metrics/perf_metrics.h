@@ -25,7 +25,8 @@ struct td_pm_pmu {
 /*
  * The PERF_METRICS source's own state (sources/perf_metrics/, also used
  * by the hybrid source it serves), embedded in the handle: the fast path
- * reads none of it.
+ * reads only pmu.nr_metrics (whether to decode level 2) and the
+ * metrics-clear fields of its own fast path.
  */
 struct td_pm {
 	struct td_pm_pmu pmu;
