@@ -249,7 +249,6 @@ int emu_sys_ioctl(struct emu_event *e, unsigned long req, unsigned long arg)
 	struct emu_group *g = e->group;
 	bool group = arg & PERF_IOC_FLAG_GROUP;
 
-	emu_preload_advance(); /* the work before it, enabled or reset */
 	switch (req) {
 	case PERF_EVENT_IOC_ENABLE:
 		emu_group_enable(g);

@@ -105,7 +105,6 @@ int ioctl(int fd, unsigned long req, ...)
 	if (e) {
 		int r = emu_sys_ioctl(e, req, arg);
 		emu_lock_release();
-		emu_preload_leave();
 		return r < 0 ? (int)fail(r) : r;
 	}
 	emu_lock_release();

@@ -4,8 +4,8 @@
  * TD_EMULATE=icl|spr, or an ordinary-counter profile: zen4|zen5|skl|hsw|
  * grt|tnt|cmt).  With no test driving it, the emulated thread's
  * work is its real CPU time outside the emulator: at every entry into it
- * (an emulated RDPMC, a read(2) or ioctl of a perf fd, the hooks below)
- * the thread CPU time since it last left the emulator is run, 4 slots
+ * (an emulated RDPMC, a read(2) of a perf fd, the hooks below) the
+ * thread CPU time since it last left the emulator is run, 4 slots
  * per ns, with a synthetic mix that changes every millisecond, or with
  * the mix a program set through emu_preload_set_fractions.  The
  * breakdown is therefore made up; only the plumbing is real.
