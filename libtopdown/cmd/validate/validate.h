@@ -187,11 +187,14 @@ int v_workload_only(int regions, bool small);
 #define V_MAX_OUTSIDE 0.05
 
 /*
- * Largest err accepted as a useful answer.  On PERF_METRICS the
- * validator's reads zero the registers right before every region, so err
- * should be about 2/255 plus a step per context switch; on ordinary
- * counters err is the categories' disagreement with width x cycles, a
- * few cycles of read skew.  An err near 1 is within itself whatever the
+ * Largest err accepted as a useful answer, from decode.c's bound: on
+ * PERF_METRICS the validator's reads zero the registers right before
+ * every region (S_b = 0, S_e = R), so err is k R / (255 R) = 2/255 =
+ * 0.008 with level 2 (k = 2), and each schedule-in inside the region adds
+ * at most one more such step; 0.05 is the bound with up to five of them
+ * in a region of about 1 ms.  On ordinary counters err is the
+ * categories' disagreement with width x cycles, a few cycles of read
+ * skew, far below it.  An err near 1 is within itself whatever the
  * fractions and would make any comparison pass.  Emulated, the reads of
  * one reading see one instant (test/emu/emu_preload.c): no skew at all.
  */
