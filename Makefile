@@ -298,9 +298,18 @@ $(B)/bench/accuracy: $(B)/bench/accuracy.o $(EMU_OBJS) $(STATIC_LIB)
 
 OVERHEAD_OBJS := $(addprefix $(B)/bench/,overhead.o overhead_seq.o \
 		 overhead_report.o overhead_qemu.o)
+# The peer row (PAPI 7 reading the same counters), where Debian's
+# libpapi-dev installed its header; without it the bench says so.
+PAPI_HEADER := /usr/include/papi.h
+ifneq ($(wildcard $(PAPI_HEADER)),)
+OVERHEAD_OBJS += $(B)/bench/overhead_papi.o
+OVERHEAD_LIBS := -lpapi
+$(B)/bench/overhead.o: CPPFLAGS += -DTD_BENCH_PAPI
+endif
 $(B)/bench/overhead: $(OVERHEAD_OBJS) $(EMU_OBJS) $(B)/libtopdown.so
 	$(CC) $(LDFLAGS) -rdynamic -o $@ $(OVERHEAD_OBJS) $(EMU_OBJS) -L$(B) \
-		-ltopdown -Wl,-rpath,'$$ORIGIN/..' -lm -ldl -lpthread
+		-ltopdown -Wl,-rpath,'$$ORIGIN/..' $(OVERHEAD_LIBS) -lm -ldl \
+		-lpthread
 
 # The arm64 counted process (built with the cross compiler, B=build/arm64).
 GUEST_OBJS := $(addprefix $(B)/bench/,overhead_guest.o overhead_seq.o)

@@ -1,8 +1,10 @@
 #!/bin/sh
 # The README's overhead table (markdown) from the machine-readable lines
 #   overhead,<profile>,<sequence>,<instructions>,<window>,<syscalls>,<reads>
+#   peer,<peer>,<profile>,pair,<instructions>,<window>,<syscalls>,<reads>
 # that build/bench/overhead and make bench-arm64 print (other lines are
-# ignored).  usage: make bench-table, or
+# ignored); a peer's row follows its profile's rows, with its ratio to
+# libtopdown's pair and pair+result.  usage: make bench-table, or
 #   ... | sh bench/overhead-table.sh [--update README.md]
 # With --update, the table between the README's overhead-table markers is
 # replaced and nothing is printed.
@@ -41,9 +43,17 @@ function target(p, s, i, w, sys, r,   pm, imax, wmax, per, unread) {
 	return unread ? "met (the end reads nothing)" : "met"
 }
 $1 == "overhead" && NF == 7 {
+	instr[$2 "," $3] = $4
 	printf "| %s | %s | %s | %s | %s | %s | %s |\n", $2, $3, $4, $5, $6, $7,
 		target($2, $3, $4, $5, $6, $7)
 	n++
+}
+$1 == "peer" && NF == 8 {
+	pair = instr[$3 ",pair"]
+	res = instr[$3 ",pair+result"]
+	printf "| %s | %s pair (peer) | %s | %s | %s | %s | %s |\n", $3, $2, $5,
+		$6, $7, $8, (pair && res) ? \
+		sprintf("%.1fx pair, %.1fx pair+result", $5 / pair, $5 / res) : "-"
 }
 END { if (!n) exit 1 }')
 if [ "${1:-}" = --update ]; then

@@ -165,6 +165,34 @@ bool ovh_report_profile(const struct ovh_profile *prof,
 	return all;
 }
 
+/*
+ * A peer library's pair (its read at a region's start and at its end,
+ * around the same work) beside libtopdown's pair and pair+result.
+ */
+void ovh_report_peer(const char *peer, const struct ovh_profile *prof,
+		     const struct ovh_section_count *sec,
+		     const struct ovh_section_count *own)
+{
+	struct row r = make_row(sec, OVH_PAIR);
+	struct row pair = make_row(&own[OVH_PAIR], OVH_PAIR);
+	struct row res = make_row(&own[OVH_PAIR_RESULT], OVH_PAIR_RESULT);
+	char w[24] = "?", sp[24] = "?", seq[24];
+
+	if (r.known) {
+		snprintf(w, sizeof(w), "%lu", r.window);
+		snprintf(sp, sizeof(sp), "%lu", r.spread);
+	}
+	snprintf(seq, sizeof(seq), "%s pair", peer);
+	printf("%-10s %-13s %6lu %6s %6s %8lu %5lu  %.1fx pair, %.1fx "
+	       "pair+result\n", prof->name, seq, r.instr, w, sp, r.syscalls,
+	       r.reads, pair.instr ? (double)r.instr / pair.instr : 0,
+	       res.instr ? (double)r.instr / res.instr : 0);
+	if (nr_lines < MAX_LINES)
+		snprintf(lines[nr_lines++], sizeof(lines[0]),
+			 "peer,%s,%s,pair,%lu,%s,%lu,%lu", peer, prof->name,
+			 r.instr, w, r.syscalls, r.reads);
+}
+
 void ovh_report_footer(void)
 {
 	printf("# window: library instructions between the begin's last "
