@@ -6,7 +6,8 @@
  * be used from any thread and any recursion depth, so nothing a call
  * changes lives in it: each handle (one per thread) keeps a table of
  * slots, one per named region it has begun, found by the struct's
- * address or by the name through a small open-addressing hash.  A slot
+ * address or by the name through a small open-addressing hash (the slot
+ * begun last is looked at first: the innermost region's end).  A slot
  * holds the region being measured, its recursion depth and its totals.
  * The first begin of a region on a handle allocates its slot (the cold
  * path); later begins and ends allocate nothing and make no system call.
