@@ -209,6 +209,7 @@ test: $(TEST_BINS) test/cxx_header.cc test-cxx-benchmark test-man test-abi
 	$(CXX) -Iinclude $(CXXWARN) -fsyntax-only test/cxx_header.cc
 	$(if $(VALIDATE_TEST),@$(MAKE) -s $(VALIDATE_TEST))
 	$(if $(SANITIZE)$(TSAN)$(TEST_RUN),,@$(MAKE) -s test-cmd)
+	$(if $(SANITIZE)$(TSAN)$(TEST_RUN),,@$(MAKE) -s test-pool)
 	@$(if $(TD_STRESS_REGIONS),TD_STRESS_REGIONS=$(TD_STRESS_REGIONS)) \
 		TEST_RUN="$(TEST_RUN)" $(call run_tests,$(B)/test)
 
@@ -232,6 +233,24 @@ test-cmd: $(B)/topdown $(B)/libtdemu.so $(B)/examples/harness \
 	  $(B)/examples/threads
 	@echo "== test/test_cmd.sh"
 	@sh test/test_cmd.sh $(B)
+
+# examples/pool under topdown run --emulate, its report against the truth
+# kept by test/truth_shim.c, which wraps the named-region calls of the
+# example linked with libtopdown.so (test/test_pool.sh).
+$(B)/test/pool-shared: examples/pool.c $(B)/libtopdown.so
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) $(CFLAGS) -o $@ $< -L$(B) -ltopdown \
+		-Wl,-rpath,'$$ORIGIN/..' -lpthread
+$(B)/test/libtruthshim.so: test/truth_shim.c
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) $(CFLAGS) -fPIC -shared -o $@ $< -ldl -lpthread
+$(B)/test/pool_check: test/pool_check.c
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) $(CFLAGS) -o $@ $< -lm
+test-pool: $(B)/topdown $(B)/libtdemu.so $(B)/examples/pool \
+	   $(B)/test/pool-shared $(B)/test/libtruthshim.so $(B)/test/pool_check
+	@echo "== test/test_pool.sh"
+	@sh test/test_pool.sh $(B)
 
 # ---- arm64: cross-built, run under qemu-aarch64 ----------------------------
 # EL0 MRS of a PMU register raises SIGILL under qemu-user; the emulator
@@ -471,7 +490,7 @@ fuzz: $(FUZZ_TARGETS:%=$(B)/fuzz/%)
 			$(B)/fuzz/$$t.log; \
 	done
 
-.PHONY: all test test-abi test-cmd test-cxx-benchmark test-man test-arm64 \
+.PHONY: all test test-abi test-cmd test-pool test-cxx-benchmark test-man test-arm64 \
 	validate test-validate demo bench bench-arm64 bench-arm64-if-possible \
 	bench-table harness gbench install uninstall clean FORCE test-fastslow \
 	test-asan test-tsan \
