@@ -99,7 +99,9 @@ static inline void td_counts_add(struct td_counts *c, uint64_t slots,
 struct td_sample {
 	struct td_counts c;
 	uint64_t raw_slots;   /* SLOTS since the last reset: the 8-bit error scale */
-	uint64_t raw_metrics; /* PERF_METRICS with it (cumulative RDPMC path) */
+	uint64_t raw;         /* the source's raw word read with raw_slots,
+				 which only the source interprets (a
+				 region's begin keeps both: begin_state.h) */
 	uint64_t raw_at_last; /* !valid: the source's raw SLOTS at its last
 				 reading, past snap.base (region_slow.c
 				 sample_at); set by sources that reset */

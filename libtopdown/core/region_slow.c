@@ -68,7 +68,7 @@ static void store_begin(struct td *td, struct td_region_priv *p,
 	p->snap = td->snap;
 	p->snap.qerr_base -= s->qself; /* its own error is the region's */
 	p->slots = s->raw_slots; /* the raw reading: the error scale */
-	p->metrics = s->raw_slots ? s->raw_metrics : 0;
+	p->raw = s->raw_slots ? s->raw : 0;
 	/*
 	 * Only the fast path reads what the key vouches for; where the
 	 * policy resets, a region whose length is unknown begins on the slow
@@ -152,7 +152,7 @@ static unsigned region_delta(const struct td *td,
 	struct td_counts begin = p->snap.base;
 	unsigned flags;
 
-	td_counts_add(&begin, p->slots, p->metrics);
+	td_counts_add(&begin, p->slots, p->raw);
 	flags = td->src->delta(td, &begin, &s->c, d);
 	d->qerr = s->qerr_base + s->raw_slots - p->snap.qerr_base + p->slots;
 	return flags;

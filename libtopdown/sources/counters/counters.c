@@ -165,7 +165,7 @@ int td_generic_sample(struct td *td, struct td_sample *s)
 		td_gen_fast_refresh(g, s->values);
 	}
 	s->raw_slots = 0;    /* nothing to reset: never triggers a reset */
-	s->raw_metrics = 0;
+	s->raw = 0;
 	s->unsched = t[0] - t[1];
 	if (g->mux[0]) {
 		err = mux_sample(g, t, &s->c);

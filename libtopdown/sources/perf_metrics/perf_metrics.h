@@ -6,6 +6,8 @@
 #ifndef TD_PERF_METRICS_H
 #define TD_PERF_METRICS_H
 
+#include <string.h>
+
 #include "source.h"
 
 enum td_clear_trigger {
@@ -97,6 +99,17 @@ struct td_pm_handle {
 };
 _Static_assert(offsetof(struct td_pm_handle, td) == 0,
 	       "a handle is freed as its struct td");
+
+/*
+ * PERF_METRICS as RDPMC gave it, in two halves (EDX:EAX), into a word
+ * that holds it whole (a region's begin: begin_state.h raw): two 32-bit
+ * stores, not joined first (x86 is little endian).
+ */
+static inline void td_pm_store_halves(uint64_t *w, uint32_t lo, uint32_t hi)
+{
+	memcpy(w, &lo, sizeof(lo));
+	memcpy((char *)w + sizeof(lo), &hi, sizeof(hi));
+}
 
 static inline struct td_pm_handle *td_pm_of(const struct td *td)
 {

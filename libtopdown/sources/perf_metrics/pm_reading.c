@@ -144,7 +144,7 @@ static void cumulative_sample(struct td *td, const struct raw_reading *r,
 	td_pm_of(td)->last_raw_slots = r->slots;
 	td_pm_of(td)->last_pair_slots = r->slots;
 	td_pm_of(td)->last_raw_metrics = r->metrics;
-	s->raw_metrics = r->metrics;
+	s->raw = r->metrics;
 	s->c = td->snap.base;
 	td_counts_add(&s->c, r->slots, r->metrics);
 	s->raw_slots = r->slots;
@@ -207,7 +207,7 @@ static bool ecore_p_sample(struct td *td, struct td_sample *s)
 	 * group would zero the kernel's counts, not the saved registers).
 	 */
 	s->raw_slots = 0;
-	s->raw_metrics = 0;
+	s->raw = 0;
 	s->unsched = en - run; /* hybrid.c pairs it with the E group's */
 	s->p_en = en;
 	s->p_run = run;
@@ -444,7 +444,7 @@ static int td_fold_and_reset(struct td *td, const struct td_sample *s)
 int td_pm_reset(struct td *td, struct td_sample *s)
 {
 	struct td_snap saved = td->snap;
-	uint64_t fold_slots = s->raw_slots, fold_metrics = s->raw_metrics;
+	uint64_t fold_slots = s->raw_slots, fold_metrics = s->raw;
 	struct td_counts folded_base;
 	int err;
 
