@@ -79,16 +79,6 @@ struct td_delta {
 	uint64_t l2raw[TD_NR_L2RAW];
 };
 
-/* c += one reading: field x slots per category (x255 units), slots. */
-static inline void td_counts_add(struct td_counts *c, uint64_t slots,
-				 uint64_t metrics)
-{
-#pragma GCC unroll 8
-	for (unsigned i = 0; i < TD_NR_METRICS; i++)
-		c->cat[i] += ((metrics >> (8 * i)) & 0xff) * slots;
-	c->slots += slots;
-}
-
 /*
  * Counter values a region's begin keeps where the source reads its
  * counters one by one on a fast path of its own (source.h begin_counts).

@@ -149,11 +149,9 @@ static unsigned region_delta(const struct td *td,
 			     const struct td_region_priv *p,
 			     const struct td_sample *s, struct td_delta *d)
 {
-	struct td_counts begin = p->snap.base;
-	unsigned flags;
+	unsigned flags = td->src->delta(td, &p->snap.base, p->slots, p->raw,
+					&s->c, d);
 
-	td_counts_add(&begin, p->slots, p->raw);
-	flags = td->src->delta(td, &begin, &s->c, d);
 	d->qerr = s->qerr_base + s->raw_slots - p->snap.qerr_base + p->slots;
 	return flags;
 }

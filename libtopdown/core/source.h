@@ -65,9 +65,14 @@ struct td_source_ops {
 	 * region measured (level 2 zeroed where it has none); returns the
 	 * result flags the source adds (TD_RESULT_L2 where it measured level
 	 * 2 for this delta, _CYCLES, _MULTIPLEXED, _L2_FE_BE, _UNRELIABLE,
-	 * _SHORT).
+	 * _SHORT).  The begin's counts are a plus its raw reading as the
+	 * region kept it (struct td_sample raw_slots and raw; both 0 where
+	 * the reading was folded into a), which the source adds itself:
+	 * only it knows what raw holds, and its fast path keeps the sum
+	 * inline, with no call more.
 	 */
 	unsigned (*delta)(const struct td *td, const struct td_counts *a,
+			  uint64_t raw_slots, uint64_t raw,
 			  const struct td_counts *b, struct td_delta *d);
 	/* Could the delta have come from counting without an unseen reset? */
 	bool (*consistent)(const struct td *td, const struct td_delta *d);

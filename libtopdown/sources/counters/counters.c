@@ -115,10 +115,15 @@ static unsigned mux_delta(const struct td_gen *g, const struct td_counts *a,
 	return flags | TD_RESULT_L2;
 }
 
-/* The formula table's counts are linear: b - a, or multiplexed. */
+/*
+ * The formula table's counts are linear: b - a, or multiplexed.  Its
+ * readings are counts at once (raw_slots and raw 0: nothing to add).
+ */
 static unsigned counters_delta(const struct td *td, const struct td_counts *a,
+			       uint64_t raw_slots, uint64_t raw,
 			       const struct td_counts *b, struct td_delta *d)
 {
+	(void)raw_slots, (void)raw;
 	if (td_gen_of(td)->gen->mux[0])
 		return mux_delta(td_gen_of(td)->gen, a, b, d);
 	d->slots = (int64_t)(b->slots - a->slots);

@@ -100,6 +100,16 @@ struct td_pm_handle {
 _Static_assert(offsetof(struct td_pm_handle, td) == 0,
 	       "a handle is freed as its struct td");
 
+/* c += one reading: field x slots per category (x255 units), slots. */
+static inline void td_counts_add(struct td_counts *c, uint64_t slots,
+				 uint64_t metrics)
+{
+#pragma GCC unroll 8
+	for (unsigned i = 0; i < TD_NR_METRICS; i++)
+		c->cat[i] += ((metrics >> (8 * i)) & 0xff) * slots;
+	c->slots += slots;
+}
+
 /*
  * PERF_METRICS as RDPMC gave it, in two halves (EDX:EAX), into a word
  * that holds it whole (a region's begin: begin_state.h raw): two 32-bit
@@ -135,6 +145,7 @@ TD_HIDDEN void td_pm_fold_pending(struct td *td);
 TD_HIDDEN int td_pm_group_open(struct td *td, const struct td_open_req *req);
 TD_HIDDEN void td_pm_close(struct td *td);
 TD_HIDDEN unsigned td_pm_delta(const struct td *td, const struct td_counts *a,
+			       uint64_t raw_slots, uint64_t raw,
 			       const struct td_counts *b, struct td_delta *d);
 TD_HIDDEN bool td_pm_consistent(const struct td *td, const struct td_delta *d);
 TD_HIDDEN void td_pm_info(const struct td *td, struct td_info *i);
