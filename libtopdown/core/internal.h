@@ -97,12 +97,9 @@ struct td_sample {
 				 sample_at); set by sources that reset */
 	uint64_t qerr_base;   /* td->snap.qerr_base after this reading */
 	uint64_t unsched;     /* time_enabled - time_running, ns */
-	uint64_t p_en, p_run; /* on_ecore: cpu_core's page times (hybrid.c) */
-	uint64_t p_en_now;    /* on_ecore: its time_enabled from read(2) */
 	uint64_t qself;       /* this reading's own error scale when it is
 				 not raw_slots (x255 units; pm_reading.c) */
 	bool valid;           /* false: the group was not counting */
-	bool on_ecore;        /* hybrid: the P half came from read(2) */
 	/*
 	 * Ordinary counters on their fast path: the counter values the
 	 * counts came from, in the source's order (what a region's begin

@@ -247,8 +247,13 @@ int td_slow_end(struct td *td, struct td_region *r, struct td_result *res)
 	return td_slow_end_read(td, p, res);
 }
 
-int td_slow_end_read(struct td *td, struct td_region_priv *p,
-		     struct td_result *res)
+/*
+ * Out of line: inlined into td_slow_end, its sample's frame would be set
+ * up on every end that passes there to a source's fast end too.
+ */
+__attribute__((noinline)) int td_slow_end_read(struct td *td,
+					       struct td_region_priv *p,
+					       struct td_result *res)
 {
 	struct td_sample s;
 	int err = td_take_sample(td, &s);

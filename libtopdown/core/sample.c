@@ -57,7 +57,6 @@ int td_take_sample(struct td *td, struct td_sample *s)
 
 	s->qself = 0;
 	s->raw_at_last = 0;
-	s->on_ecore = false;
 	err = td->src->sample(td, s);
 	if (err == 0)
 		note_schedule(td, s);

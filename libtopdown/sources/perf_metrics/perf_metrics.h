@@ -70,6 +70,18 @@ struct td_pm {
 	 * the hybrid source, whose E-core group counts meanwhile.
 	 */
 	bool saved_read_fallback;
+	/*
+	 * The last reading (td_pm_sample), where its counts were those the
+	 * kernel saved (saved_read_fallback; pm_reading.c ecore_p_sample):
+	 * cpu_core's page times then and its time_enabled from read(2),
+	 * which the hybrid source pairs with the E group's (hybrid.c
+	 * pair_times).
+	 */
+	struct td_pm_saved_read {
+		bool used;           /* the last reading was such a one */
+		uint64_t en, run;    /* the page's time_enabled, time_running */
+		uint64_t en_now;     /* time_enabled from read(2) */
+	} saved;
 };
 
 /*

@@ -122,7 +122,6 @@ static __attribute__((noinline)) int end_sampled(struct td *td,
 	s.qself = 0;
 	s.unsched = td->last_unsched; /* the page unchanged: as last seen */
 	s.valid = true;
-	s.on_ecore = false;
 	td_end_sampled(td, p, &s, res);
 	return 0;
 }
