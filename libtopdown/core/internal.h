@@ -203,25 +203,6 @@ static inline void td_policy_close(struct td_policy *p, uint64_t at)
 }
 
 /*
- * The delta between two readings of SLOTS and PERF_METRICS since the
- * same reset, in category slots x 255 (no division): what a fast end
- * with a result, a record of readings and td_decode_readings all turn
- * into fractions (decode.c).  qerr: each reading's 8-bit error scale.
- */
-static inline void td_readings_delta(uint64_t slots0, uint64_t metrics0,
-				     uint64_t slots1, uint64_t metrics1,
-				     struct td_delta *d)
-{
-	d->slots = (int64_t)(slots1 - slots0);
-	d->cat[TD_M_SMT] = 0;
-#pragma GCC unroll 8
-	for (unsigned i = 0; i < TD_NR_METRICS; i++)
-		d->cat[i] = (int64_t)(((metrics1 >> (8 * i)) & 0xff) * slots1 -
-				      ((metrics0 >> (8 * i)) & 0xff) * slots0);
-	d->qerr = slots1 + slots0;
-}
-
-/*
  * A record that holds a region's boundary readings, written by the fast
  * end (pm_fast.c) and turned into counts by record.c: slots and qerr the
  * raw SLOTS at end and begin, cat[0] and cat[1] PERF_METRICS at begin and

@@ -39,11 +39,11 @@
 #include <stddef.h>
 #include <string.h>
 
-#include "decode.h"
 #include "arch.h"
 #include "barrier.h"
 #include "begin_state.h"
 #include "perf_metrics.h"
+#include "pm_decode.h"
 #include "source.h"
 
 /*
