@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * What a region keeps from its begin (the private layout of struct
- * td_region) and the hot path's constants, shared by the fast path
- * (pm_fast.c) and the slow path (region_slow.c).  Not installed.
+ * td_region) and the hot path's constants, shared by the sources' fast
+ * paths and the slow path (region_slow.c).  Not installed.
  */
 #ifndef TD_BEGIN_STATE_H
 #define TD_BEGIN_STATE_H

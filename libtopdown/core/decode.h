@@ -63,7 +63,7 @@ TD_ALWAYS_INLINE void td_decode_inline(const struct td_delta *d, bool l2,
 				       struct td_result *res)
 {
 	const int64_t *cat = d->cat;
-	int64_t smt = cat[TD_M_SMT]; /* 0 but on AMD, in the sum */
+	int64_t smt = cat[TD_M_SMT]; /* 0 where not measured; in the sum */
 	int64_t sum = (int64_t)((uint64_t)cat[TD_M_RETIRING] +
 				(uint64_t)cat[TD_M_BAD_SPEC] +
 				(uint64_t)cat[TD_M_FE_BOUND] +

@@ -8,6 +8,7 @@
  */
 #include "arm.h"
 #include "source.h"
+#include "sources.h"
 
 static int arm_open(struct td *td, const struct td_open_req *req)
 {

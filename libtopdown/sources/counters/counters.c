@@ -17,6 +17,7 @@
 
 #include "x86_formulas.h"
 #include "source.h"
+#include "sources.h"
 
 int td_generic_open(struct td *td, const struct td_open_req *req,
 		    td_model_fn model)

@@ -14,6 +14,7 @@
 #include "counter_group.h"
 #include "hybrid.h"
 #include "perf_metrics.h"
+#include "sources.h"
 
 /*
  * PERF_METRICS' RDPMC of SLOTS and PERF_METRICS on a hybrid part: only on

@@ -8,7 +8,19 @@
 
 #include <string.h>
 
+#include "pm_decode.h"
 #include "source.h"
+
+/*
+ * PERF_METRICS' byte i is the slots fraction x 255 of category i of enum
+ * td_metric_byte (arch/x86/include/asm/perf_event.h: INTEL_TD_METRIC_*
+ * in that order), so a reading adds to struct td_counts cat[i] as it is.
+ */
+_Static_assert(TD_M_RETIRING == 0 && TD_M_BAD_SPEC == 1 &&
+	       TD_M_FE_BOUND == 2 && TD_M_BE_BOUND == 3 &&
+	       TD_M_HEAVY_OPS == 4 && TD_M_BR_MISPREDICT == 5 &&
+	       TD_M_FETCH_LAT == 6 && TD_M_MEM_BOUND == 7,
+	       "PERF_METRICS' byte order");
 
 enum td_clear_trigger {
 	TD_CLEAR_UNKNOWN,     /* not learnt yet: probe with extra reads */

@@ -12,6 +12,9 @@
 
 #include "decode.h"
 
+/* SLOTS is fixed counter 3, 48 bits wide (Intel SDM: CPUID.0AH:EDX[12:5]). */
+#define TD_SLOTS_MASK   ((UINT64_C(1) << 48) - 1)
+
 /*
  * The delta between two readings of SLOTS and PERF_METRICS since the
  * same reset, in category slots x 255 (no division): what a fast end

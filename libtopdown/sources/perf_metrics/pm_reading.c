@@ -427,7 +427,8 @@ static int td_fold_and_reset(struct td *td, const struct td_sample *s)
  * reset stands, 0 when none was made or it was undone, a negative errno
  * when the ioctl failed.  None is made in metrics-clear mode (it needs
  * none) nor at a hybrid reading that found cpu_core's group inactive
- * (pm.saved.used, of s: the last reading): there IOC_RESET would zero only the kernel's counts,
+ * (pm.saved.used: s is the last reading): there IOC_RESET would zero
+ * only the kernel's counts,
  * which that reading pairs with the folded base, not the saved registers
  * the group's next schedule-in restores (_perf_event_reset reaches the
  * hardware only through pmu->read of an active event), and the reading
