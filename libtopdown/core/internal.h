@@ -18,9 +18,9 @@
 #define TD_NR_COUNTS    16
 /*
  * TD_OPT_L2_MULTIPLEX: what a region passes to named totals besides its
- * record: the level-2 events' deltas (TD_ZEN2_*), then the level-1
- * group's counted (unscaled) slots, time running and enabled, and level-2
- * group B's time running.
+ * record: the level-2 events' deltas (in the source's order), then the
+ * level-1 group's counted (unscaled) slots, time running and enabled,
+ * and level-2 group B's time running.
  */
 #define TD_MUXRAW_SLOTS 8
 #define TD_MUXRAW_RUN   9
