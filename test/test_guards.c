@@ -394,6 +394,124 @@ static void test_fast_end_across_fold(void **state)
 	close_cur();
 }
 
+/*
+ * A region's result that is either right or flagged: reliable, it must
+ * count every slot of the work and be within its own err.
+ */
+static void assert_right_or_flagged(const struct td_result *res,
+				    const struct emu_truth *a,
+				    const struct emu_truth *b)
+{
+	struct truth_frac t = truth_between(a, b);
+	double e = max_error(res, &t);
+
+	if (res->flags & TD_RESULT_UNRELIABLE)
+		return;
+	if (res->slots != b->slots - a->slots || e > res->err + 1e-12)
+		fail_msg("slots %llu, truth %llu, error %.5f err %.5f",
+			 (unsigned long long)res->slots,
+			 (unsigned long long)(b->slots - a->slots), e,
+			 res->err);
+}
+
+/*
+ * A context switch right after the library's own reset, before the
+ * thread counted a slot: the schedule-out finds SLOTS at 0 and saves
+ * nothing (intel_update_topdown_event returns early on !slots), so the
+ * schedule-in restores nothing either (icl_set_topdown_event_period
+ * restores only "if (hwc->saved_slots ...)"), and SLOTS and
+ * PERF_METRICS then hold what another context left there.  The kernel's
+ * count of SLOTS, which the user page's offset shows, is still 0: no
+ * slot was saved since the reset.  Regions spanning the switch cannot
+ * know the work between the schedule-in and their next reading: they
+ * are flagged, or right; regions begun after it are right.  The switch
+ * comes between two calls (SWITCH), as a hybrid part's stint on an
+ * E-core (STINT: cpu_core's group out there), or inside the reset's own
+ * slow path, at the RDPMC of the reading right after the ioctl
+ * (IN_RESET), or as the ioctl returns (AT_EXIT: the page's lock already
+ * moved when the ioctl returns); in these two only the library's
+ * instructions ran since its reset, so no region has lost anything and
+ * none needs to be flagged.
+ */
+enum after_reset { SWITCH, STINT, IN_RESET, AT_EXIT };
+
+static void switch_after_reset(enum emu_profile p, enum after_reset how)
+{
+	struct td *td = open_policy(p, TD_RESET_AUTO);
+	struct td_region r0 = { { 0 } }, r1 = { { 0 } }, r2 = { { 0 } };
+	struct td_result res;
+	struct emu_truth a0, a1, a2, b;
+	struct emu_stats s0, s1;
+	struct emu_sched_event ev = { .kind = EMU_SCHED_MIGRATE, .skip = 2 };
+
+	emu_run(1000000, &MIX_STREAM);
+	emu_truth(&a0);
+	assert_int_equal(td_region_begin(td, &r0), 0);
+	emu_run(560000000, &MIX_DRAM);
+	emu_stats(&s0);
+	if (how == IN_RESET) { /* begin: SLOTS, PERF_METRICS, reset, SLOTS */
+		emu_schedule(EMU_AT_RDPMC, &ev);
+	} else if (how == AT_EXIT) {
+		ev.kind = EMU_SCHED_SWITCH_AFTER;
+		ev.skip = 0;
+		emu_schedule(EMU_AT_RESET, &ev);
+	}
+	emu_truth(&a1);
+	assert_int_equal(td_region_begin(td, &r1), 0);
+	emu_stats(&s1);
+	assert_int_equal(s1.resets - s0.resets, 1); /* SLOTS now 0 */
+	assert_false(emu_sched_pending(EMU_AT_RDPMC));
+	assert_false(emu_sched_pending(EMU_AT_RESET));
+	if (how == SWITCH) {
+		emu_context_switch(0);
+	} else if (how == STINT) {
+		emu_migrate(8);
+		emu_run(3000000, &MIX_BRANCHY);
+		emu_migrate(0);
+	}
+	emu_truth(&a2);
+	assert_int_equal(td_region_begin(td, &r2), 0);
+	emu_run(30000000, &MIX_CHAIN);
+	emu_truth(&b);
+	assert_int_equal(td_region_end(td, &r2, &res), 0);
+	assert_right_or_flagged(&res, &a2, &b);
+	assert_false(res.flags & TD_RESULT_UNRELIABLE);
+	assert_int_equal(td_region_end(td, &r1, &res), 0);
+	assert_right_or_flagged(&res, &a1, &b);
+	if (how == IN_RESET || how == AT_EXIT)
+		assert_false(res.flags & TD_RESULT_UNRELIABLE);
+	assert_int_equal(td_region_end(td, &r0, &res), 0);
+	assert_right_or_flagged(&res, &a0, &b);
+	emu_truth(&a2);
+	assert_int_equal(td_region_begin(td, &r0), 0);
+	emu_run(30000000, &MIX_BRANCHY);
+	emu_truth(&b);
+	assert_int_equal(td_region_end(td, &r0, &res), 0);
+	assert_right_or_flagged(&res, &a2, &b);
+	assert_false(res.flags & TD_RESULT_UNRELIABLE);
+	close_cur();
+	emu_teardown();
+}
+
+static void test_switch_after_reset(void **state)
+{
+	(void)state;
+	switch_after_reset(EMU_SPR, SWITCH);
+	switch_after_reset(EMU_ICL, SWITCH);
+	switch_after_reset(EMU_ADL, SWITCH);
+	switch_after_reset(EMU_ADL, STINT);
+}
+
+static void test_switch_inside_reset(void **state)
+{
+	(void)state;
+	switch_after_reset(EMU_SPR, IN_RESET);
+	switch_after_reset(EMU_ICL, IN_RESET);
+	switch_after_reset(EMU_ADL, IN_RESET);
+	switch_after_reset(EMU_SPR, AT_EXIT);
+	switch_after_reset(EMU_ADL, AT_EXIT);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -414,6 +532,8 @@ int main(void)
 					  teardown),
 		cmocka_unit_test_teardown(test_fast_end_across_fold,
 					  teardown),
+		cmocka_unit_test_teardown(test_switch_after_reset, teardown),
+		cmocka_unit_test_teardown(test_switch_inside_reset, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
