@@ -14,6 +14,9 @@
 
 #include "helpers.h"
 
+/* General-purpose counters a test steps one by one (emu_stale_counting). */
+#define EMU_GP_STEPS 8
+
 /* The test's handle: closed by the teardown even when the test fails,
  * so that the next test's handle is its thread's fast handle. */
 static struct td *cur;
@@ -512,6 +515,64 @@ static void test_switch_inside_reset(void **state)
 	switch_after_reset(EMU_ADL, AT_EXIT);
 }
 
+/*
+ * The ordinary counters' plausibility guard (counters_read.c): a
+ * reading taken while a stale page still names the group's counters
+ * (emu_stale_counting: a kernel that would not rewrite the page at
+ * schedule-out; another context counted on each register by its own
+ * step) looks plausible: every counter forward, no jump, its categories
+ * within their bound.  It is accepted, and a region begins there.  Back
+ * in, the next reading finds one counter below it; RDPMC is refused,
+ * and read(2)'s exact values, below the accepted reading too, say that
+ * reading was wrong: the regions spanning it are flagged.  Only the
+ * check that no counter went backwards sees it (slots and categories
+ * stay within their bounds): without it the region that began on the
+ * stale reading ends reliable and wrong by the step.  The step goes to
+ * each counter in turn, so that it lands on a category's event
+ * whichever counter the kernel gave it.
+ */
+static void stale_step_on(enum emu_profile p, unsigned counter)
+{
+	uint64_t steps[EMU_GP_STEPS] = { 0 };
+	struct td_region outer = { { 0 } }, r = { { 0 } }, x = { { 0 } };
+	struct emu_mix m = p == EMU_ZEN4 ? emu_mix_amd(0.4, 0.1, 0.2, 0.1)
+					 : emu_mix_l1(0.4, 0.1, 0.2, 0.3);
+	struct td_result res;
+	struct emu_truth a, b;
+	struct td *td;
+
+	emu_setup(p);
+	assert_int_equal(td_open(&cur, NULL), 0);
+	td = cur;
+	steps[counter] = 500000;
+	emu_run(1000000, &m);
+	assert_int_equal(td_region_begin(td, &outer), 0);
+	emu_run(1000000, &m);
+	emu_stale_counting(steps, EMU_GP_STEPS);
+	emu_deschedule();
+	emu_truth(&a);
+	assert_int_equal(td_region_begin(td, &r), 0); /* slow: a fresh one */
+	emu_reschedule();
+	emu_run(300000, &m);
+	measure_region(td, &x, 100000, &m, NULL); /* sees one go back */
+	emu_run(2000000, &m);
+	emu_truth(&b);
+	assert_int_equal(td_region_end(td, &r, &res), 0);
+	assert_right_or_flagged(&res, &a, &b);
+	assert_int_equal(td_region_end(td, &outer, NULL), 0);
+	close_cur();
+	emu_teardown();
+}
+
+static void test_counters_backwards(void **state)
+{
+	(void)state;
+	for (unsigned c = 0; c < EMU_GP_STEPS; c++) {
+		stale_step_on(EMU_GRT, c);
+		stale_step_on(EMU_ZEN4, c);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -534,6 +595,7 @@ int main(void)
 					  teardown),
 		cmocka_unit_test_teardown(test_switch_after_reset, teardown),
 		cmocka_unit_test_teardown(test_switch_inside_reset, teardown),
+		cmocka_unit_test_teardown(test_counters_backwards, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

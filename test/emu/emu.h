@@ -290,6 +290,15 @@ void emu_ecore_stint_at_next_reset(uint64_t slots, const struct emu_mix *mix);
  * `foreign`, what another context left in that 48-bit register.
  */
 void emu_stale_pages(bool on, uint64_t foreign);
+/*
+ * The same stale pages, but the registers are not left at one value:
+ * another context counted on from ours, by a different step on each
+ * counter (steps[c] for general-purpose counter c, n of them), so that
+ * a stale RDPMC reads as the switched-out event's value at schedule-out
+ * plus its counter's step: every counter forward, each by its own
+ * amount, none by a jump no core counts.
+ */
+void emu_stale_counting(const uint64_t *steps, unsigned n);
 
 void emu_stats(struct emu_stats *s);
 /* Set the sysfs rdpmc knob at runtime (existing events keep their flag). */
