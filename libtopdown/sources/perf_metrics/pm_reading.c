@@ -406,26 +406,66 @@ static int clear_sample(struct td *td, struct td_sample *s)
  * slots/255 + 1 slots of quantisation (the kernel's integer
  * mul_u64_u32_div), added to qerr_base in 1/255-slot units.
  */
+/*
+ * read(2) zeroes both registers (intel_update_topdown_event's reset
+ * branch, saved_slots 0 too), so a schedule-out before the thread counts
+ * a slot saves nothing and the schedule-in restores nothing
+ * (registers_not_ours): the kernel then counts another context's values
+ * as ours at its next update.  The page shows it as on the RDPMC path:
+ * its lock moved since our last reading and its offset, the kernel's
+ * count at that schedule-in, is still the count our last read(2)
+ * returned.  The counts are then re-based so that this reading counts as
+ * the last one did: what the thread ran since the schedule-in is lost,
+ * and regions spanning it are flagged.
+ */
+static void rebase_foreign_read(struct td *td, struct td_sample *s)
+{
+	const struct td_counts *last = &td_pm_of(td)->pm.last_read;
+
+	td->snap.base.slots -= s->c.slots - last->slots;
+	for (unsigned i = 0; i < TD_NR_COUNTS; i++)
+		td->snap.base.cat[i] -= s->c.cat[i] - last->cat[i];
+	s->c = *last;
+	td_pm_of(td)->pm.rebases++;
+	td->untrusted++;
+}
+
 static int read_sample(struct td *td, struct td_sample *s)
 {
-	uint64_t buf[3 + 1 + TD_NR_METRICS], interval;
-	uint32_t lock;
+	const struct perf_event_mmap_page *pc = td_pm_of(td)->slots_pc;
+	uint64_t buf[3 + 1 + TD_NR_METRICS], interval, count_before;
+	uint32_t lock, lock_before;
 	size_t len = (3 + 1 + td_pm_of(td)->pm.pmu.nr_metrics) * sizeof(uint64_t);
-	int n = td_sys_read(td->leader_fd, buf, len);
+	bool not_ours, ran;
+	int n;
 
+	lock_before = td_load_once(pc->lock);
+	td_compiler_barrier();
+	count_before = (uint64_t)td_load_once(pc->offset);
+	ran = td_load_once(pc->time_running) != 0;
+	td_compiler_barrier();
+	not_ours = td_load_once(pc->lock) == lock_before &&
+		   lock_before != td->last_lock &&
+		   count_before == td_pm_of(td)->last_raw_slots &&
+		   td_pm_of(td)->pm.started;
+	n = td_sys_read(td->leader_fd, buf, len);
 	if (n != (int)len || buf[0] != 1 + td_pm_of(td)->pm.pmu.nr_metrics)
 		return n < 0 ? n : -EIO;
+	td_pm_of(td)->pm.started |= ran; /* not its first start from now */
 	/* Someone's IOC_RESET zeroed the kernel counts: continue from base. */
 	if (TD_UNLIKELY(buf[3] < td_pm_of(td)->last_raw_slots)) {
 		td->snap.base = td_pm_of(td)->pm.last_read;
 		td_pm_of(td)->last_raw_slots = 0;
 		note_foreign_reset(td);
+		not_ours = false;
 	}
 	interval = buf[3] - td_pm_of(td)->last_raw_slots;
 	s->c = td->snap.base;
 	s->c.slots += buf[3];
 	for (unsigned i = 0; i < td_pm_of(td)->pm.pmu.nr_metrics; i++)
 		s->c.cat[i] += buf[4 + i] * 255;
+	if (TD_UNLIKELY(not_ours))
+		rebase_foreign_read(td, s);
 	/*
 	 * Per read interval: the kernel's integer division (+255) and the
 	 * 8-bit fields (interval); every schedule-in inside it re-quantises
