@@ -11,7 +11,9 @@
  *   for TopDown events; sign-extending at 48 bits would corrupt bytes 6-7),
  *   so neither is applied.  The page serves only to prove validity:
  *   cap_user_rdpmc, index != 0, and lock unchanged around the reads.
- * - A context switch saves and restores both registers: raw values carry on.
+ * - A context switch saves and restores both registers: raw values carry
+ *   on, unless SLOTS was 0 at the schedule-out (nothing saved, nothing
+ *   restored: registers_not_ours).
  * - A read(2) on the group or a PMI zeroes both registers without touching
  *   the page's lock (inference: neither path calls
  *   perf_event_update_userpage), so the only sign of such a
@@ -309,8 +311,15 @@ static int rdpmc_sample(struct td *td, struct td_sample *s)
  * the handle goes back to ordinary cumulative readings.  Readings that
  * find SLOTS at 0 teach nothing and lose nothing.
  * Context switches are harmless here too: the kernel saves and restores
- * with ring-0 RDPMC/MSR accesses, which do not clear.  Resets by others
- * (read(2), PMI) cannot be seen in this mode: every reading is a delta.
+ * with ring-0 RDPMC/MSR accesses, which do not clear; but not one whose
+ * schedule-out came before a slot was counted after our clearing read:
+ * SLOTS 0 there saves nothing, and the schedule-in restores the values
+ * saved at an earlier schedule-out (read already) or leaves another
+ * context's (icl_set_topdown_event_period).  The page cannot tell that
+ * from a good restore here (the kernel's count grows only when SLOTS
+ * exceeds the last saved value), so such a reading is taken as it is.
+ * Resets by others (read(2), PMI) cannot be seen in this mode: every
+ * reading is a delta.
  */
 static void probe_clear_trigger(struct td *td, uint32_t sidx, uint32_t midx,
 				struct raw_reading *r)
