@@ -14,6 +14,9 @@
 
 #include "helpers.h"
 
+/* General-purpose counters a test steps one by one (emu_stale_counting). */
+#define EMU_GP_STEPS 8
+
 /* The test's handle: closed by the teardown even when the test fails,
  * so that the next test's handle is its thread's fast handle. */
 static struct td *cur;
@@ -394,6 +397,188 @@ static void test_fast_end_across_fold(void **state)
 	close_cur();
 }
 
+/*
+ * A region's result that is either right or flagged: reliable, it must
+ * count every slot of the work and be within its own err.
+ */
+static void assert_right_or_flagged(const struct td_result *res,
+				    const struct emu_truth *a,
+				    const struct emu_truth *b)
+{
+	struct truth_frac t = truth_between(a, b);
+	double e = max_error(res, &t);
+
+	if (res->flags & TD_RESULT_UNRELIABLE)
+		return;
+	if (res->slots != b->slots - a->slots || e > res->err + 1e-12)
+		fail_msg("slots %llu, truth %llu, error %.5f err %.5f",
+			 (unsigned long long)res->slots,
+			 (unsigned long long)(b->slots - a->slots), e,
+			 res->err);
+}
+
+/*
+ * A context switch right after the library's own reset, before the
+ * thread counted a slot: the schedule-out finds SLOTS at 0 and saves
+ * nothing (intel_update_topdown_event returns early on !slots), so the
+ * schedule-in restores nothing either (icl_set_topdown_event_period
+ * restores only "if (hwc->saved_slots ...)"), and SLOTS and
+ * PERF_METRICS then hold what another context left there.  The kernel's
+ * count of SLOTS, which the user page's offset shows, is still 0: no
+ * slot was saved since the reset.  Regions spanning the switch cannot
+ * know the work between the schedule-in and their next reading: they
+ * are flagged, or right; regions begun after it are right.  The switch
+ * comes between two calls (SWITCH; on the read(2) path, whose every
+ * read zeroes the registers, after a region's begin), as a hybrid
+ * part's stint on an
+ * E-core (STINT: cpu_core's group out there), or inside the reset's own
+ * slow path, at the RDPMC of the reading right after the ioctl
+ * (IN_RESET), or as the ioctl returns (AT_EXIT: the page's lock already
+ * moved when the ioctl returns); in these two only the library's
+ * instructions ran since its reset, so no region has lost anything and
+ * none needs to be flagged.
+ */
+enum after_reset { SWITCH, STINT, IN_RESET, AT_EXIT };
+
+static void switch_after_reset(enum emu_profile p, enum after_reset how)
+{
+	struct td *td = open_policy(p, TD_RESET_AUTO);
+	struct td_region r0 = { { 0 } }, r1 = { { 0 } }, r2 = { { 0 } };
+	struct td_result res;
+	struct emu_truth a0, a1, a2, b;
+	struct emu_stats s0, s1;
+	struct emu_sched_event ev = { .kind = EMU_SCHED_MIGRATE, .skip = 2 };
+
+	emu_run(1000000, &MIX_STREAM);
+	emu_truth(&a0);
+	assert_int_equal(td_region_begin(td, &r0), 0);
+	emu_run(560000000, &MIX_DRAM);
+	emu_stats(&s0);
+	if (how == IN_RESET) { /* begin: SLOTS, PERF_METRICS, reset, SLOTS */
+		emu_schedule(EMU_AT_RDPMC, &ev);
+	} else if (how == AT_EXIT) {
+		ev.kind = EMU_SCHED_SWITCH_AFTER;
+		ev.skip = 0;
+		emu_schedule(EMU_AT_RESET, &ev);
+	}
+	emu_truth(&a1);
+	assert_int_equal(td_region_begin(td, &r1), 0);
+	emu_stats(&s1);
+	if (p == EMU_SPR_NO_RDPMC) /* read(2) zeroes the registers too */
+		assert_int_equal(s1.reads - s0.reads, 1);
+	else
+		assert_int_equal(s1.resets - s0.resets, 1); /* SLOTS now 0 */
+	assert_false(emu_sched_pending(EMU_AT_RDPMC));
+	assert_false(emu_sched_pending(EMU_AT_RESET));
+	if (how == SWITCH) {
+		emu_context_switch(0);
+	} else if (how == STINT) {
+		emu_migrate(8);
+		emu_run(3000000, &MIX_BRANCHY);
+		emu_migrate(0);
+	}
+	emu_truth(&a2);
+	assert_int_equal(td_region_begin(td, &r2), 0);
+	emu_run(30000000, &MIX_CHAIN);
+	emu_truth(&b);
+	assert_int_equal(td_region_end(td, &r2, &res), 0);
+	assert_right_or_flagged(&res, &a2, &b);
+	assert_false(res.flags & TD_RESULT_UNRELIABLE);
+	assert_int_equal(td_region_end(td, &r1, &res), 0);
+	assert_right_or_flagged(&res, &a1, &b);
+	if (how == IN_RESET || how == AT_EXIT)
+		assert_false(res.flags & TD_RESULT_UNRELIABLE);
+	assert_int_equal(td_region_end(td, &r0, &res), 0);
+	assert_right_or_flagged(&res, &a0, &b);
+	emu_truth(&a2);
+	assert_int_equal(td_region_begin(td, &r0), 0);
+	emu_run(30000000, &MIX_BRANCHY);
+	emu_truth(&b);
+	assert_int_equal(td_region_end(td, &r0, &res), 0);
+	assert_right_or_flagged(&res, &a2, &b);
+	assert_false(res.flags & TD_RESULT_UNRELIABLE);
+	close_cur();
+	emu_teardown();
+}
+
+static void test_switch_after_reset(void **state)
+{
+	(void)state;
+	switch_after_reset(EMU_SPR, SWITCH);
+	switch_after_reset(EMU_ICL, SWITCH);
+	switch_after_reset(EMU_ADL, SWITCH);
+	switch_after_reset(EMU_ADL, STINT);
+	switch_after_reset(EMU_SPR_NO_RDPMC, SWITCH);
+}
+
+static void test_switch_inside_reset(void **state)
+{
+	(void)state;
+	switch_after_reset(EMU_SPR, IN_RESET);
+	switch_after_reset(EMU_ICL, IN_RESET);
+	switch_after_reset(EMU_ADL, IN_RESET);
+	switch_after_reset(EMU_SPR, AT_EXIT);
+	switch_after_reset(EMU_ADL, AT_EXIT);
+}
+
+/*
+ * The ordinary counters' plausibility guard (counters_read.c): a
+ * reading taken while a stale page still names the group's counters
+ * (emu_stale_counting: a kernel that would not rewrite the page at
+ * schedule-out; another context counted on each register by its own
+ * step) looks plausible: every counter forward, no jump, its categories
+ * within their bound.  It is accepted, and a region begins there.  Back
+ * in, the next reading finds one counter below it; RDPMC is refused,
+ * and read(2)'s exact values, below the accepted reading too, say that
+ * reading was wrong: the regions spanning it are flagged.  Only the
+ * check that no counter went backwards sees it (slots and categories
+ * stay within their bounds): without it the region that began on the
+ * stale reading ends reliable and wrong by the step.  The step goes to
+ * each counter in turn, so that it lands on a category's event
+ * whichever counter the kernel gave it.
+ */
+static void stale_step_on(enum emu_profile p, unsigned counter)
+{
+	uint64_t steps[EMU_GP_STEPS] = { 0 };
+	struct td_region outer = { { 0 } }, r = { { 0 } }, x = { { 0 } };
+	struct emu_mix m = p == EMU_ZEN4 ? emu_mix_amd(0.4, 0.1, 0.2, 0.1)
+					 : emu_mix_l1(0.4, 0.1, 0.2, 0.3);
+	struct td_result res;
+	struct emu_truth a, b;
+	struct td *td;
+
+	emu_setup(p);
+	assert_int_equal(td_open(&cur, NULL), 0);
+	td = cur;
+	steps[counter] = 500000;
+	emu_run(1000000, &m);
+	assert_int_equal(td_region_begin(td, &outer), 0);
+	emu_run(1000000, &m);
+	emu_stale_counting(steps, EMU_GP_STEPS);
+	emu_deschedule();
+	emu_truth(&a);
+	assert_int_equal(td_region_begin(td, &r), 0); /* slow: a fresh one */
+	emu_reschedule();
+	emu_run(300000, &m);
+	measure_region(td, &x, 100000, &m, NULL); /* sees one go back */
+	emu_run(2000000, &m);
+	emu_truth(&b);
+	assert_int_equal(td_region_end(td, &r, &res), 0);
+	assert_right_or_flagged(&res, &a, &b);
+	assert_int_equal(td_region_end(td, &outer, NULL), 0);
+	close_cur();
+	emu_teardown();
+}
+
+static void test_counters_backwards(void **state)
+{
+	(void)state;
+	for (unsigned c = 0; c < EMU_GP_STEPS; c++) {
+		stale_step_on(EMU_GRT, c);
+		stale_step_on(EMU_ZEN4, c);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -414,6 +599,9 @@ int main(void)
 					  teardown),
 		cmocka_unit_test_teardown(test_fast_end_across_fold,
 					  teardown),
+		cmocka_unit_test_teardown(test_switch_after_reset, teardown),
+		cmocka_unit_test_teardown(test_switch_inside_reset, teardown),
+		cmocka_unit_test_teardown(test_counters_backwards, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -13,7 +13,9 @@
  * - read(2) and IOC_RESET fold the registers into the events' counts with
  *   the "delta > last" rule and zero them; a read does not touch the user
  *   page's lock, IOC_RESET does;
- * - a context switch saves and restores the registers exactly;
+ * - a context switch saves the registers and restores them exactly, but
+ *   only if SLOTS was not 0 when saved (else they keep what another
+ *   context left: icl_set_topdown_event_period);
  * - a PMI zeroes them (counts folded first), lock unchanged;
  * - a descheduled group (multiplexed out, E-core) shows index 0, does not
  *   count, time_running stops; RDPMC then returns whatever another context
@@ -243,10 +245,15 @@ enum emu_sched_point { EMU_AT_RDPMC, EMU_AT_READ, EMU_AT_RESET,
  * The RDPMC of a seqlock read lies between its index load and its lock
  * re-check: an event there is a page update racing the reader.
  */
+/*
+ * At IOC_RESET only, one more: SWITCH_AFTER, the thread preempted on
+ * the ioctl's way out, after the kernel's reset (a context switch, out
+ * and in, before the thread runs another instruction).
+ */
 enum emu_sched_kind { EMU_SCHED_NONE, EMU_SCHED_MIGRATE,
 		      EMU_SCHED_SWITCH_OUT, EMU_SCHED_STINT,
 		      EMU_SCHED_DESCHEDULE, EMU_SCHED_SIGNAL,
-		      EMU_SCHED_FOREIGN_RESET };
+		      EMU_SCHED_FOREIGN_RESET, EMU_SCHED_SWITCH_AFTER };
 struct emu_sched_event {
 	enum emu_sched_kind kind;
 	int cpu;                  /* MIGRATE, STINT */
@@ -283,6 +290,15 @@ void emu_ecore_stint_at_next_reset(uint64_t slots, const struct emu_mix *mix);
  * `foreign`, what another context left in that 48-bit register.
  */
 void emu_stale_pages(bool on, uint64_t foreign);
+/*
+ * The same stale pages, but the registers are not left at one value:
+ * another context counted on from ours, by a different step on each
+ * counter (steps[c] for general-purpose counter c, n of them), so that
+ * a stale RDPMC reads as the switched-out event's value at schedule-out
+ * plus its counter's step: every counter forward, each by its own
+ * amount, none by a jump no core counts.
+ */
+void emu_stale_counting(const uint64_t *steps, unsigned n);
 
 void emu_stats(struct emu_stats *s);
 /* The attributes of the perf events open now (fd order): their count. */

@@ -412,6 +412,7 @@ void emu_gen_stop(struct emu_group *g)
 		if (!gp(e))
 			continue;
 		update(e);
+		e->last_counter = e->counter;
 		e->counter = -1;
 	}
 }
@@ -659,6 +660,28 @@ static uint64_t swapped(const struct emu_group *g, const struct emu_event *e)
 	return e->hw;
 }
 
+/*
+ * emu_stale_counting: the switched-out event whose stale page still
+ * names counter ecx reads as its value at schedule-out plus that
+ * counter's step (0: ecx names none).
+ */
+static uint64_t stale_counted(uint32_t ecx)
+{
+	for (int j = 0; j < emu_cpu.gen_nr; j++) {
+		struct emu_group *g = emu_cpu.gen_list[j];
+
+		for (int i = 0; g && !g->scheduled && i < g->nr; i++) {
+			struct emu_event *e = g->members[i];
+
+			if (gp(e) && e->last_counter == (int)ecx)
+				return (e->hw + emu.stale_steps[ecx %
+						EMU_MAX_MEMBERS]) &
+				       mask_of(e);
+		}
+	}
+	return 0;
+}
+
 /* The scheduled event counter ecx counts, its group in *group. */
 static struct emu_event *event_on(uint32_t ecx, struct emu_group **group)
 {
@@ -693,6 +716,8 @@ uint64_t emu_gen_rdpmc(uint32_t ecx)
 		return emu.faults & EMU_FAULT_FE_RET_SWAP ? swapped(g, e)
 							   : e->hw;
 	/* Another context's value (Arm zeroes unused counters instead). */
+	if (emu.stale_pages && emu.stale_counting)
+		return stale_counted(ecx);
 	if (emu.stale_pages)
 		return emu.foreign & MASK48;
 	return emu.arm ? 0 : 0x5a5a5a5a5aull & MASK48;

@@ -44,6 +44,7 @@ struct emu_event {
 	int sig;                /* what it counts, from its config */
 	bool any;               /* AnyThread: the sibling's share too */
 	int counter;            /* general-purpose counter, -1 if none */
+	int last_counter;       /* the one it had before its schedule-out */
 	uint64_t hw;            /* the counter register, width bits */
 	unsigned width;         /* 48 (x86), 32 or 64 (Arm) */
 	uint64_t prev;          /* hw.prev_count */
@@ -165,6 +166,8 @@ struct emu_state {
 	bool has_metrics_clear;
 	bool stale_pages;       /* GP pages not rewritten at schedule-out */
 	uint64_t foreign;       /* then: another context's register value */
+	bool stale_counting;    /* or: our value moved by stale_steps[] */
+	uint64_t stale_steps[EMU_MAX_MEMBERS];
 	enum emu_clear_trigger clear_trigger;
 	uint32_t core_type;
 	unsigned gen_width;     /* generic profiles: pipeline width, else 0 */

@@ -210,6 +210,7 @@ long emu_sys_perf_event_open(struct perf_event_attr *attr, pid_t pid, int cpu,
 		e->sig = emu_gen_signal(attr->config & ~EMU_ANY);
 		e->any = attr->config & EMU_ANY;
 		e->counter = -1;
+		e->last_counter = -1;
 		e->width = emu.arm ? emu_arm_width(attr) : 48;
 		/* Arm: user access is asked for (config1 bit 1) per event */
 		if (emu.arm)

@@ -341,6 +341,7 @@ void emu_setup(enum emu_profile profile)
 	emu.has_metrics_clear = profile == EMU_LNL;
 	emu.clear_trigger = EMU_CLEAR_ON_METRICS;
 	emu.stale_pages = false; /* the kernel rewrites pages at schedule-out */
+	emu.stale_counting = false;
 	emu.core_type = emu.arm ? 8 : 4;
 	emu.rdpmc_maps = 0;
 	if (emu_rseq_init) {

@@ -547,6 +547,16 @@ void emu_stale_pages(bool on, uint64_t foreign)
 {
 	emu.stale_pages = on;
 	emu.foreign = foreign;
+	emu.stale_counting = false;
+}
+
+void emu_stale_counting(const uint64_t *steps, unsigned n)
+{
+	emu.stale_pages = true;
+	emu.stale_counting = true;
+	memset(emu.stale_steps, 0, sizeof(emu.stale_steps));
+	for (unsigned c = 0; c < n && c < EMU_MAX_MEMBERS; c++)
+		emu.stale_steps[c] = steps[c];
 }
 
 void emu_set_rdpmc_knob(int value)

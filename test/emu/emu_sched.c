@@ -52,6 +52,10 @@ void emu_sched_around(const struct emu_sched_event *ev,
 		act(ctx);
 		emu_reschedule();
 		return;
+	case EMU_SCHED_SWITCH_AFTER: /* preempted as the call returns */
+		act(ctx);
+		emu_context_switch(0);
+		return;
 	case EMU_SCHED_STINT: /* away on another core, work done there */
 		emu_migrate(ev->cpu);
 		emu_run(ev->slots, &ev->mix);

@@ -62,6 +62,15 @@ struct td_pm {
 	 */
 	bool kcount_ok;
 	/*
+	 * pm_reading.c: readings that found another context's values in
+	 * the registers after a schedule-in (rebase_foreign_registers),
+	 * whether the last reading was the one right after our reset, and
+	 * whether the group was seen active (or having run) since open.
+	 */
+	uint64_t rebases;
+	bool after_reset;
+	bool started;
+	/*
 	 * Metrics-clear mode's fast begin (pm_clear_fast.c): a reading kept
 	 * raw, folded into snap.base before anything reads it.
 	 */

@@ -135,6 +135,8 @@ int td_group_open(struct td *td, bool include_kernel, bool want_rdpmc)
 		return err;
 	choose_path(td, want_rdpmc);
 	td->last_lock = td_pm_of(td)->slots_pc->lock;
+	/* active now: its first start is behind it (pm_reading.c) */
+	td_pm_of(td)->pm.started = td_pm_of(td)->slots_pc->index != 0;
 	return 0;
 }
 

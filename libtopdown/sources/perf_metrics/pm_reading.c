@@ -11,7 +11,9 @@
  *   for TopDown events; sign-extending at 48 bits would corrupt bytes 6-7),
  *   so neither is applied.  The page serves only to prove validity:
  *   cap_user_rdpmc, index != 0, and lock unchanged around the reads.
- * - A context switch saves and restores both registers: raw values carry on.
+ * - A context switch saves and restores both registers: raw values carry
+ *   on, unless SLOTS was 0 at the schedule-out (nothing saved, nothing
+ *   restored: registers_not_ours).
  * - A read(2) on the group or a PMI zeroes both registers without touching
  *   the page's lock (inference: neither path calls
  *   perf_event_update_userpage), so the only sign of such a
@@ -39,6 +41,7 @@ struct raw_reading {
 	uint64_t slots;
 	uint64_t metrics;
 	uint64_t unsched;
+	uint64_t count;   /* the page's offset: the kernel's SLOTS count */
 	uint32_t lock;
 };
 
@@ -85,6 +88,7 @@ static inline bool rdpmc_read(const struct td *td, struct raw_reading *r)
 			return false;
 		r->unsched = td_load_once(spc->time_enabled) -
 			     td_load_once(spc->time_running);
+		r->count = (uint64_t)td_load_once(spc->offset);
 		if (TD_UNLIKELY(td_pm_of(td)->pm.guarded_read)) {
 			if (!td_pm_of(td)->pm.guarded_read(td, sidx, midx, &r->slots,
 						 &r->metrics))
@@ -134,12 +138,75 @@ static void unreadable_sample(struct td *td, struct td_sample *s)
 	s->unsched = 0;
 }
 
+/*
+ * A schedule-in restores SLOTS and PERF_METRICS only if the schedule-out
+ * saved a non-zero SLOTS (icl_set_topdown_event_period: "if
+ * ((hwc->saved_slots) && is_slots_event(event))"; intel_update_topdown_event
+ * returns before saving when it reads SLOTS as 0).  Switched out before
+ * counting a slot since a reset (ours, or the open's first start), the
+ * group comes back to whatever another context left in both registers.
+ * The user page tells: a schedule-in bumps its lock, and its offset is
+ * the slots event's kernel count (perf_event_update_userpage: count -
+ * prev_count, which TopDown events never set), which IOC_RESET zeroes
+ * (_perf_event_reset) and which only grows by what a schedule-out, a
+ * read(2) or a PMI saw in SLOTS (__icl_update_topdown_event): still 0
+ * after a page update, nothing was saved.  (The same page after a
+ * schedule-in that restored nothing and found the registers still ours,
+ * or after a page update that was no schedule-in, is taken for it too:
+ * conservative.)  The group's first start zeroes both registers
+ * ("if (left == x86_pmu.max_period)"): a group never seen active before
+ * (opened on a hybrid part's E-core) holds our counts at its first
+ * schedule-in.
+ */
+static inline bool registers_not_ours(const struct td *td,
+				      const struct raw_reading *r)
+{
+	return r->lock != td->last_lock && r->count == 0 &&
+	       td_pm_of(td)->pm.started;
+}
+
+/*
+ * The registers hold another context's values plus what this thread
+ * counted since the schedule-in: the base is moved so that this reading
+ * counts as the last one did (its pair folded as a foreign reset's is),
+ * and the next readings add only what they see beyond this one.  The
+ * slots counted between the schedule-in and this reading are lost:
+ * regions spanning it are flagged, but where this reading is the one
+ * right after the library's own reset (only the library's instructions
+ * ran since the reading it folded).  The kernel's counts still pair
+ * with the base (ecore_p_sample): they had nothing since the reset, and
+ * the next schedule-out adds the registers whole (last = saved_slots,
+ * 0), as this base does.
+ */
+static void rebase_foreign_registers(struct td *td, const struct raw_reading *r)
+{
+	struct td_pm_handle *h = td_pm_of(td);
+	uint64_t unpaired = h->last_raw_slots > h->last_pair_slots ?
+			    h->last_raw_slots - h->last_pair_slots : 0;
+
+	td_counts_add(&td->snap.base, h->last_pair_slots, h->last_raw_metrics);
+	td->snap.base.slots += unpaired;
+	/* minus this reading, modulo 2^64 (only differences are used),
+	 * whose 8-bit error every region spanning it carries */
+	td->snap.qerr_base += h->last_pair_slots + 255 * unpaired + r->slots;
+	for (unsigned i = 0; i < TD_NR_METRICS; i++)
+		td->snap.base.cat[i] -= ((r->metrics >> (8 * i)) & 0xff) * r->slots;
+	td->snap.base.slots -= r->slots;
+	h->pm.rebases++;
+	if (!h->pm.after_reset)
+		td->untrusted++;
+}
+
 /* A reading of registers that count from the last reset. */
 static void cumulative_sample(struct td *td, const struct raw_reading *r,
 			      struct td_sample *s)
 {
-	if (TD_UNLIKELY(r->slots < td_pm_of(td)->last_raw_slots))
+	if (TD_UNLIKELY(registers_not_ours(td, r)))
+		rebase_foreign_registers(td, r);
+	else if (TD_UNLIKELY(r->slots < td_pm_of(td)->last_raw_slots))
 		fold_foreign_reset(td);
+	td_pm_of(td)->pm.after_reset = false;
+	td_pm_of(td)->pm.started = true;
 	td->snap.qerr_base += restore_error(td, r->lock, r->slots);
 	td_pm_of(td)->last_raw_slots = r->slots;
 	td_pm_of(td)->last_pair_slots = r->slots;
@@ -188,6 +255,8 @@ static bool ecore_p_sample(struct td *td, struct td_sample *s)
 		return false;
 	en = td_load_once(pc->time_enabled);
 	run = td_load_once(pc->time_running);
+	if (run)
+		td_pm_of(td)->pm.started = true; /* it ran: started before */
 	n = td_sys_read(td->leader_fd, buf, len);
 	td_compiler_barrier();
 	if (td_load_once(pc->lock) != lock) {
@@ -242,8 +311,15 @@ static int rdpmc_sample(struct td *td, struct td_sample *s)
  * the handle goes back to ordinary cumulative readings.  Readings that
  * find SLOTS at 0 teach nothing and lose nothing.
  * Context switches are harmless here too: the kernel saves and restores
- * with ring-0 RDPMC/MSR accesses, which do not clear.  Resets by others
- * (read(2), PMI) cannot be seen in this mode: every reading is a delta.
+ * with ring-0 RDPMC/MSR accesses, which do not clear; but not one whose
+ * schedule-out came before a slot was counted after our clearing read:
+ * SLOTS 0 there saves nothing, and the schedule-in restores the values
+ * saved at an earlier schedule-out (read already) or leaves another
+ * context's (icl_set_topdown_event_period).  The page cannot tell that
+ * from a good restore here (the kernel's count grows only when SLOTS
+ * exceeds the last saved value), so such a reading is taken as it is.
+ * Resets by others (read(2), PMI) cannot be seen in this mode: every
+ * reading is a delta.
  */
 static void probe_clear_trigger(struct td *td, uint32_t sidx, uint32_t midx,
 				struct raw_reading *r)
@@ -339,26 +415,66 @@ static int clear_sample(struct td *td, struct td_sample *s)
  * slots/255 + 1 slots of quantisation (the kernel's integer
  * mul_u64_u32_div), added to qerr_base in 1/255-slot units.
  */
+/*
+ * read(2) zeroes both registers (intel_update_topdown_event's reset
+ * branch, saved_slots 0 too), so a schedule-out before the thread counts
+ * a slot saves nothing and the schedule-in restores nothing
+ * (registers_not_ours): the kernel then counts another context's values
+ * as ours at its next update.  The page shows it as on the RDPMC path:
+ * its lock moved since our last reading and its offset, the kernel's
+ * count at that schedule-in, is still the count our last read(2)
+ * returned.  The counts are then re-based so that this reading counts as
+ * the last one did: what the thread ran since the schedule-in is lost,
+ * and regions spanning it are flagged.
+ */
+static void rebase_foreign_read(struct td *td, struct td_sample *s)
+{
+	const struct td_counts *last = &td_pm_of(td)->pm.last_read;
+
+	td->snap.base.slots -= s->c.slots - last->slots;
+	for (unsigned i = 0; i < TD_NR_COUNTS; i++)
+		td->snap.base.cat[i] -= s->c.cat[i] - last->cat[i];
+	s->c = *last;
+	td_pm_of(td)->pm.rebases++;
+	td->untrusted++;
+}
+
 static int read_sample(struct td *td, struct td_sample *s)
 {
-	uint64_t buf[3 + 1 + TD_NR_METRICS], interval;
-	uint32_t lock;
+	const struct perf_event_mmap_page *pc = td_pm_of(td)->slots_pc;
+	uint64_t buf[3 + 1 + TD_NR_METRICS], interval, count_before;
+	uint32_t lock, lock_before;
 	size_t len = (3 + 1 + td_pm_of(td)->pm.pmu.nr_metrics) * sizeof(uint64_t);
-	int n = td_sys_read(td->leader_fd, buf, len);
+	bool not_ours, ran;
+	int n;
 
+	lock_before = td_load_once(pc->lock);
+	td_compiler_barrier();
+	count_before = (uint64_t)td_load_once(pc->offset);
+	ran = td_load_once(pc->time_running) != 0;
+	td_compiler_barrier();
+	not_ours = td_load_once(pc->lock) == lock_before &&
+		   lock_before != td->last_lock &&
+		   count_before == td_pm_of(td)->last_raw_slots &&
+		   td_pm_of(td)->pm.started;
+	n = td_sys_read(td->leader_fd, buf, len);
 	if (n != (int)len || buf[0] != 1 + td_pm_of(td)->pm.pmu.nr_metrics)
 		return n < 0 ? n : -EIO;
+	td_pm_of(td)->pm.started |= ran; /* not its first start from now */
 	/* Someone's IOC_RESET zeroed the kernel counts: continue from base. */
 	if (TD_UNLIKELY(buf[3] < td_pm_of(td)->last_raw_slots)) {
 		td->snap.base = td_pm_of(td)->pm.last_read;
 		td_pm_of(td)->last_raw_slots = 0;
 		note_foreign_reset(td);
+		not_ours = false;
 	}
 	interval = buf[3] - td_pm_of(td)->last_raw_slots;
 	s->c = td->snap.base;
 	s->c.slots += buf[3];
 	for (unsigned i = 0; i < td_pm_of(td)->pm.pmu.nr_metrics; i++)
 		s->c.cat[i] += buf[4 + i] * 255;
+	if (TD_UNLIKELY(not_ours))
+		rebase_foreign_read(td, s);
 	/*
 	 * Per read interval: the kernel's integer division (+255) and the
 	 * 8-bit fields (interval); every schedule-in inside it re-quantises
@@ -414,9 +530,30 @@ static int td_fold_and_reset(struct td *td, const struct td_sample *s)
 	td_pm_of(td)->last_pair_slots = 0;
 	td_pm_of(td)->last_raw_metrics = 0;
 	td_pm_of(td)->pm.kcount_ok = true; /* IOC_RESET zeroed the kernel's counts too */
-	/* IOC_RESET updates the page itself: not a restore. */
-	td->last_lock = td_load_once(td_pm_of(td)->slots_pc->lock);
+	/*
+	 * IOC_RESET updates the page itself once (_perf_event_reset):
+	 * not a restore.  Any other update since the folded reading is
+	 * left for the next reading to see (registers_not_ours).
+	 */
+	td->last_lock += 2;
+	td_pm_of(td)->pm.after_reset = true;
 	td->resets++;
+	td_snap_publish(td, &before);
+	return 0;
+}
+
+/*
+ * The reading right after our reset found a schedule-in that restored
+ * nothing (rebase_foreign_registers): whether the reset zeroed the
+ * registers before it or found the group switched out, they do not hold
+ * a small count now.  The reset is not counted (and the policy refunds
+ * it), so that the next begin that wants one gets it.
+ */
+static int reset_came_to_nothing(struct td *td)
+{
+	struct td_snap before = td->snap;
+
+	td->resets--;
 	td_snap_publish(td, &before);
 	return 0;
 }
@@ -448,6 +585,7 @@ int td_pm_reset(struct td *td, struct td_sample *s)
 	struct td_snap saved = td->snap;
 	uint64_t fold_slots = s->raw_slots, fold_metrics = s->raw;
 	struct td_counts folded_base;
+	uint64_t rebases;
 	int err;
 
 	if (td_pm_of(td)->pm.clear_mode || td_pm_of(td)->pm.saved.used)
@@ -456,7 +594,10 @@ int td_pm_reset(struct td *td, struct td_sample *s)
 	if (err < 0)
 		return err;
 	folded_base = td->snap.base;
+	rebases = td_pm_of(td)->pm.rebases;
 	td_take_sample(td, s);
+	if (td_pm_of(td)->pm.rebases != rebases)
+		return reset_came_to_nothing(td);
 	if (!s->valid || s->raw_slots < fold_slots)
 		return 1;
 	struct td_snap folded = td->snap;
