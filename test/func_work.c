@@ -67,3 +67,11 @@ void jumper(void)
 	after_jump();
 	work(W_JUMPER, 200000, &MIX_STREAM);
 }
+
+/* longjmp out of two calls, then this function's exit: no entry between. */
+void jump_and_return(void)
+{
+	work(W_RETURNER, 200000, &MIX_STREAM);
+	if (!setjmp(jump))
+		jumped_outer();
+}
