@@ -285,9 +285,12 @@ test-abi: $(B)/libtopdown.so test/abi_layout.c test/check-abi.sh
 # The command end to end, on the emulator: check, run, plot (rendered by
 # rsvg-convert and checked pixel by pixel), help and bad arguments.
 test-cmd: $(B)/topdown $(B)/libtdemu.so $(B)/examples/harness \
-	  $(B)/examples/threads
+	  $(B)/examples/threads $(B)/examples/functions \
+	  $(B)/libtopdown-functions.so
 	@echo "== test/test_cmd.sh"
 	@sh test/test_cmd.sh $(B)
+	@echo "== test/test_functions_cmd.sh"
+	@sh test/test_functions_cmd.sh $(B)
 
 # ---- arm64: cross-built, run under qemu-aarch64 ----------------------------
 # EL0 MRS of a PMU register raises SIGILL under qemu-user; the emulator
@@ -329,6 +332,12 @@ test-validate: $(B)/topdown-validate $(B)/libtdemu.so
 $(B)/examples/%: examples/%.c $(STATIC_LIB)
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(CFLAGS) -o $@ $< $(STATIC_LIB) -lm -lpthread
+
+# Per-function TopDown: built with -finstrument-functions, not linked with
+# libtopdown (topdown run --functions preloads the hooks).
+$(B)/examples/functions: examples/functions.c
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) $(CFLAGS) -finstrument-functions -o $@ $< -ldl
 
 # The README's picture: the harness on the emulated PMU, its totals
 # through topdown run, its per-iteration records from its own output.
