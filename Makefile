@@ -350,6 +350,14 @@ examples/harness.svg: $(B)/topdown $(B)/libtdemu.so $(B)/examples/harness
 	$(B)/topdown plot $(B)/harness-plot.jsonl -o $@ \
 		-t "examples/harness on the emulated PMU (make examples/harness.svg)"
 
+# The README's flame graph: examples/functions on the emulated PMU.
+examples/functions.svg: $(B)/topdown $(B)/libtdemu.so \
+			$(B)/libtopdown-functions.so $(B)/examples/functions
+	$(B)/topdown run --emulate --functions -f jsonl \
+		-o $(B)/functions-run.jsonl -- $(B)/examples/functions
+	$(B)/topdown plot $(B)/functions-run.jsonl -o $@ \
+		-t "examples/functions on the emulated PMU (make examples/functions.svg)"
+
 demo: $(B)/examples/demo $(B)/libtdemu.so
 	@sh examples/run-demo.sh $(B)/examples/demo $(B)/libtdemu.so
 
