@@ -371,9 +371,12 @@ $(B)/bench/accuracy: $(B)/bench/accuracy.o $(EMU_OBJS) $(STATIC_LIB)
 
 OVERHEAD_OBJS := $(addprefix $(B)/bench/,overhead.o overhead_seq.o \
 		 overhead_report.o overhead_qemu.o)
-$(B)/bench/overhead: $(OVERHEAD_OBJS) $(EMU_OBJS) $(B)/libtopdown.so
+# Linked with libtopdown-functions: its hooks are the function-call rows'.
+$(B)/bench/overhead: $(OVERHEAD_OBJS) $(EMU_OBJS) $(B)/libtopdown.so \
+		     $(B)/libtopdown-functions.so
 	$(CC) $(LDFLAGS) -rdynamic -o $@ $(OVERHEAD_OBJS) $(EMU_OBJS) -L$(B) \
-		-ltopdown -Wl,-rpath,'$$ORIGIN/..' -lm -ldl -lpthread
+		-ltopdown-functions -ltopdown -Wl,-rpath,'$$ORIGIN/..' -lm \
+		-ldl -lpthread
 
 # The arm64 counted process (built with the cross compiler, B=build/arm64).
 GUEST_OBJS := $(addprefix $(B)/bench/,overhead_guest.o overhead_seq.o)

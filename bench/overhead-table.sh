@@ -40,6 +40,21 @@ function target(p, s, i, w, sys, r,   pm, imax, wmax, per, unread) {
 		return "MISSED (" (imax ? "<= " imax ", " : "") "window <= " wmax ")"
 	return unread ? "met (the end reads nothing)" : "met"
 }
+# an instrumented call: on PERF_METRICS within 2 bare pairs (the pair
+# row comes first), no syscall
+function fn_target(p, i, sys,   pm) {
+	pm = p == "spr" || p == "lnl" || p == "adl-pcore"
+	if (sys + 0 != 0 || (pm && i + 0 > 2 * pair[p]))
+		return "MISSED (" (pm ? "<= " 2 * pair[p] " (2 pairs), " : "") "s=0)"
+	return pm ? "met (<= 2 pairs)" : "met (s=0)"
+}
+$1 == "overhead" && NF == 7 && $3 == "pair" { pair[$2] = $4 }
+$1 == "overhead" && NF == 7 && $3 == "function-call" {
+	printf "| %s | %s | %s | %s | %s | %s | %s |\n", $2, $3, $4, $5, $6, $7,
+		fn_target($2, $4, $6)
+	n++
+	next
+}
 $1 == "overhead" && NF == 7 {
 	printf "| %s | %s | %s | %s | %s | %s | %s |\n", $2, $3, $4, $5, $6, $7,
 		target($2, $3, $4, $5, $6, $7)

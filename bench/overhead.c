@@ -39,6 +39,7 @@
 #if defined(__x86_64__)
 struct lib_text {
 	unsigned long lo, hi;        /* executable mapping of libtopdown.so */
+	unsigned long fn_lo, fn_hi;  /* of libtopdown-functions.so, or 0 */
 	unsigned long begin, end;    /* td_region_begin, td_region_end */
 };
 
@@ -53,16 +54,21 @@ static int lib_text(pid_t pid, struct lib_text *t)
 	f = fopen(path, "r");
 	if (!f)
 		return -1;
-	t->lo = t->hi = 0;
+	t->lo = t->hi = t->fn_lo = t->fn_hi = 0;
 	while (fgets(line, sizeof(line), f)) {
 		unsigned long a, b;
-		char perms[8];
+		char perms[8], file[400];
+
 		if (sscanf(line, "%lx-%lx %7s %*s %*s %*s %399s", &a, &b, perms,
-			   so) == 4 &&
-		    perms[2] == 'x' && strstr(so, "libtopdown.so")) {
+			   file) != 4 || perms[2] != 'x')
+			continue;
+		if (strstr(file, "libtopdown-functions.so")) {
+			t->fn_lo = a;  /* the hooks: counted as the library */
+			t->fn_hi = b;
+		} else if (strstr(file, "libtopdown.so") && !t->hi) {
 			t->lo = a;
 			t->hi = b;
-			break;
+			memcpy(so, file, sizeof(so));
 		}
 	}
 	fclose(f);
@@ -88,10 +94,12 @@ static void child_mark(unsigned next, unsigned long syscalls)
 	__asm__ __volatile__("int3" ::: "memory");
 }
 
-static void child(const struct ovh_profile *prof)
+static void child(const struct ovh_profile *prof, bool function)
 {
 	ptrace(PTRACE_TRACEME, 0, NULL, NULL);
 	raise(SIGSTOP);
+	if (function)
+		_exit(ovh_run_function(prof, child_mark) < 0 ? 3 : 0);
 	_exit(ovh_run_sections(prof, child_mark) < 0 ? 3 : 0);
 }
 
@@ -119,7 +127,8 @@ static bool account(pid_t pid, const struct lib_text *t,
 	unsigned long rip = regs->rip;
 	unsigned long word = (unsigned long)ptrace(PTRACE_PEEKTEXT, pid,
 						   (void *)rip, NULL);
-	bool in_lib = rip >= t->lo && rip < t->hi;
+	bool in_lib = (rip >= t->lo && rip < t->hi) ||
+		      (rip >= t->fn_lo && rip < t->fn_hi);
 
 	if (!in_lib && (word & 0xff) == 0xcc) { /* child_mark's int3 */
 		regs->rip++;
@@ -159,7 +168,8 @@ static int step_section(pid_t pid, const struct lib_text *t,
 		if (waitpid(pid, &status, 0) < 0 || !WIFSTOPPED(status))
 			return -1;
 		sig = WSTOPSIG(status) == SIGTRAP ? 0 : WSTOPSIG(status);
-		if (!sig && rip >= t->lo && rip < t->hi) {
+		if (!sig && ((rip >= t->lo && rip < t->hi) ||
+			     (rip >= t->fn_lo && rip < t->fn_hi))) {
 			unsigned long w = (unsigned long)ptrace(
 				PTRACE_PEEKTEXT, pid, (void *)rip, NULL);
 			ptrace(PTRACE_GETREGS, pid, NULL, &regs);
@@ -167,6 +177,40 @@ static int step_section(pid_t pid, const struct lib_text *t,
 				native_rdpmc = true;
 		}
 	}
+}
+
+/*
+ * The function-call row: a child of its own, whose first handle is the
+ * hooks' (libtopdown-functions, linked with this program).
+ */
+static bool trace_function(const struct ovh_profile *prof,
+			   const struct ovh_section_count *pair)
+{
+	struct ovh_section_count fn;
+	struct lib_text t;
+	int status;
+	bool ok;
+	pid_t pid;
+
+	fflush(stdout);
+	pid = fork();
+	if (pid == 0)
+		child(prof, true);
+	if (pid < 0)
+		return false;
+	ok = waitpid(pid, &status, 0) == pid && WIFSTOPPED(status) &&
+	     lib_text(pid, &t) == 0 && t.fn_hi && run_to_mark(pid) == 0 &&
+	     step_section(pid, &t, &fn) == 0;
+	if (ok) {
+		ptrace(PTRACE_CONT, pid, NULL, NULL);
+		waitpid(pid, &status, 0);
+		return ovh_report_function(prof, pair, &fn);
+	}
+	kill(pid, SIGKILL);
+	waitpid(pid, &status, 0);
+	printf("%-10s function-call: the traced child stopped early\n",
+	       prof->name);
+	return false;
 }
 
 /* One profile: fork, trace, count every section, report. */
@@ -180,7 +224,7 @@ static int trace_profile(const struct ovh_profile *prof, bool *met)
 	fflush(stdout);
 	pid = fork();
 	if (pid == 0)
-		child(prof);
+		child(prof, false);
 	if (pid < 0 || waitpid(pid, &status, 0) < 0 || !WIFSTOPPED(status) ||
 	    lib_text(pid, &t) < 0) {
 		if (pid > 0)
@@ -196,6 +240,7 @@ static int trace_profile(const struct ovh_profile *prof, bool *met)
 		ptrace(PTRACE_CONT, pid, NULL, NULL);
 		waitpid(pid, &status, 0);
 		*met = ovh_report_profile(prof, sec) && *met;
+		*met = trace_function(prof, &sec[OVH_PAIR]) && *met;
 	} else {
 		kill(pid, SIGKILL);
 		waitpid(pid, &status, 0);

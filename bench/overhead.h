@@ -69,11 +69,24 @@ void ovh_count_read(struct ovh_section_count *c);
 typedef void (*ovh_mark_fn)(unsigned next, unsigned long syscalls);
 int ovh_run_sections(const struct ovh_profile *prof, ovh_mark_fn mark);
 
+/*
+ * x86: one instrumented call (libtopdown-functions' hooks around the
+ * work, its call path known), in a process of its own, whose first
+ * handle is the hooks' (a thread's first handle is its fast one, as in
+ * a program that uses no other): mark(0, 0) before it, mark(1, syscalls)
+ * after.
+ */
+int ovh_run_function(const struct ovh_profile *prof, ovh_mark_fn mark);
+
 /* Print the rows of one profile: table (human) and overhead,... lines. */
 void ovh_report_header(const char *method);
 /* Returns false when a target of a row was missed. */
 bool ovh_report_profile(const struct ovh_profile *prof,
 			const struct ovh_section_count *sec);
+/* The function-call row, against the profile's bare pair. */
+bool ovh_report_function(const struct ovh_profile *prof,
+			 const struct ovh_section_count *pair,
+			 const struct ovh_section_count *fn);
 void ovh_report_footer(void);
 
 #endif /* TD_BENCH_OVERHEAD_H */

@@ -33,6 +33,9 @@ static const char *const seq_names[OVH_NR_SECTIONS] = {
 	[OVH_PAIR_RECORDS] = "pair+records",
 };
 
+/* An instrumented call costs at most this many bare pairs (the goal). */
+#define FUNCTION_PAIRS_MAX 2
+
 #define MAX_LINES 64
 static char lines[MAX_LINES][96];
 static unsigned nr_lines;
@@ -83,16 +86,6 @@ static void targets(const struct ovh_profile *p, unsigned s,
 {
 	unsigned long imax = 0, wmax = WINDOW_MAX;
 
-	/*
-	 * Named regions: a pair plus finding the handle's slot and the
-	 * totals at the end (a record to a named region takes the end's
-	 * slow path): figures reported, only "no syscall" a target.
-	 */
-	if (s == OVH_NAMED || s == OVH_NAMED_STR) {
-		*met = r->syscalls == 0;
-		snprintf(buf, len, "s=0");
-		return;
-	}
 	if (p->kind == OVH_PERF_METRICS)
 		imax = s == OVH_PAIR ? PM_PAIR_MAX
 		       : s == OVH_PAIR_RESULT ? PM_RESULT_MAX
@@ -165,6 +158,38 @@ bool ovh_report_profile(const struct ovh_profile *prof,
 	return all;
 }
 
+/*
+ * An instrumented call: the hooks, the pair they make, its record and
+ * the shadow stack; the goal, on PERF_METRICS, at most twice the bare
+ * pair's instructions; elsewhere reported.  Its window: the region's.
+ */
+bool ovh_report_function(const struct ovh_profile *prof,
+			 const struct ovh_section_count *pair,
+			 const struct ovh_section_count *fn)
+{
+	struct row r = make_row(fn, OVH_PAIR);
+	unsigned long imax = prof->kind == OVH_PERF_METRICS
+				     ? FUNCTION_PAIRS_MAX * pair->lib : 0;
+	bool met = r.syscalls == 0 && fn->calls == 2 &&
+		   (!imax || r.instr <= imax);
+	char w[24] = "-", tgt[48];
+
+	if (r.known)
+		snprintf(w, sizeof(w), "%lu", r.window);
+	if (imax)
+		snprintf(tgt, sizeof(tgt), "i<=%lu (2 pairs) s=0", imax);
+	else
+		snprintf(tgt, sizeof(tgt), "s=0");
+	printf("%-10s %-13s %6lu %6s %6s %8lu %5lu  %-22s %s\n", prof->name,
+	       "function-call", r.instr, w, r.known ? "" : "-", r.syscalls,
+	       r.reads, tgt, met ? "met" : "MISSED");
+	if (nr_lines < MAX_LINES)
+		snprintf(lines[nr_lines++], sizeof(lines[0]),
+			 "overhead,%s,function-call,%lu,%s,%lu,%lu", prof->name,
+			 r.instr, w, r.syscalls, r.reads);
+	return met;
+}
+
 void ovh_report_footer(void)
 {
 	printf("# window: library instructions between the begin's last "
@@ -177,9 +202,11 @@ void ovh_report_footer(void)
 	       "ordinary counters <= %d per counter and region end (pair, "
 	       "nested: 2 x the counters x regions); "
 	       "window <= %d (+ the begin's reads on ordinary counters); "
-	       "no system call\n",
+	       "no system call; function-call (an instrumented call, "
+	       "libtopdown-functions' hooks and the pair they make) <= %d "
+	       "pairs on PERF_METRICS\n",
 	       PM_PAIR_MAX, PM_RESULT_MAX, PM_RECORDS_MAX, ORD_PER_READ_MAX,
-	       WINDOW_MAX);
+	       WINDOW_MAX, FUNCTION_PAIRS_MAX);
 	for (unsigned i = 0; i < nr_lines; i++)
 		puts(lines[i]);
 }

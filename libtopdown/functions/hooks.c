@@ -65,6 +65,13 @@ static atomic_bool stopped;     /* the exit report is out */
 /* Initial-exec: the hooks read these without a __tls_get_addr call. */
 #define FN_TLS __thread __attribute__((tls_model("initial-exec")))
 static FN_TLS struct fn_thread *me;
+/*
+ * The hooks' fast test: the thread's state while it is measured and no
+ * hook of it runs (NULL inside a hook, so a signal handler's hooks take
+ * the slow path and count as re-entered), before its first call, after
+ * its exit or the report.
+ */
+static FN_TLS struct fn_thread *ready;
 static FN_TLS int in_hook;
 static FN_TLS bool setting_up;
 
@@ -377,6 +384,7 @@ static void FN_NOINSTR thread_gone(void *p)
 	struct fn_thread *t = p;
 
 	in_hook++;
+	ready = NULL; /* for good: later hooks count as lost */
 	if (!t->failed && t->td) {
 		end_open_calls(t);
 		fold(t);
@@ -423,6 +431,7 @@ static void after_fork_child(void)
 		unmap(me->nodes, me->cap_nodes * sizeof(*me->nodes));
 		munmap(me, sizeof(*me));
 		me = NULL;
+		ready = NULL;
 		pthread_setspecific(thread_key, NULL);
 	}
 }
@@ -454,7 +463,7 @@ static bool other_stack(const struct fn_thread *t, uintptr_t sp)
 	return sp < t->stack_lo || sp >= t->stack_hi;
 }
 
-/* Not measured here: why, counted; NULL then. */
+/* Not measured here (the slow path): why, counted; NULL, or the state. */
 static struct fn_thread *usable(uintptr_t sp)
 {
 	struct fn_thread *t;
@@ -552,28 +561,54 @@ static void leave(struct fn_thread *t, void *fn, void *site)
 	frame_pop(t, false);
 }
 
+/*
+ * The hook's guard: in_hook counts hooks (and reports) running on the
+ * thread, and ready is cleared meanwhile, so that a hook inside one (a
+ * signal handler's) takes the slow path and counts as re-entered.  The
+ * slow path finds why the thread is not ready, or makes it so at its
+ * first call.
+ */
+static struct fn_thread *hook_begin(uintptr_t sp)
+{
+	struct fn_thread *t = ready;
+
+	if (__builtin_expect(t && !other_stack(t, sp), 1)) {
+		ready = NULL;
+		in_hook++;
+		return t;
+	}
+	t = usable(sp);
+	if (t)
+		in_hook++;
+	return t;
+}
+
+static void hook_end(struct fn_thread *t)
+{
+	in_hook--;
+	ready = t;
+}
+
 void __cyg_profile_func_enter(void *fn, void *site)
 {
 	uintptr_t sp = (uintptr_t)__builtin_dwarf_cfa();
-	struct fn_thread *t = usable(sp);
+	struct fn_thread *t = hook_begin(sp);
 
 	if (!t)
 		return;
-	in_hook++;
 	enter(t, fn, site, sp);
-	in_hook--;
+	hook_end(t);
 }
 
 void __cyg_profile_func_exit(void *fn, void *site)
 {
 	uintptr_t sp = (uintptr_t)__builtin_dwarf_cfa();
-	struct fn_thread *t = usable(sp);
+	struct fn_thread *t = hook_begin(sp);
 
 	if (!t)
 		return;
-	in_hook++;
 	leave(t, fn, site);
-	in_hook--;
+	hook_end(t);
 }
 
 /* ---- the report's side ---------------------------------------------------- */
@@ -582,26 +617,33 @@ void fn_fold_self(bool end_open)
 {
 	struct fn_thread *t = me;
 
+	struct fn_thread *was = ready;
+
 	if (!t || t->failed || t->exited || in_hook)
 		return;
 	in_hook++;
+	ready = NULL;
 	if (end_open)
 		end_open_calls(t);
 	fold(t);
+	ready = was;
 	in_hook--;
 }
 
 int td_functions_report(FILE *f, enum td_format fmt)
 {
+	struct fn_thread *was = ready;
 	int err;
 
 	if (!f || (fmt != TD_FORMAT_TABLE && fmt != TD_FORMAT_CSV &&
 		   fmt != TD_FORMAT_JSONL))
 		return -EINVAL;
 	in_hook++;
+	ready = NULL;
 	if (me && !me->failed && !me->exited)
 		fold(me); /* its calls in progress are not in the report */
 	err = fn_report_write(f, fmt);
+	ready = was;
 	in_hook--;
 	return err;
 }
@@ -620,6 +662,7 @@ __attribute__((destructor)) static void FN_NOINSTR report_at_exit(void)
 
 	fn_fold_self(true);
 	atomic_store(&stopped, true);
+	ready = NULL; /* this thread's later hooks count as after it */
 	if (!path || !fn_threads)
 		return;
 	if (format && !strcmp(format, "csv"))
