@@ -75,3 +75,16 @@ void jump_and_return(void)
 	if (!setjmp(jump))
 		jumped_outer();
 }
+
+/* A short function called often, from a longer one. */
+static __attribute__((noinline)) void tiny(void)
+{
+	work(W_TINY, 1000, &MIX_BRANCHY);
+}
+
+void host(int tiny_calls)
+{
+	work(W_HOST, 100000, &MIX_STREAM);
+	for (int i = 0; i < tiny_calls; i++)
+		tiny();
+}

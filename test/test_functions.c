@@ -502,6 +502,73 @@ static void test_filter(void **state)
 	check(line, "", &t);
 }
 
+/* ---- the minimum-slots threshold: short calls counted, not measured --- */
+
+static void threshold_child(void)
+{
+	host(2000);
+}
+
+static void test_threshold(void **state)
+{
+	static const char *const env[] = { "TOPDOWN_FUNCTIONS_MIN_SLOTS",
+					   "5000", NULL };
+	static const int all[] = { W_HOST, W_TINY };
+	char line[MAX_LINE];
+	struct emu_truth own_h, tiny_1, t;
+
+	(void)state;
+	in_child(threshold_child, env);
+	/*
+	 * The first buffer of records (1024 calls of tiny, 1000 slots each)
+	 * is folded when full: tiny is then under the threshold, its later
+	 * 976 calls counted, not measured, their work host's own.
+	 */
+	row("function", "tiny", NULL, line);
+	assert_true(value(line, "calls") == 2000);
+	assert_true(value(line, "measured") == 1024);
+	assert_true(value(line, "slots") == 1024 * 1000);
+	row("function", "host", NULL, line);
+	t = sum(all, 2, truth);
+	check(line, "", &t);
+	/*
+	 * Its self slots: its own and the unmeasured calls'.  (Its self
+	 * shares are 1024 short regions' counts subtracted: their bounds
+	 * add up to an err of 1, rightly; only the slots are exact.)
+	 */
+	own_h = truth[W_HOST];
+	tiny_1 = truth[W_TINY];
+	assert_true(value(line, "self_slots") ==
+		    (double)(own_h.slots + tiny_1.slots / 2000 * 976));
+}
+
+/* ---- bounded tables: call paths past the limit counted as such ---------- */
+
+static void deep_child(void)
+{
+	recurse(40);
+}
+
+static void test_max_nodes(void **state)
+{
+	static const char *const env[] = { "TOPDOWN_FUNCTIONS_MAX_NODES",
+					   "16", NULL };
+	static const int r[] = { W_REC };
+	char line[MAX_LINE];
+	struct emu_truth t;
+
+	(void)state;
+	in_child(deep_child, env);
+	/* 16 call paths kept: the 24 deeper calls are the 16th's own work */
+	row("function", "(unattributed:nodes_full)", NULL, line);
+	assert_true(value(line, "calls") == 24);
+	row("function", "recurse", NULL, line);
+	assert_true(value(line, "calls") == 16);
+	assert_true(value(line, "max_depth") == 16);
+	t = sum(r, 1, truth);
+	check(line, "", &t); /* the outermost call holds all 40 */
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -512,6 +579,8 @@ int main(void)
 		cmocka_unit_test_teardown(test_threads, cleanup),
 		cmocka_unit_test_teardown(test_fork, cleanup),
 		cmocka_unit_test_teardown(test_filter, cleanup),
+		cmocka_unit_test_teardown(test_threshold, cleanup),
+		cmocka_unit_test_teardown(test_max_nodes, cleanup),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
