@@ -76,9 +76,12 @@ struct fn_thread {
 	uint32_t over;                /* calls past the stack's capacity */
 	uintptr_t stack_lo, stack_hi; /* the thread's stack */
 	struct fn_frame **chunks;     /* the shadow stack, FN_CHUNKS chunks */
+	struct fn_frame *topf;        /* its top frame, NULL when empty */
 	struct fn_node *nodes;
 	uint32_t n_nodes, cap_nodes;
 	uint32_t *hash;               /* node index + 1, 0 empty */
+	void *last_fn;                /* the last call path entered (a loop's */
+	uint32_t last_parent, last_node; /* calls find it without hashing) */
 	unsigned hash_bits;
 	struct td_record *recs;       /* attached to td */
 	uint32_t *rec_node;           /* the node of each record */

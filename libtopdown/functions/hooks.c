@@ -234,6 +234,8 @@ static struct fn_frame *frame_push(struct fn_thread *t)
 {
 	uint32_t c = t->depth >> FN_CHUNK_SHIFT;
 
+	if (t->depth & (FN_CHUNK - 1)) /* in the top frame's chunk */
+		return t->topf = frame_at(t, t->depth++);
 	if (c >= FN_CHUNKS)
 		return NULL;
 	if (!t->chunks[c]) { /* deeper than ever before on this thread */
@@ -241,7 +243,7 @@ static struct fn_frame *frame_push(struct fn_thread *t)
 		if (!t->chunks[c])
 			return NULL;
 	}
-	return frame_at(t, t->depth++);
+	return t->topf = frame_at(t, t->depth++);
 }
 
 /* End the top frame's region; its record is the node's, or abandoned. */
@@ -250,21 +252,23 @@ static void frame_end(struct fn_thread *t, struct fn_frame *f, bool abandoned)
 	if (!f->measured)
 		return;
 	t->top = f->saved_top;
-	if (t->n_recs == t->cap_recs)
-		fold(t);
 	if (td_region_end(t->td, &f->region, NULL) == 0)
 		t->rec_node[t->n_recs++] = f->node |
 					   (abandoned ? FN_ABANDONED : 0);
 	else
 		t->lost[FN_LOST_FAILED_END]++;
+	/* full: folded now, so that the next end has room */
 	if (t->n_recs == t->cap_recs)
 		fold(t);
 }
 
 static void frame_pop(struct fn_thread *t, bool abandoned)
 {
+	struct fn_frame *f = t->topf;
+
 	t->depth--;
-	frame_end(t, frame_at(t, t->depth), abandoned);
+	t->topf = t->depth ? frame_at(t, t->depth - 1) : NULL;
+	frame_end(t, f, abandoned);
 }
 
 /*
@@ -283,7 +287,7 @@ static bool has_left(const struct fn_frame *f, uintptr_t sp, void *site)
 
 static void drop_dead(struct fn_thread *t, uintptr_t sp, void *site)
 {
-	while (t->depth && has_left(frame_at(t, t->depth - 1), sp, site))
+	while (t->topf && has_left(t->topf, sp, site))
 		frame_pop(t, true);
 	if (!t->depth)
 		t->over = 0;
@@ -468,7 +472,9 @@ static struct fn_thread *usable(uintptr_t sp)
 {
 	struct fn_thread *t;
 
-	if (in_hook) {
+	/* inside a hook (ready cleared) or a report (in_hook) */
+	if (in_hook || (me && !ready && !me->exited && !me->failed &&
+			!atomic_load_explicit(&stopped, memory_order_relaxed))) {
 		if (me)
 			me->lost[FN_LOST_REENTERED]++;
 		return NULL;
@@ -496,14 +502,23 @@ static void enter(struct fn_thread *t, void *fn, void *site, uintptr_t sp)
 	struct fn_frame *f;
 	uint32_t v;
 
-	if (t->depth && has_left(frame_at(t, t->depth - 1), sp, site))
+	if (t->topf && has_left(t->topf, sp, site))
 		drop_dead(t, sp, site);
 	if (t->over || !(f = frame_push(t))) {
 		t->over++;
 		t->lost[FN_LOST_DEPTH]++;
 		return;
 	}
-	v = node_of(t, t->top, fn);
+	if (fn == t->last_fn && t->top == t->last_parent) {
+		v = t->last_node;
+	} else {
+		v = node_of(t, t->top, fn);
+		if (v != FN_NONE) {
+			t->last_fn = fn;
+			t->last_parent = t->top;
+			t->last_node = v;
+		}
+	}
 	f->fn = fn;
 	f->site = site;
 	f->sp = sp;
@@ -546,7 +561,7 @@ static void leave(struct fn_thread *t, void *fn, void *site)
 		t->over--;
 		return;
 	}
-	f = t->depth ? frame_at(t, t->depth - 1) : NULL;
+	f = t->topf;
 	if (f && f->fn == fn && f->site == site) {
 		frame_pop(t, false);
 		return;
@@ -562,11 +577,11 @@ static void leave(struct fn_thread *t, void *fn, void *site)
 }
 
 /*
- * The hook's guard: in_hook counts hooks (and reports) running on the
- * thread, and ready is cleared meanwhile, so that a hook inside one (a
- * signal handler's) takes the slow path and counts as re-entered.  The
- * slow path finds why the thread is not ready, or makes it so at its
- * first call.
+ * The hook's guard: ready is cleared while a hook runs (in_hook while a
+ * report or a fold does), so that a hook inside one (a signal
+ * handler's) takes the slow path and counts as re-entered.  The slow
+ * path finds why the thread is not ready, or makes it so at its first
+ * call.
  */
 static struct fn_thread *hook_begin(uintptr_t sp)
 {
@@ -574,18 +589,13 @@ static struct fn_thread *hook_begin(uintptr_t sp)
 
 	if (__builtin_expect(t && !other_stack(t, sp), 1)) {
 		ready = NULL;
-		in_hook++;
 		return t;
 	}
-	t = usable(sp);
-	if (t)
-		in_hook++;
-	return t;
+	return usable(sp);
 }
 
 static void hook_end(struct fn_thread *t)
 {
-	in_hook--;
 	ready = t;
 }
 
