@@ -18,7 +18,7 @@ static int usage(FILE *f, int status)
 		"with one column per iteration.  REPORT - reads standard input.\n"
 		"A per-function report (topdown run --functions) is drawn as a\n"
 		"TopDown flame graph: a frame per call path, as wide as its\n"
-		"inclusive slots, split into its own (self) level-1 shares.\n"
+		"inclusive slots, its own (self) part in its level-1 shares.\n"
 		"\n"
 		"  -o FILE.svg   where to write the picture (required)\n"
 		"  -t TITLE      the picture's title (default: REPORT's name)\n"
