@@ -27,6 +27,7 @@ struct agg {
 	uint64_t calls, measured, unreliable, abandoned, tainted, max_depth;
 	double min[TD_L1_COUNT], max[TD_L1_COUNT];
 	bool counted;                 /* min/max hold a measured call */
+	size_t first, count;          /* all rows: its thread rows in fns */
 	struct fn_counts incl, self;
 };
 
@@ -97,14 +98,23 @@ static void agg_merge(struct agg *into, const struct agg *a)
 		extremes_merge(into, a->min, a->max);
 }
 
-/* How many times n's function is open on n's path, n included. */
-static uint64_t depth_of(const struct fn_thread *t, uint32_t v)
+/*
+ * How many times each node's function is open on its path, itself
+ * included: a parent's index is below its callees' (made at their first
+ * call), so depth[] is filled in one pass; direct recursion finds it in
+ * the parent, other paths walk up to the nearest call of the function.
+ */
+static uint32_t *depths(const struct fn_thread *t)
 {
-	uint64_t d = 0;
-	void *fn = t->nodes[v].fn;
+	uint32_t *d = malloc((t->n_nodes ? t->n_nodes : 1) * sizeof(*d));
 
-	for (; v != FN_NONE; v = t->nodes[v].parent)
-		d += t->nodes[v].fn == fn;
+	for (uint32_t v = 0; d && v < t->n_nodes; v++) {
+		uint32_t p = t->nodes[v].parent;
+
+		while (p != FN_NONE && t->nodes[p].fn != t->nodes[v].fn)
+			p = t->nodes[p].parent;
+		d[v] = p == FN_NONE ? 1 : d[p] + 1;
+	}
 	return d;
 }
 
@@ -126,98 +136,117 @@ static void node_agg(const struct fn_thread *t, uint32_t v, struct agg *a)
 	memcpy(a->max, n->max, sizeof(a->max));
 }
 
-static struct agg *find_fn(struct aggs *a, size_t from, void *fn,
-			   const char *thread)
+static int by_fn(const void *a, const void *b)
 {
-	for (size_t i = from; i < a->n; i++)
-		if (a->v[i].fn == fn && !strcmp(a->v[i].thread, thread))
-			return &a->v[i];
-	return NULL;
+	uintptr_t x = (uintptr_t)((const struct agg *)a)->fn;
+	uintptr_t y = (uintptr_t)((const struct agg *)b)->fn;
+
+	return x < y ? -1 : x > y;
 }
 
-/* One thread's function rows (from index from of rows). */
+static int by_fn_thread(const void *a, const void *b)
+{
+	int c = by_fn(a, b);
+
+	return c ? c : strcmp(((const struct agg *)a)->thread,
+			      ((const struct agg *)b)->thread);
+}
+
+/* Rows from index from on, sorted by function, merged per function. */
+static void merge_by_fn(struct aggs *rows, size_t from)
+{
+	size_t out = from;
+
+	qsort(rows->v + from, rows->n - from, sizeof(*rows->v), by_fn);
+	for (size_t i = from; i < rows->n; i++) {
+		if (out > from && rows->v[out - 1].fn == rows->v[i].fn) {
+			agg_merge(&rows->v[out - 1], &rows->v[i]);
+			continue;
+		}
+		rows->v[out++] = rows->v[i];
+	}
+	rows->n = out;
+}
+
+/* One thread's function rows: a row per node, then merged. */
 static int thread_functions(const struct fn_thread *t, struct aggs *rows)
 {
 	size_t from = rows->n;
-	char thread[24];
+	uint32_t *d = depths(t);
+	int err = 0;
 
-	snprintf(thread, sizeof(thread), "%d", t->tid);
-	for (uint32_t v = 0; v < t->n_nodes; v++) {
-		struct agg a, *r;
-		uint64_t d;
-
-		if (t->nodes[v].flags & FN_NODE_EXCLUDED)
-			continue;
-		node_agg(t, v, &a);
-		d = depth_of(t, v);
-		a.max_depth = d;
-		if (d > 1) { /* an inner activation: its outer one has it */
-			memset(&a.incl, 0, sizeof(a.incl));
-			a.counted = false;
-		}
-		r = find_fn(rows, from, a.fn, thread);
-		if (!r) {
-			r = aggs_add(rows);
-			if (!r)
-				return -ENOMEM;
-			r->fn = a.fn;
-			snprintf(r->thread, sizeof(r->thread), "%s", thread);
-		}
-		agg_merge(r, &a);
-	}
-	return 0;
-}
-
-/* "main;f;g": the path of node v, outermost first. */
-static char *path_of(const struct fn_thread *t, uint32_t v)
-{
-	size_t cap = 256, len = 0;
-	char *s = malloc(cap), buf[32];
-	uint32_t chain[512];
-	int n = 0;
-
-	if (!s)
-		return NULL;
-	for (; v != FN_NONE && n < 512; v = t->nodes[v].parent)
-		chain[n++] = v;
-	s[0] = '\0';
-	while (n-- > 0) {
-		const char *name = fn_name(t->nodes[chain[n]].fn, buf,
-					   sizeof(buf));
-		size_t need = len + strlen(name) + 2;
-
-		if (need > cap) {
-			char *b = realloc(s, cap = 2 * need);
-
-			if (!b) {
-				free(s);
-				return NULL;
-			}
-			s = b;
-		}
-		len += (size_t)sprintf(s + len, "%s%s", len ? ";" : "", name);
-	}
-	return s;
-}
-
-static int thread_paths(const struct fn_thread *t, struct aggs *paths)
-{
-	for (uint32_t v = 0; v < t->n_nodes; v++) {
+	for (uint32_t v = 0; d && v < t->n_nodes && !err; v++) {
 		struct agg *r;
 
 		if (t->nodes[v].flags & FN_NODE_EXCLUDED)
 			continue;
-		r = aggs_add(paths);
-		if (!r)
-			return -ENOMEM;
+		r = aggs_add(rows);
+		if (!r) {
+			err = -ENOMEM;
+			break;
+		}
 		node_agg(t, v, r);
-		r->path = path_of(t, v);
-		if (!r->path)
-			return -ENOMEM;
+		snprintf(r->thread, sizeof(r->thread), "%d", t->tid);
+		r->max_depth = d[v];
+		if (d[v] > 1) { /* an inner activation: its outer one has it */
+			memset(&r->incl, 0, sizeof(r->incl));
+			r->counted = false;
+		}
+	}
+	free(d);
+	if (!d)
+		return -ENOMEM;
+	merge_by_fn(rows, from);
+	return err;
+}
+
+/* "main;f;g": each node's path, from its caller's (made before it). */
+static char **paths_of(const struct fn_thread *t)
+{
+	char **p = calloc(t->n_nodes ? t->n_nodes : 1, sizeof(*p));
+
+	for (uint32_t v = 0; p && v < t->n_nodes; v++) {
+		uint32_t up = t->nodes[v].parent;
+		const char *pre = up == FN_NONE ? NULL : p[up];
+		char buf[32];
+		const char *name = fn_name(t->nodes[v].fn, buf, sizeof(buf));
+		size_t len = (pre ? strlen(pre) + 1 : 0) + strlen(name) + 1;
+
+		if (up != FN_NONE && !pre)
+			continue; /* its caller's path was not made */
+		p[v] = malloc(len);
+		if (p[v])
+			snprintf(p[v], len, "%s%s%s", pre ? pre : "",
+				 pre ? ";" : "", name);
+	}
+	return p;
+}
+
+static int thread_paths(const struct fn_thread *t, struct aggs *paths)
+{
+	char **p = paths_of(t);
+	int err = p ? 0 : -ENOMEM;
+
+	for (uint32_t v = 0; p && v < t->n_nodes; v++) {
+		struct agg *r;
+
+		if (err || !p[v] || (t->nodes[v].flags & FN_NODE_EXCLUDED))
+			continue;
+		r = aggs_add(paths);
+		if (!r) {
+			err = -ENOMEM;
+			continue;
+		}
+		node_agg(t, v, r);
+		r->path = p[v];
+		p[v] = NULL;   /* the row's now */
 		r->name = r->path;
 		snprintf(r->thread, sizeof(r->thread), "all");
 	}
-	return 0;
+	for (uint32_t v = 0; p && v < t->n_nodes; v++)
+		free(p[v]);
+	free(p);
+	return err;
 }
 
 static int by_path(const void *a, const void *b)
@@ -471,27 +500,34 @@ static int collect(struct aggs *fns, struct aggs *paths, uint64_t *lost)
 	return err;
 }
 
-/* Function rows of every thread, then per function its all-threads row. */
+/* Function rows of every thread, then per function its all-threads row;
+ * functions in order of their inclusive slots. */
 static int write_functions(struct out *o, struct aggs *fns)
 {
 	struct aggs all = { 0 };
 
+	qsort(fns->v, fns->n, sizeof(*fns->v), by_fn_thread);
 	for (size_t i = 0; i < fns->n; i++) {
-		struct agg *r = find_fn(&all, 0, fns->v[i].fn, "all");
+		struct agg *r = all.n && all.v[all.n - 1].fn == fns->v[i].fn
+					? &all.v[all.n - 1] : NULL;
 
-		if (!r && !(r = aggs_add(&all))) {
-			aggs_free(&all);
-			return -ENOMEM;
+		if (!r) {
+			r = aggs_add(&all);
+			if (!r) {
+				aggs_free(&all);
+				return -ENOMEM;
+			}
+			r->fn = fns->v[i].fn;
+			r->first = i;
+			snprintf(r->thread, sizeof(r->thread), "all");
 		}
-		r->fn = fns->v[i].fn;
-		snprintf(r->thread, sizeof(r->thread), "all");
+		r->count++;
 		agg_merge(r, &fns->v[i]);
 	}
 	qsort(all.v, all.n, sizeof(*all.v), by_slots);
 	for (size_t i = 0; i < all.n; i++) {
-		for (size_t j = 0; j < fns->n; j++)
-			if (fns->v[j].fn == all.v[i].fn)
-				write_row(o, "function", &fns->v[j]);
+		for (size_t j = 0; j < all.v[i].count; j++)
+			write_row(o, "function", &fns->v[all.v[i].first + j]);
 		write_row(o, "function", &all.v[i]);
 	}
 	aggs_free(&all);
