@@ -88,13 +88,14 @@ TESTS := test_decode test_open test_region test_harness test_misuse \
 	 test_hybrid test_threads test_live test_generic test_fastpath \
 	 test_budget test_hybrid_ecore test_smt_v1 test_arm test_zen_l2 \
 	 test_env_report test_counters_fast test_policy test_guards \
-	 test_fastslow
+	 test_fastslow test_functions
 TEST_BINS := $(foreach t,$(TESTS),$(B)/test/$(t)-static) \
 	     $(foreach t,$(filter-out test_decode test_generic test_arm \
 		test_fastslow,$(TESTS)),$(B)/test/$(t)-shared)
 
 all: $(STATIC_LIB) $(B)/libtopdown.so $(B)/topdown.pc $(B)/topdown \
-     $(B)/libtdemu.so
+     $(B)/libtdemu.so $(FN_STATIC_LIB) $(B)/libtopdown-functions.so \
+     $(B)/topdown-functions.pc
 
 $(B)/static/%.o: libtopdown/%.c
 	@mkdir -p $(@D)
@@ -120,6 +121,37 @@ $(B)/libtopdown.so: $(SHARED_LIB)
 
 # Regenerated every time: PREFIX/LIBDIR may differ from the last run.
 $(B)/topdown.pc: pkgconfig/topdown.pc.in FORCE
+	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(LIBDIR)|' \
+	    -e 's|@INCLUDEDIR@|$(INCLUDEDIR)|' -e 's|@VERSION@|$(VERSION)|' \
+	    $< > $@
+
+# ---- libtopdown-functions: the -finstrument-functions hooks ----------------
+# Its own library on libtopdown's public API (libtopdown/functions/): a
+# program built with -finstrument-functions links it, or topdown run
+# --functions preloads it.  Never instrumented itself.
+FN_SRCS := $(wildcard libtopdown/functions/*.c)
+FN_STATIC_OBJS := $(FN_SRCS:libtopdown/%.c=$(B)/static/%.o)
+FN_SHARED_OBJS := $(FN_SRCS:libtopdown/%.c=$(B)/shared/%.o)
+FN_STATIC_LIB := $(B)/libtopdown-functions.a
+FN_SONAME := $(subst libtopdown,libtopdown-functions,$(SONAME))
+FN_SHARED_LIB := $(B)/libtopdown-functions.so.$(VERSION)
+
+$(FN_STATIC_LIB): $(FN_STATIC_OBJS)
+	rm -f $@
+	$(AR) rcs $@ $^
+
+$(FN_SHARED_LIB): $(FN_SHARED_OBJS) libtopdown/functions/functions.map \
+		  $(B)/libtopdown.so
+	$(CC) $(LDFLAGS) -shared -Wl,-soname,$(FN_SONAME) \
+		-Wl,--version-script=libtopdown/functions/functions.map \
+		-Wl,-z,defs -o $@ $(FN_SHARED_OBJS) -L$(B) -ltopdown \
+		-Wl,-rpath,'$$ORIGIN' -lpthread
+
+$(B)/libtopdown-functions.so: $(FN_SHARED_LIB)
+	ln -sf libtopdown-functions.so.$(VERSION) $(B)/$(FN_SONAME)
+	ln -sf $(FN_SONAME) $@
+
+$(B)/topdown-functions.pc: pkgconfig/topdown-functions.pc.in FORCE
 	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(LIBDIR)|' \
 	    -e 's|@INCLUDEDIR@|$(INCLUDEDIR)|' -e 's|@VERSION@|$(VERSION)|' \
 	    $< > $@
@@ -164,6 +196,30 @@ $(B)/test/%-static: $(B)/test/%.o $(EMU_OBJS) $(STATIC_LIB)
 $(B)/test/%-shared: $(B)/test/%.o $(EMU_OBJS) $(B)/libtopdown.so
 	$(CC) $(LDFLAGS) -rdynamic -o $@ $< $(call emu_for,$*) -L$(B) \
 		-ltopdown -Wl,-rpath,'$$ORIGIN/..' $(TEST_LIBS)
+
+# libtopdown-functions: the driver (not instrumented) and its workloads,
+# C and C++, built with -finstrument-functions.
+FN_TEST_OBJS := $(B)/test/test_functions.o $(B)/test/func_work.o \
+		$(B)/test/func_cxx.o
+$(B)/test/func_work.o: test/func_work.c
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) -Itest/emu $(CFLAGS) -finstrument-functions -c -o $@ $<
+
+$(B)/test/func_cxx.o: test/func_cxx.cc test/func_work.h
+	@mkdir -p $(@D)
+	$(CXX) -Iinclude -Itest -Itest/emu $(CXXWARN) -O2 -g \
+		$(filter -fsanitize=%,$(CFLAGS)) -finstrument-functions -c -o $@ $<
+
+$(B)/test/test_functions-static: $(FN_TEST_OBJS) $(EMU_OBJS) \
+				 $(FN_STATIC_LIB) $(STATIC_LIB)
+	$(CXX) $(LDFLAGS) -rdynamic -o $@ $(FN_TEST_OBJS) $(EMU_OBJS) \
+		$(FN_STATIC_LIB) $(STATIC_LIB) $(TEST_LIBS)
+
+$(B)/test/test_functions-shared: $(FN_TEST_OBJS) $(EMU_OBJS) \
+				 $(B)/libtopdown-functions.so
+	$(CXX) $(LDFLAGS) -rdynamic -o $@ $(FN_TEST_OBJS) $(EMU_OBJS) -L$(B) \
+		-ltopdown-functions -ltopdown -Wl,-rpath,'$$ORIGIN/..' \
+		$(TEST_LIBS)
 
 # The fast paths against the general route (test/test_fastslow.c): the
 # library once more with every fast path compiled out (TD_NO_FAST_PATHS,
@@ -230,9 +286,12 @@ test-abi: $(B)/libtopdown.so test/abi_layout.c test/check-abi.sh
 # The command end to end, on the emulator: check, run, plot (rendered by
 # rsvg-convert and checked pixel by pixel), help and bad arguments.
 test-cmd: $(B)/topdown $(B)/libtdemu.so $(B)/examples/harness \
-	  $(B)/examples/threads
+	  $(B)/examples/threads $(B)/examples/functions \
+	  $(B)/libtopdown-functions.so
 	@echo "== test/test_cmd.sh"
 	@sh test/test_cmd.sh $(B)
+	@echo "== test/test_functions_cmd.sh"
+	@sh test/test_functions_cmd.sh $(B)
 
 # examples/pool under topdown run --emulate, its report against the truth
 # kept by test/truth_shim.c, which wraps the named-region calls of the
@@ -293,6 +352,12 @@ $(B)/examples/%: examples/%.c $(STATIC_LIB)
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(CFLAGS) -o $@ $< $(STATIC_LIB) -lm -lpthread
 
+# Per-function TopDown: built with -finstrument-functions, not linked with
+# libtopdown (topdown run --functions preloads the hooks).
+$(B)/examples/functions: examples/functions.c
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) $(CFLAGS) -finstrument-functions -o $@ $< -ldl
+
 # The README's picture: the harness on the emulated PMU, its totals
 # through topdown run, its per-iteration records from its own output.
 examples/harness.svg: $(B)/topdown $(B)/libtdemu.so $(B)/examples/harness
@@ -303,6 +368,14 @@ examples/harness.svg: $(B)/topdown $(B)/libtdemu.so $(B)/examples/harness
 	cat $(B)/harness-run.jsonl >> $(B)/harness-plot.jsonl
 	$(B)/topdown plot $(B)/harness-plot.jsonl -o $@ \
 		-t "examples/harness on the emulated PMU (make examples/harness.svg)"
+
+# The README's flame graph: examples/functions on the emulated PMU.
+examples/functions.svg: $(B)/topdown $(B)/libtdemu.so \
+			$(B)/libtopdown-functions.so $(B)/examples/functions
+	$(B)/topdown run --emulate --functions -f jsonl \
+		-o $(B)/functions-run.jsonl -- $(B)/examples/functions
+	$(B)/topdown plot $(B)/functions-run.jsonl -o $@ \
+		-t "examples/functions on the emulated PMU (make examples/functions.svg)"
 
 demo: $(B)/examples/demo $(B)/libtdemu.so
 	@sh examples/run-demo.sh $(B)/examples/demo $(B)/libtdemu.so
@@ -325,10 +398,12 @@ OVERHEAD_OBJS += $(B)/bench/overhead_papi.o
 OVERHEAD_LIBS := -lpapi
 $(B)/bench/overhead.o: CPPFLAGS += -DTD_BENCH_PAPI
 endif
-$(B)/bench/overhead: $(OVERHEAD_OBJS) $(EMU_OBJS) $(B)/libtopdown.so
+# Linked with libtopdown-functions: its hooks are the function-call rows'.
+$(B)/bench/overhead: $(OVERHEAD_OBJS) $(EMU_OBJS) $(B)/libtopdown.so \
+		     $(B)/libtopdown-functions.so
 	$(CC) $(LDFLAGS) -rdynamic -o $@ $(OVERHEAD_OBJS) $(EMU_OBJS) -L$(B) \
-		-ltopdown -Wl,-rpath,'$$ORIGIN/..' $(OVERHEAD_LIBS) -lm -ldl \
-		-lpthread
+		-ltopdown-functions -ltopdown -Wl,-rpath,'$$ORIGIN/..' \
+		$(OVERHEAD_LIBS) -lm -ldl -lpthread
 
 # The arm64 counted process (built with the cross compiler, B=build/arm64).
 GUEST_OBJS := $(addprefix $(B)/bench/,overhead_guest.o overhead_seq.o)
@@ -419,6 +494,13 @@ install: all
 	install -m 644 include/topdown.h include/topdown_benchmark.hpp \
 		$(DESTDIR)$(INCLUDEDIR)/
 	install -m 644 $(B)/topdown.pc $(DESTDIR)$(PKGCONFIGDIR)/
+	install -m 644 $(FN_STATIC_LIB) $(DESTDIR)$(LIBDIR)/
+	install -m 755 $(FN_SHARED_LIB) $(DESTDIR)$(LIBDIR)/
+	ln -sf libtopdown-functions.so.$(VERSION) \
+		$(DESTDIR)$(LIBDIR)/$(FN_SONAME)
+	ln -sf $(FN_SONAME) $(DESTDIR)$(LIBDIR)/libtopdown-functions.so
+	install -m 644 include/topdown_functions.h $(DESTDIR)$(INCLUDEDIR)/
+	install -m 644 $(B)/topdown-functions.pc $(DESTDIR)$(PKGCONFIGDIR)/
 	@# a page that is one ".so manN/page.N" line goes in as a symlink to
 	@# that page, so that man -l renders it from anywhere
 	for sec in 1 3 7; do \
@@ -436,6 +518,10 @@ install: all
 uninstall:
 	rm -f $(DESTDIR)$(LIBDIR)/libtopdown.a \
 	      $(DESTDIR)$(LIBDIR)/libtopdown.so* \
+	      $(DESTDIR)$(LIBDIR)/libtopdown-functions.a \
+	      $(DESTDIR)$(LIBDIR)/libtopdown-functions.so* \
+	      $(DESTDIR)$(INCLUDEDIR)/topdown_functions.h \
+	      $(DESTDIR)$(PKGCONFIGDIR)/topdown-functions.pc \
 	      $(DESTDIR)$(INCLUDEDIR)/topdown.h \
 	      $(DESTDIR)$(INCLUDEDIR)/topdown_benchmark.hpp \
 	      $(DESTDIR)$(PKGCONFIGDIR)/topdown.pc \

@@ -95,6 +95,7 @@ static int map_texts(pid_t pid, const char *const *libs,
 	if (!f)
 		return -1;
 	memset(t, 0, sizeof(*t));
+	*first = 0;
 	while (fgets(line, sizeof(line), f)) {
 		unsigned long a, b;
 		char perms[8];
@@ -104,7 +105,7 @@ static int map_texts(pid_t pid, const char *const *libs,
 			   so) != 4 || perms[2] != 'x')
 			continue;
 		if (names_any(so, libs) && t->n < MAX_TEXTS) {
-			if (!t->n)
+			if (!*first && strstr(so, libs[0]))
 				snprintf(first, first_len, "%s", so);
 			t->lo[t->n] = a;
 			t->hi[t->n++] = b;
@@ -114,7 +115,7 @@ static int map_texts(pid_t pid, const char *const *libs,
 		}
 	}
 	fclose(f);
-	return t->n ? 0 : -1;
+	return *first ? 0 : -1;
 }
 
 /* The child is a fork: a library sits at the same address here. */
@@ -133,7 +134,9 @@ static unsigned long entry_of(const char *so, const char *sym)
 /* Executable range of libtopdown.so and its two entry points. */
 static int lib_text(pid_t pid, struct lib_text *t)
 {
-	static const char *const libs[] = { "libtopdown.so", NULL };
+	/* the hooks of libtopdown-functions count as the library */
+	static const char *const libs[] = { "libtopdown.so",
+					    "libtopdown-functions.so", NULL };
 	char so[400];
 
 	if (map_texts(pid, libs, NULL, t, so, sizeof(so)) < 0)
@@ -153,10 +156,12 @@ static void child_mark(unsigned next, unsigned long syscalls)
 	__asm__ __volatile__("int3" ::: "memory");
 }
 
-static void child(const struct ovh_profile *prof)
+static void child(const struct ovh_profile *prof, bool function)
 {
 	ptrace(PTRACE_TRACEME, 0, NULL, NULL);
 	raise(SIGSTOP);
+	if (function)
+		_exit(ovh_run_function(prof, child_mark) < 0 ? 3 : 0);
 	_exit(ovh_run_sections(prof, child_mark) < 0 ? 3 : 0);
 }
 
@@ -234,6 +239,40 @@ static int step_section(pid_t pid, struct lib_text *t,
 	}
 }
 
+/*
+ * The function-call row: a child of its own, whose first handle is the
+ * hooks' (libtopdown-functions, linked with this program).
+ */
+static bool trace_function(const struct ovh_profile *prof,
+			   const struct ovh_section_count *pair)
+{
+	struct ovh_section_count fn;
+	struct lib_text t;
+	int status;
+	bool ok;
+	pid_t pid;
+
+	fflush(stdout);
+	pid = fork();
+	if (pid == 0)
+		child(prof, true);
+	if (pid < 0)
+		return false;
+	ok = waitpid(pid, &status, 0) == pid && WIFSTOPPED(status) &&
+	     lib_text(pid, &t) == 0 && t.n > 1 && run_to_mark(pid) == 0 &&
+	     step_section(pid, &t, &fn) == 0;
+	if (ok) {
+		ptrace(PTRACE_CONT, pid, NULL, NULL);
+		waitpid(pid, &status, 0);
+		return ovh_report_function(prof, pair, &fn);
+	}
+	kill(pid, SIGKILL);
+	waitpid(pid, &status, 0);
+	printf("%-10s function-call: the traced child stopped early\n",
+	       prof->name);
+	return false;
+}
+
 #ifdef TD_BENCH_PAPI
 /* The peer's counted process: PAPI_read around the same work. */
 static void papi_child(const struct ovh_profile *prof)
@@ -306,7 +345,7 @@ static int trace_profile(const struct ovh_profile *prof, bool *met)
 	fflush(stdout);
 	pid = fork();
 	if (pid == 0)
-		child(prof);
+		child(prof, false);
 	if (pid < 0 || waitpid(pid, &status, 0) < 0 || !WIFSTOPPED(status) ||
 	    lib_text(pid, &t) < 0) {
 		if (pid > 0)
@@ -322,6 +361,7 @@ static int trace_profile(const struct ovh_profile *prof, bool *met)
 		ptrace(PTRACE_CONT, pid, NULL, NULL);
 		waitpid(pid, &status, 0);
 		*met = ovh_report_profile(prof, sec) && *met;
+		*met = trace_function(prof, &sec[OVH_PAIR]) && *met;
 		trace_papi(prof, sec);
 	} else {
 		kill(pid, SIGKILL);

@@ -70,6 +70,15 @@ typedef void (*ovh_mark_fn)(unsigned next, unsigned long syscalls);
 int ovh_run_sections(const struct ovh_profile *prof, ovh_mark_fn mark);
 
 /*
+ * x86: one instrumented call (libtopdown-functions' hooks around the
+ * work, its call path known), in a process of its own, whose first
+ * handle is the hooks' (a thread's first handle is its fast one, as in
+ * a program that uses no other): mark(0, 0) before it, mark(1, syscalls)
+ * after.
+ */
+int ovh_run_function(const struct ovh_profile *prof, ovh_mark_fn mark);
+
+/*
  * The peer (PAPI) counted process: the same counters read by PAPI_read at
  * a region's start and end (overhead_papi.c, built where papi.h is).  mark
  * as above, with one section; on failure, -1 and the reason in why.
@@ -82,6 +91,10 @@ void ovh_report_header(const char *method);
 /* Returns false when a target of a row was missed. */
 bool ovh_report_profile(const struct ovh_profile *prof,
 			const struct ovh_section_count *sec);
+/* The function-call row, against the profile's bare pair. */
+bool ovh_report_function(const struct ovh_profile *prof,
+			 const struct ovh_section_count *pair,
+			 const struct ovh_section_count *fn);
 /* A peer's pair (overhead_papi.c) beside libtopdown's rows. */
 void ovh_report_peer(const char *peer, const struct ovh_profile *prof,
 		     const struct ovh_section_count *sec,

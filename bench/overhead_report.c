@@ -65,6 +65,9 @@ static const char *const seq_names[OVH_NR_SECTIONS] = {
 	[OVH_PAIR_RECORDS] = "pair+records",
 };
 
+/* An instrumented call costs at most this many bare pairs (the goal). */
+#define FUNCTION_PAIRS_MAX 2
+
 #define MAX_LINES 64
 static char lines[MAX_LINES][128];
 static unsigned nr_lines;
@@ -218,6 +221,39 @@ bool ovh_report_profile(const struct ovh_profile *prof,
 }
 
 /*
+ * An instrumented call: the hooks, the pair they make, its record and
+ * the shadow stack; the goal, on PERF_METRICS, at most twice the bare
+ * pair's instructions; elsewhere reported.  Its window: the region's.
+ */
+bool ovh_report_function(const struct ovh_profile *prof,
+			 const struct ovh_section_count *pair,
+			 const struct ovh_section_count *fn)
+{
+	struct row r = make_row(fn, OVH_PAIR);
+	unsigned long imax = prof->kind == OVH_PERF_METRICS
+				     ? FUNCTION_PAIRS_MAX * pair->lib : 0;
+	bool met = r.syscalls == 0 && fn->calls == 2 &&
+		   (!imax || r.instr <= imax);
+	char w[24] = "-", tgt[48];
+
+	if (r.known)
+		snprintf(w, sizeof(w), "%lu", r.window);
+	if (imax)
+		snprintf(tgt, sizeof(tgt), "i<=%lu (2 pairs) s=0", imax);
+	else
+		snprintf(tgt, sizeof(tgt), "s=0");
+	printf("%-10s %-13s %6lu %6s %6s %8lu %5lu  %-22s %s\n", prof->name,
+	       "function-call", r.instr, w, r.known ? "" : "-", r.syscalls,
+	       r.reads, tgt, met ? "met" : "MISSED");
+	if (nr_lines < MAX_LINES)
+		snprintf(lines[nr_lines++], sizeof(lines[0]),
+			 "overhead,%s,function-call,%lu,%s,%lu,%lu,%s (%s)",
+			 prof->name, r.instr, w, r.syscalls, r.reads,
+			 met ? "met" : "MISSED", tgt);
+	return met;
+}
+
+/*
  * A peer library's pair (its read at a region's start and at its end,
  * around the same work) beside libtopdown's pair and pair+result.
  */
@@ -257,8 +293,11 @@ void ovh_report_footer(void)
 	       "adl-pcore 60/200, zen4/zen5/skl/grt -/450, n2 -/600; "
 	       "ordinary counters' pair and nested <= %d per counter and "
 	       "region end; pair+records <= pair + %d (spr: <= 80); window "
-	       "<= %d (spr 12); no system call\n",
-	       ORD_PER_READ_MAX, RECORDS_OVER_PAIR, DEFAULT_WINDOW);
+	       "<= %d (spr 12); no system call; function-call (an "
+	       "instrumented call: libtopdown-functions' hooks and the pair "
+	       "they make) <= %d pairs on PERF_METRICS\n",
+	       ORD_PER_READ_MAX, RECORDS_OVER_PAIR, DEFAULT_WINDOW,
+	       FUNCTION_PAIRS_MAX);
 	for (unsigned i = 0; i < nr_lines; i++)
 		puts(lines[i]);
 }

@@ -108,6 +108,22 @@ static void named_str_pair(struct td *td)
 	td_named_end_str(td, "bench by name", NULL);
 }
 
+/*
+ * One call of an instrumented function, as GCC's -finstrument-functions
+ * code makes it: the hooks around the function's work (GCC manual,
+ * "Program Instrumentation Options").  The hooks are libtopdown-
+ * functions' where the program links it, else glibc's empty ones.
+ */
+void __cyg_profile_func_enter(void *fn, void *site);
+void __cyg_profile_func_exit(void *fn, void *site);
+
+static __attribute__((noinline)) void instrumented_call(void)
+{
+	__cyg_profile_func_enter((void *)instrumented_call, (void *)work);
+	work();
+	__cyg_profile_func_exit((void *)instrumented_call, (void *)work);
+}
+
 /* One section: run it, then tell the counting method where it ended. */
 static void section(ovh_mark_fn mark, unsigned i, struct td *td,
 		    struct td_region *r, struct td_region *outer,
@@ -169,6 +185,23 @@ int ovh_run_sections(const struct ovh_profile *prof, ovh_mark_fn mark)
 	for (unsigned i = 0; i < OVH_NR_SECTIONS; i++)
 		section(mark, i, td, &r, &outer, recs, 64);
 	td_close(td);
+	emu_teardown();
+	return 0;
+}
+
+int ovh_run_function(const struct ovh_profile *prof, ovh_mark_fn mark)
+{
+	unsigned long before;
+
+	mix = emu_mix_l2(0.4, 0.1, 0.2, 0.3, 0.05, 0.05, 0.1, 0.15);
+	emu_setup(prof->emu);
+	/* the first opens the hooks' handle and maps the thread's tables */
+	for (int i = 0; i < 3; i++)
+		instrumented_call();
+	mark(0, 0);
+	before = emu_syscalls();
+	instrumented_call();
+	mark(1, emu_syscalls() - before);
 	emu_teardown();
 	return 0;
 }

@@ -29,6 +29,14 @@ int cmd_emulate_env(const char *profile);
 bool cmd_profile_ok(const char *profile);
 bool cmd_is_help(const char *arg);
 
+/* functions.c: topdown run --functions */
+int cmd_functions_env(void);
+bool cmd_csv_header(const char *line);
+
+/* flame.c: the TopDown flame graph of a per-function report */
+bool cmd_flame_has_paths(const char *path);
+int cmd_flame_write(FILE *out, const char *report, const char *title);
+
 /* A report read back (report_in.c): the columns the library writes. */
 struct cmd_row {
 	char kind[16];          /* "region" or "record" */

@@ -16,6 +16,9 @@ static int usage(FILE *f, int status)
 		"level-1 bar with its level-2 split, the err band, calls, slots and\n"
 		"flags in words, its threads under it; per record name a strip\n"
 		"with one column per iteration.  REPORT - reads standard input.\n"
+		"A per-function report (topdown run --functions) is drawn as a\n"
+		"TopDown flame graph: a frame per call path, as wide as its\n"
+		"inclusive slots, its own (self) part in its level-1 shares.\n"
 		"\n"
 		"  -o FILE.svg   where to write the picture (required)\n"
 		"  -t TITLE      the picture's title (default: REPORT's name)\n"
@@ -60,6 +63,25 @@ static int parse_args(int argc, char **argv, const char **in,
 	return 0;
 }
 
+static int plot_flame(const char *in, const char *out, const char *title)
+{
+	FILE *f = fopen(out, "w");
+	int err;
+
+	if (!f) {
+		cmd_error("plot: cannot write '%s': %s", out, strerror(errno));
+		return CMD_FAILED;
+	}
+	err = cmd_flame_write(f, in, title);
+	if (fclose(f) != 0 && !err)
+		err = -EIO;
+	if (err < 0) {
+		cmd_error("plot: writing '%s' failed: %s", out, strerror(-err));
+		return CMD_FAILED;
+	}
+	return CMD_OK;
+}
+
 int cmd_plot(int argc, char **argv)
 {
 	const char *in = NULL, *out = NULL, *title = NULL;
@@ -69,6 +91,8 @@ int cmd_plot(int argc, char **argv)
 
 	if (err)
 		return err > 0 ? usage(stdout, CMD_OK) : CMD_USAGE;
+	if (strcmp(in, "-") && cmd_flame_has_paths(in))
+		return plot_flame(in, out, title ? title : in);
 	f = strcmp(in, "-") ? fopen(in, "r") : stdin;
 	if (!f) {
 		cmd_error("plot: cannot read '%s': %s", in, strerror(errno));

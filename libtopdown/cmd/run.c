@@ -22,6 +22,7 @@ struct run {
 	const char *out;         /* -o FILE, or NULL: stderr */
 	enum fmt fmt;
 	bool emulate;
+	bool functions;          /* --functions: preload the hooks */
 	const char *profile;
 	char **prog;             /* PROG ARGS..., NULL-terminated */
 	char pmu[40];            /* the pmu column's value */
@@ -31,7 +32,7 @@ static int usage(FILE *f, int status)
 {
 	fprintf(f,
 		"usage: topdown run [-o FILE] [-f table|csv|jsonl|svg] [--emulate]\n"
-		"                   [--profile spr|icl] -- PROG [ARGS...]\n"
+		"                   [--profile spr|icl] [--functions] -- PROG [ARGS...]\n"
 		"\n"
 		"Runs PROG, a program linked with libtopdown that measures named\n"
 		"regions, and collects its report for the whole process (every\n"
@@ -44,6 +45,9 @@ static int usage(FILE *f, int status)
 		"  --emulate     run PROG on the emulated PMU installed with the\n"
 		"                library (synthetic counts; every output says EMULATED)\n"
 		"  --profile P   the emulated CPU: spr (default) or icl\n"
+		"  --functions   PROG built with -finstrument-functions: a row per\n"
+		"                function and per call path (libtopdown-functions\n"
+		"                preloaded; PROG need not be linked with libtopdown)\n"
 		"\n"
 		"Exit status: PROG's (128 + N when killed by signal N); 2 a bad\n"
 		"argument; 125 no report (PROG not linked with libtopdown, no\n"
@@ -89,6 +93,8 @@ static int parse_args(int argc, char **argv, struct run *r)
 			return 1;
 		if (!strcmp(a, "--emulate")) {
 			r->emulate = true;
+		} else if (!strcmp(a, "--functions")) {
+			r->functions = true;
 		} else if (!strcmp(a, "-o") || !strcmp(a, "-f") ||
 			   !strcmp(a, "--profile")) {
 			if (need_value(i, argc, a) < 0)
@@ -173,7 +179,8 @@ static void convert(FILE *in, FILE *out, const struct run *r)
 		if (r->fmt == F_TABLE)
 			fprintf(out, "%s\n", line);
 		else
-			put_line(out, r, line, first);
+			put_line(out, r, line, first ||
+				 (r->fmt == F_CSV && cmd_csv_header(line)));
 		first = false;
 	}
 }
@@ -267,6 +274,8 @@ int cmd_run(int argc, char **argv)
 	if (err)
 		return err > 0 ? usage(stdout, CMD_OK) : CMD_USAGE;
 	if (r.emulate && cmd_emulate_env(r.profile) < 0)
+		return CMD_FAILED;
+	if (r.functions && cmd_functions_env() < 0)
 		return CMD_FAILED;
 	if (r.emulate)
 		snprintf(r.pmu, sizeof(r.pmu), "emulated:%s", r.profile);

@@ -1,0 +1,90 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * test_functions' workloads, built with -finstrument-functions: nested
+ * calls of contrasting mixes, recursion, a longjmp across instrumented
+ * frames.  Static functions are named from the executable's .symtab
+ * (dladdr sees only exported ones).
+ */
+#include <setjmp.h>
+
+#include "func_work.h"
+#include "truth.h"
+
+static jmp_buf jump;
+
+/* Pointer chase (memory bound). */
+static __attribute__((noinline)) void leaf(void)
+{
+	work(W_LEAF, 600000, &MIX_DRAM);
+}
+
+/* Branchy, calling leaf between its own two parts. */
+static __attribute__((noinline)) void inner(void)
+{
+	work(W_INNER, 300000, &MIX_BRANCHY);
+	leaf();
+	work(W_INNER, 200000, &MIX_BRANCHY);
+}
+
+/* Compute bound, around inner. */
+void outer(void)
+{
+	work(W_OUTER, 500000, &MIX_STREAM);
+	inner();
+	work(W_OUTER, 400000, &MIX_STREAM);
+}
+
+void recurse(int depth)
+{
+	work(W_REC, 250000, &MIX_CHAIN);
+	if (depth > 1)
+		recurse(depth - 1);
+}
+
+static __attribute__((noinline)) void jumped(void)
+{
+	work(W_JUMPED, 300000, &MIX_DRAM);
+	longjmp(jump, 1);
+}
+
+static __attribute__((noinline)) void jumped_outer(void)
+{
+	work(W_JUMPED, 100000, &MIX_DRAM);
+	jumped();
+}
+
+void after_jump(void)
+{
+	work(W_AFTER, 700000, &MIX_BRANCHY);
+}
+
+/* longjmp out of two instrumented calls, then a measured one. */
+void jumper(void)
+{
+	work(W_JUMPER, 200000, &MIX_STREAM);
+	if (!setjmp(jump))
+		jumped_outer();
+	after_jump();
+	work(W_JUMPER, 200000, &MIX_STREAM);
+}
+
+/* longjmp out of two calls, then this function's exit: no entry between. */
+void jump_and_return(void)
+{
+	work(W_RETURNER, 200000, &MIX_STREAM);
+	if (!setjmp(jump))
+		jumped_outer();
+}
+
+/* A short function called often, from a longer one. */
+static __attribute__((noinline)) void tiny(void)
+{
+	work(W_TINY, 1000, &MIX_BRANCHY);
+}
+
+void host(int tiny_calls)
+{
+	work(W_HOST, 100000, &MIX_STREAM);
+	for (int i = 0; i < tiny_calls; i++)
+		tiny();
+}
