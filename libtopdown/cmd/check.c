@@ -296,8 +296,8 @@ int cmd_check(int argc, char **argv)
 		} else if (!strcmp(argv[i], "--profile") && i + 1 < argc) {
 			profile = argv[++i];
 			if (!cmd_profile_ok(profile)) {
-				cmd_error("check: bad --profile '%s' (want spr "
-					  "or icl)", profile);
+				cmd_error("check: bad --profile '%s' (want one "
+					  "of %s)", profile, cmd_profiles);
 				return CMD_USAGE;
 			}
 		} else {
@@ -320,6 +320,11 @@ int cmd_check(int argc, char **argv)
 		printf("topdown check: NO, TopDown cannot be measured here "
 		       "(%d blocker%s above)\n", c.blockers,
 		       c.blockers > 1 ? "s" : "");
+		if (!c.core_pmus)
+			printf("topdown check: without a PMU, try libtopdown "
+			       "on the emulated one: topdown check --emulate, "
+			       "topdown run --emulate -- PROG (synthetic "
+			       "counts, labelled EMULATED)\n");
 		return CMD_BLOCKED;
 	}
 	printf("topdown check: YES, TopDown can be measured here%s\n",
