@@ -97,6 +97,12 @@ expect 2 "run: a program's own 2 is its own" "$td" run -- sh -c 'exit 2'
 has "run: man page documents 124" '^124$' libtopdown/man/man1/topdown.1
 has "run: README documents 124" '124 a bad argument' README.md
 
+# ---- check: the emulator's word, never a variable's -------------------------
+TD_EMULATE=spr "$td" check >"$tmp/out" 2>&1
+hasnt "check: TD_EMULATE set, no emulator loaded: not called emulated" "EMULATED PMU|\(EMULATED\)" "$tmp/out"
+expect 0 "check --emulate" "$td" check --emulate
+has "check --emulate: labelled" "^EMULATED PMU \(profile spr\)" "$tmp/out"
+
 # ---- check without a PMU points at --emulate ------------------------------
 pmu=0
 for d in /sys/bus/event_source/devices/cpu /sys/bus/event_source/devices/cpu_core \

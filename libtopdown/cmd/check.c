@@ -9,6 +9,7 @@
  * perf_user_access, nmi_watchdog).
  */
 #include <dirent.h>
+#include <dlfcn.h>
 #include <errno.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -282,6 +283,19 @@ static int reexec_emulated(const char *profile)
 	return CMD_FAILED;
 }
 
+/*
+ * The emulated PMU's profile when it answers in this process, else NULL:
+ * the emulator's own word (libtopdown/kernel/emulated.c), never a
+ * variable of the environment, which a real machine may have set too.
+ */
+static const char *emulated_profile(void)
+{
+	const char *(*profile)(void);
+
+	*(void **)&profile = dlsym(RTLD_DEFAULT, "libtopdown_emulated_pmu");
+	return profile ? profile() : NULL;
+}
+
 int cmd_check(int argc, char **argv)
 {
 	const char *profile = "spr";
@@ -308,9 +322,9 @@ int cmd_check(int argc, char **argv)
 	}
 	if (emulate)
 		return reexec_emulated(profile);
-	if (getenv("TD_EMULATE"))
+	if (emulated_profile())
 		printf("EMULATED PMU (profile %s): the test emulator answers, "
-		       "not this machine\n", getenv("TD_EMULATE"));
+		       "not this machine\n", emulated_profile());
 	printf("topdown check: can this machine measure TopDown?\n");
 	describe_cpu();
 	list_pmus(&c);
@@ -328,6 +342,6 @@ int cmd_check(int argc, char **argv)
 		return CMD_BLOCKED;
 	}
 	printf("topdown check: YES, TopDown can be measured here%s\n",
-	       getenv("TD_EMULATE") ? " (EMULATED)" : "");
+	       emulated_profile() ? " (EMULATED)" : "");
 	return CMD_OK;
 }
