@@ -93,6 +93,16 @@ TEST_BINS := $(foreach t,$(TESTS),$(B)/test/$(t)-static) \
 	     $(foreach t,$(filter-out test_decode test_generic test_arm \
 		test_fastslow,$(TESTS)),$(B)/test/$(t)-shared)
 
+# The Google Benchmark helper run for real (test/test_gbench.cc), where
+# Debian's libbenchmark-dev (or an equivalent) installed its header;
+# native builds only (no aarch64 libbenchmark for test-arm64).
+GBENCH_HEADER := /usr/include/benchmark/benchmark.h
+ifneq ($(wildcard $(GBENCH_HEADER)),)
+ifeq ($(TEST_RUN),)
+TEST_BINS += $(B)/test/test_gbench-static
+endif
+endif
+
 all: $(STATIC_LIB) $(B)/libtopdown.so $(B)/topdown.pc $(B)/topdown \
      $(B)/libtdemu.so $(FN_STATIC_LIB) $(B)/libtopdown-functions.so \
      $(B)/topdown-functions.pc
@@ -158,13 +168,23 @@ $(B)/topdown-functions.pc: pkgconfig/topdown-functions.pc.in FORCE
 
 # ---- the topdown command (libtopdown/cmd: not part of the library) -------
 # Linked with the static library: it runs from any prefix without rpath.
-# It finds the emulated PMU from its own location (../lib/topdown/), else
-# LIBDIR, else the build tree's libtdemu.so beside it.
+# It finds the emulated PMU in $(LIBDIR)/topdown/ under its own install
+# root (its directory less $(BINDIR): DESTDIR and moved trees too), else
+# in LIBDIR, else the build tree's libtdemu.so beside it (util.c).  The
+# paths are compiled in: $(B)/cmd/paths changes, and util.o is rebuilt,
+# when make install is given others.
 CMD_SRCS := $(wildcard libtopdown/cmd/*.c)
 CMD_OBJS := $(CMD_SRCS:libtopdown/cmd/%.c=$(B)/cmd/%.o)
 $(B)/cmd/%.o: libtopdown/cmd/%.c
 	@mkdir -p $(@D)
-	$(CC) $(CPPFLAGS) -DTOPDOWN_LIBDIR='"$(LIBDIR)"' $(CFLAGS) -c -o $@ $<
+	$(CC) $(CPPFLAGS) -DTOPDOWN_LIBDIR='"$(LIBDIR)"' \
+		-DTOPDOWN_BINDIR='"$(BINDIR)"' $(CFLAGS) -c -o $@ $<
+
+$(B)/cmd/paths: FORCE
+	@mkdir -p $(@D)
+	@echo '$(BINDIR) $(LIBDIR)' | cmp -s - $@ 2>/dev/null || \
+		echo '$(BINDIR) $(LIBDIR)' > $@
+$(B)/cmd/util.o: $(B)/cmd/paths
 
 VALIDATE_SRCS := $(wildcard libtopdown/cmd/validate/*.c)
 VALIDATE_OBJS := $(VALIDATE_SRCS:libtopdown/cmd/validate/%.c=$(B)/validate/%.o)
@@ -187,6 +207,16 @@ $(B)/test/%.o: test/%.c
 	$(CC) $(CPPFLAGS) $(LIB_INCS) -Itest/emu $(CFLAGS) -c -o $@ $<
 
 TEST_LIBS := -lcmocka -lm -ldl -lpthread
+GBENCH_TEST_FLAGS := $(filter-out -std=c11 -Wstrict-prototypes \
+	-Wmissing-prototypes,$(CFLAGS)) -std=c++17
+$(B)/test/%.o: test/%.cc
+	@mkdir -p $(@D)
+	$(CXX) $(CPPFLAGS) -Itest/emu $(GBENCH_TEST_FLAGS) -c -o $@ $<
+
+$(B)/test/test_gbench-static: $(B)/test/test_gbench.o $(B)/test/gbench_emu.o \
+			      $(EMU_OBJS) $(STATIC_LIB)
+	$(CXX) $(LDFLAGS) -rdynamic -o $@ $^ -lbenchmark $(TEST_LIBS)
+
 # test_live talks to the real kernel: no emulator linked in.
 emu_for = $(if $(filter test_live,$(1)),,$(EMU_OBJS))
 $(B)/test/%-static: $(B)/test/%.o $(EMU_OBJS) $(STATIC_LIB)
@@ -292,6 +322,8 @@ test-cmd: $(B)/topdown $(B)/libtdemu.so $(B)/examples/harness \
 	@sh test/test_cmd.sh $(B)
 	@echo "== test/test_functions_cmd.sh"
 	@sh test/test_functions_cmd.sh $(B)
+	@echo "== test/test_labels.sh"
+	@sh test/test_labels.sh $(B)
 
 # examples/pool under topdown run --emulate, its report against the truth
 # kept by test/truth_shim.c, which wraps the named-region calls of the
@@ -454,7 +486,6 @@ harness: $(B)/examples/harness $(B)/libtdemu.so
 
 # Google Benchmark integration: built only where Debian's libbenchmark-dev
 # (or an equivalent) installed its header.  GBENCH_ARGS go to the binary.
-GBENCH_HEADER := /usr/include/benchmark/benchmark.h
 GBENCH_ARGS ?= --benchmark_min_time=0.05
 CXXWARN := -Wall -Wextra $(if $(filter 1,$(WERROR)),-Werror)
 ifneq ($(wildcard $(GBENCH_HEADER)),)

@@ -79,7 +79,8 @@ static void print_header(struct td *td)
 	td_query(td, &info);
 	printf("core PMU %s, level %u, read by %s%s\n", info.pmu_name,
 	       info.levels, info.path == TD_PATH_RDPMC ? "RDPMC" : "read(2)",
-	       getenv("TD_EMULATE") ? "  [EMULATED PMU: synthetic counts]" : "");
+	       info.flags & TD_INFO_EMULATED
+		       ? "  [EMULATED PMU: synthetic counts]" : "");
 	printf("%-8s %12s %8s %8s %8s %8s\n", "region", "slots", "retire",
 	       "badspec", "frontend", "backend");
 }

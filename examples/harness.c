@@ -177,8 +177,8 @@ static void print_header(struct td *td)
 	printf("harness: core PMU %s, level %u, read by %s, %d iterations%s\n",
 	       info.pmu_name, info.levels,
 	       info.path == TD_PATH_RDPMC ? "RDPMC" : "read(2)", ITERS,
-	       getenv("TD_EMULATE") ? "  [EMULATED PMU: synthetic counts]"
-				    : "");
+	       info.flags & TD_INFO_EMULATED
+		       ? "  [EMULATED PMU: synthetic counts]" : "");
 }
 
 int main(int argc, char **argv)

@@ -130,13 +130,17 @@ struct td_info {
 #define TD_INFO_L2_NEEDS_MULTIPLEX (1u << 5) /* L2 fits only multiplexed */
 #define TD_INFO_MULTIPLEXED     (1u << 6) /* opened with TD_OPT_L2_MULTIPLEX */
 #define TD_INFO_L2_NO_COUNTERS  (1u << 7) /* Arm N3/V3: no counters for L2 */
+#define TD_INFO_EMULATED        (1u << 8) /* the test emulator's counters:
+					     synthetic, not a measurement */
 
 struct td;
 
 /* Open a handle for the calling thread, the only one that may use it.
  * opts may be NULL.  Returns 0 and sets *out, or:
- * -EINVAL      out NULL; bad opts; bad TOPDOWN_RESET (a bad
- *              TOPDOWN_REPORT or TOPDOWN_FORMAT does not fail);
+ * -EINVAL      out NULL; bad opts; bad TOPDOWN_RESET (td_strerror in
+ *              this thread then quotes the setting, its value and the
+ *              accepted ones; a bad TOPDOWN_REPORT or TOPDOWN_FORMAT
+ *              does not fail);
  * -ENODEV      no hardware PMU (e.g. a VM without a virtual PMU);
  * -EOPNOTSUPP  the kernel refused the TopDown events it listed;
  * -ENOSYS      no TopDown source for this CPU (td_strerror names it);
@@ -175,7 +179,9 @@ TD_API int td_region_end(struct td *td, struct td_region *r,
  * size smaller than the first two fields. */
 TD_API int td_query(const struct td *td, struct td_info *info);
 
-/* One line naming the cause and the fix; never NULL. */
+/* One line naming the cause and the fix; never NULL.  For -EINVAL after
+ * td_open refused a setting of the environment, in the same thread until
+ * its next td_open: the setting, its value and the accepted ones. */
 TD_API const char *td_strerror(int err);
 
 /* Names of the categories, e.g. "retiring"; NULL for a bad index. */

@@ -131,14 +131,14 @@ done
 expect 2 "no command" "$td"
 expect 2 "unknown command" "$td" frob
 has "unknown command named" "'frob'" "$tmp/out"
-expect 2 "run: bad format" "$td" run -f xml -- true
+expect 124 "run: bad format" "$td" run -f xml -- true
 has "run: bad format named" "'xml'" "$tmp/out"
-expect 2 "run: bad profile" "$td" run --emulate --profile zen9 -- true
+expect 124 "run: bad profile" "$td" run --emulate --profile zen9 -- true
 has "run: bad profile named" "'zen9'" "$tmp/out"
-expect 2 "run: unknown option" "$td" run --frob -- true
+expect 124 "run: unknown option" "$td" run --frob -- true
 has "run: unknown option named" "'--frob'" "$tmp/out"
-expect 2 "run: no program" "$td" run -f csv --
-expect 2 "run: svg needs -o" "$td" run -f svg -- true
+expect 124 "run: no program" "$td" run -f csv --
+expect 124 "run: svg needs -o" "$td" run -f svg -- true
 expect 127 "run: program not found" "$td" run -- "$tmp/no-such-program"
 expect 125 "run: a program without libtopdown" "$td" run --emulate -- true
 has "run: says no report" "wrote no report" "$tmp/out"

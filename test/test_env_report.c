@@ -514,7 +514,7 @@ static void unwritable(const char *report, const char *want)
 	in_child(measure_child, NULL, report, "csv", err_path);
 	text = slurp(err_path);
 	assert_non_null(strstr(text, want));
-	assert_non_null(strstr(text, "accepted: stderr or a writable file"));
+	assert_non_null(strstr(text, "accepted: stderr, stdout (or -) or a writable file"));
 	/* the report itself, on stderr */
 	assert_non_null(strstr(text, "\nkind,name,thread,"));
 	assert_non_null(strstr(text, "\nregion,still_measured,all,1,0,"));

@@ -12,6 +12,8 @@
  * Gracemont).  The truth is the emulated workload's composition; the bound
  * is the target itself, never a figure taken from the library.
  */
+#include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "helpers.h"
@@ -284,6 +286,32 @@ static void test_short_loop_after_long_run_within_budget(void **state)
 	assert_series_within_budget(EMU_ADL, 2500, 1000);
 }
 
+/*
+ * A bad TOPDOWN_RESET fails td_open, and td_strerror says which setting,
+ * its value and the values accepted (lower case: ALWAYS is not always);
+ * the next td_open of the thread starts clean.
+ */
+static void test_bad_reset_quoted(void **state)
+{
+	struct td *td = NULL;
+	const char *msg;
+
+	(void)state;
+	emu_setup(EMU_SPR);
+	setenv("TOPDOWN_RESET", "ALWAYS", 1);
+	assert_int_equal(td_open(&td, NULL), -EINVAL);
+	assert_null(td);
+	unsetenv("TOPDOWN_RESET");
+	msg = td_strerror(-EINVAL);
+	assert_non_null(strstr(msg, "TOPDOWN_RESET=\"ALWAYS\""));
+	assert_non_null(strstr(msg, "auto, always, never"));
+	assert_int_equal(td_open(&td, NULL), 0);
+	assert_int_equal(td_open(NULL, NULL), -EINVAL); /* not a setting */
+	assert_null(strstr(td_strerror(-EINVAL), "ALWAYS"));
+	td_close(td);
+	emu_teardown();
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -294,6 +322,7 @@ int main(void)
 		cmocka_unit_test(test_interleaved_after_long_run),
 		cmocka_unit_test(test_kernel_events_before_region),
 		cmocka_unit_test(test_short_loop_after_long_run_within_budget),
+		cmocka_unit_test(test_bad_reset_quoted),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

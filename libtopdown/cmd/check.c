@@ -9,6 +9,7 @@
  * perf_user_access, nmi_watchdog).
  */
 #include <dirent.h>
+#include <dlfcn.h>
 #include <errno.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -282,6 +283,19 @@ static int reexec_emulated(const char *profile)
 	return CMD_FAILED;
 }
 
+/*
+ * The emulated PMU's profile when it answers in this process, else NULL:
+ * the emulator's own word (libtopdown/kernel/emulated.c), never a
+ * variable of the environment, which a real machine may have set too.
+ */
+static const char *emulated_profile(void)
+{
+	const char *(*profile)(void);
+
+	*(void **)&profile = dlsym(RTLD_DEFAULT, "libtopdown_emulated_pmu");
+	return profile ? profile() : NULL;
+}
+
 int cmd_check(int argc, char **argv)
 {
 	const char *profile = "spr";
@@ -296,8 +310,8 @@ int cmd_check(int argc, char **argv)
 		} else if (!strcmp(argv[i], "--profile") && i + 1 < argc) {
 			profile = argv[++i];
 			if (!cmd_profile_ok(profile)) {
-				cmd_error("check: bad --profile '%s' (want spr "
-					  "or icl)", profile);
+				cmd_error("check: bad --profile '%s' (want one "
+					  "of %s)", profile, cmd_profiles);
 				return CMD_USAGE;
 			}
 		} else {
@@ -308,9 +322,9 @@ int cmd_check(int argc, char **argv)
 	}
 	if (emulate)
 		return reexec_emulated(profile);
-	if (getenv("TD_EMULATE"))
+	if (emulated_profile())
 		printf("EMULATED PMU (profile %s): the test emulator answers, "
-		       "not this machine\n", getenv("TD_EMULATE"));
+		       "not this machine\n", emulated_profile());
 	printf("topdown check: can this machine measure TopDown?\n");
 	describe_cpu();
 	list_pmus(&c);
@@ -320,9 +334,14 @@ int cmd_check(int argc, char **argv)
 		printf("topdown check: NO, TopDown cannot be measured here "
 		       "(%d blocker%s above)\n", c.blockers,
 		       c.blockers > 1 ? "s" : "");
+		if (!c.core_pmus)
+			printf("topdown check: without a PMU, try libtopdown "
+			       "on the emulated one: topdown check --emulate, "
+			       "topdown run --emulate -- PROG (synthetic "
+			       "counts, labelled EMULATED)\n");
 		return CMD_BLOCKED;
 	}
 	printf("topdown check: YES, TopDown can be measured here%s\n",
-	       getenv("TD_EMULATE") ? " (EMULATED)" : "");
+	       emulated_profile() ? " (EMULATED)" : "");
 	return CMD_OK;
 }

@@ -11,6 +11,11 @@
 #define CMD_OK       0
 #define CMD_BLOCKED  1   /* check: TopDown cannot be measured here */
 #define CMD_USAGE    2   /* a bad argument */
+/*
+ * run's own statuses lie in 124-127, above any a program usually exits
+ * with, as env(1) and timeout(1) keep 125-127: a program's 2 is its own.
+ */
+#define CMD_RUN_USAGE 124 /* run: a bad argument */
 #define CMD_FAILED   125 /* topdown itself failed (I/O, no report) */
 #define CMD_NOEXEC   126 /* run: PROG found but not executable */
 #define CMD_NOTFOUND 127 /* run: PROG not found */
@@ -27,6 +32,8 @@ int cmd_self_dir(char *buf, size_t len);
 int cmd_find_emulator(char *buf, size_t len);
 int cmd_emulate_env(const char *profile);
 bool cmd_profile_ok(const char *profile);
+extern const char cmd_profiles[];
+int cmd_dynamic_elf(const char *prog);
 bool cmd_is_help(const char *arg);
 
 /* functions.c: topdown run --functions */

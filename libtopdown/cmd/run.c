@@ -32,7 +32,7 @@ static int usage(FILE *f, int status)
 {
 	fprintf(f,
 		"usage: topdown run [-o FILE] [-f table|csv|jsonl|svg] [--emulate]\n"
-		"                   [--profile spr|icl] [--functions] -- PROG [ARGS...]\n"
+		"                   [--profile P] [--functions] -- PROG [ARGS...]\n"
 		"\n"
 		"Runs PROG, a program linked with libtopdown that measures named\n"
 		"regions, and collects its report for the whole process (every\n"
@@ -44,15 +44,18 @@ static int usage(FILE *f, int status)
 		"                emulated:<profile>\n"
 		"  --emulate     run PROG on the emulated PMU installed with the\n"
 		"                library (synthetic counts; every output says EMULATED)\n"
-		"  --profile P   the emulated CPU: spr (default) or icl\n"
+		"  --profile P   the emulated CPU: %s\n"
+		"                (spr, the default, and icl have PERF_METRICS)\n"
 		"  --functions   PROG built with -finstrument-functions: a row per\n"
 		"                function and per call path (libtopdown-functions\n"
 		"                preloaded; PROG need not be linked with libtopdown)\n"
 		"\n"
-		"Exit status: PROG's (128 + N when killed by signal N); 2 a bad\n"
-		"argument; 125 no report (PROG not linked with libtopdown, no\n"
-		"handle opened, or it did not exit normally) or an I/O error;\n"
-		"126 PROG not executable; 127 PROG not found.\n");
+		"Exit status: PROG's (128 + N when killed by signal N), or\n"
+		"topdown run's own, 124 to 127: 124 a bad argument; 125 no\n"
+		"report (PROG not linked with libtopdown, no handle opened, or\n"
+		"it did not exit normally), an I/O error, or PROG cannot be\n"
+		"emulated; 126 PROG not executable; 127 PROG not found.\n",
+		cmd_profiles);
 	return status;
 }
 
@@ -116,7 +119,8 @@ static int parse_args(int argc, char **argv, struct run *r)
 		return -EINVAL;
 	}
 	if (!cmd_profile_ok(r->profile)) {
-		cmd_error("run: bad --profile '%s' (want spr or icl)", r->profile);
+		cmd_error("run: bad --profile '%s' (want one of %s)", r->profile,
+			  cmd_profiles);
 		return -EINVAL;
 	}
 	if (r->fmt == F_SVG && !r->out) {
@@ -150,37 +154,58 @@ static int run_child(char **prog)
 	return WEXITSTATUS(status);
 }
 
-/* One line of the library's CSV or JSONL report, with the pmu column. */
-static void put_line(FILE *out, const struct run *r, char *l, bool header)
+/*
+ * One line of the library's CSV or JSONL report, with the pmu column
+ * unless the library wrote it (it does on the emulator).
+ */
+static void put_line(FILE *out, const struct run *r, char *l, bool header,
+		     bool labelled)
 {
 	size_t n = strlen(l);
 
-	if (r->fmt == F_CSV) {
+	if (labelled)
+		fprintf(out, "%s\n", l);
+	else if (r->fmt == F_CSV)
 		fprintf(out, "%s,%s\n", l, header ? "pmu" : r->pmu);
-	} else if (n > 0 && l[n - 1] == '}') {
-		l[n - 1] = '\0';
-		fprintf(out, "%s,\"pmu\":\"%s\"}\n", l, r->pmu);
-	} else {
-		fprintf(out, "%s\n", l); /* not a row: passed on as is */
-	}
+	else if (n > 0 && l[n - 1] == '}' && !strstr(l, "\"pmu\":"))
+		fprintf(out, "%.*s,\"pmu\":\"%s\"}\n", (int)(n - 1), l, r->pmu);
+	else
+		fprintf(out, "%s\n", l); /* not a row, or labelled: as is */
+}
+
+/*
+ * The library's own label: a CSV header's last column (each section's),
+ * a table's banner.
+ */
+static bool library_labelled(const struct run *r, const char *first)
+{
+	size_t n = strlen(first);
+
+	if (r->fmt == F_TABLE)
+		return !strncmp(first, "EMULATED PMU", 12);
+	return r->fmt == F_CSV && n >= 4 && !strcmp(first + n - 4, ",pmu");
 }
 
 static void convert(FILE *in, FILE *out, const struct run *r)
 {
 	char line[8192];
-	bool first = true;
+	bool first = true, header, labelled = false;
 
-	if (r->fmt == F_TABLE && r->emulate)
-		fprintf(out, "EMULATED PMU (profile %s): synthetic counts from "
-			"the test emulator, not a measurement of %s\n",
-			r->profile, r->prog[0]);
 	while (fgets(line, sizeof(line), in)) {
 		line[strcspn(line, "\n")] = '\0';
+		/* a CSV header starts a section (the functions' report,
+		 * then the regions'): each says whether it is labelled */
+		header = first || (r->fmt == F_CSV && cmd_csv_header(line));
+		if (header)
+			labelled = library_labelled(r, line);
+		if (first && r->fmt == F_TABLE && r->emulate && !labelled)
+			fprintf(out, "EMULATED PMU (profile %s): synthetic "
+				"counts from the test emulator, not a "
+				"measurement of %s\n", r->profile, r->prog[0]);
 		if (r->fmt == F_TABLE)
 			fprintf(out, "%s\n", line);
 		else
-			put_line(out, r, line, first ||
-				 (r->fmt == F_CSV && cmd_csv_header(line)));
+			put_line(out, r, line, header, labelled);
 		first = false;
 	}
 }
@@ -272,8 +297,9 @@ int cmd_run(int argc, char **argv)
 	int fd, status, err = parse_args(argc, argv, &r);
 
 	if (err)
-		return err > 0 ? usage(stdout, CMD_OK) : CMD_USAGE;
-	if (r.emulate && cmd_emulate_env(r.profile) < 0)
+		return err > 0 ? usage(stdout, CMD_OK) : CMD_RUN_USAGE;
+	if (r.emulate && (cmd_dynamic_elf(r.prog[0]) < 0 ||
+			  cmd_emulate_env(r.profile) < 0))
 		return CMD_FAILED;
 	if (r.functions && cmd_functions_env() < 0)
 		return CMD_FAILED;

@@ -86,10 +86,39 @@ static const char *enosys_text(void)
 	return enosys_line;
 }
 
+/*
+ * The setting of the environment the calling thread's last td_open
+ * refused (-EINVAL), quoted with its value and the accepted ones; cleared
+ * at each td_open.  Thread-local like the -ENOSYS line.
+ */
+static __thread char setting_line[256];
+
+void td_clear_bad_setting(void)
+{
+	setting_line[0] = '\0';
+}
+
+void td_set_bad_setting(const char *var, const char *value,
+			const char *const *words, int n)
+{
+	size_t len = sizeof(setting_line);
+	int at = snprintf(setting_line, len, "td_open: %s=\"%s\" is not one "
+			  "of ", var, value);
+
+	for (int i = 0; i < n && at > 0 && (size_t)at < len; i++)
+		at += snprintf(setting_line + at, len - (size_t)at, "%s%s",
+			       i ? ", " : "", words[i]);
+	if (at > 0 && (size_t)at < len)
+		snprintf(setting_line + at, len - (size_t)at,
+			 " (unset it or pick one)");
+}
+
 const char *td_strerror(int err)
 {
 	if (err == -ENOSYS)
 		return enosys_text();
+	if (err == -EINVAL && setting_line[0])
+		return setting_line;
 	for (size_t i = 0; i < sizeof(messages) / sizeof(messages[0]); i++)
 		if (messages[i].err == err)
 			return messages[i].text;

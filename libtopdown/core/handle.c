@@ -31,6 +31,7 @@ int td_handle_open(struct td **out, const struct td_options *opts,
 	struct td *td;
 	int err;
 
+	td_clear_bad_setting();
 	if (!out)
 		return -EINVAL;
 	*out = NULL;
@@ -101,6 +102,8 @@ int td_query(const struct td *td, struct td_info *info)
 	i.resets = td->resets;
 	i.foreign_resets = td->foreign_resets;
 	td->src->info(td, &i);
+	if (td_emulated_pmu())
+		i.flags |= TD_INFO_EMULATED;
 	memcpy(info, &i, i.size);
 	return 0;
 }

@@ -361,6 +361,11 @@ TD_HIDDEN void td_snap_new_version(struct td *td);
 
 /* errors.c: the CPU named by td_strerror(-ENOSYS) on this thread. */
 TD_HIDDEN void td_set_unknown_cpu(const char *desc);
+/* td_open refused a setting of the environment: td_strerror(-EINVAL) in
+ * this thread quotes it until the next td_open clears it. */
+TD_HIDDEN void td_set_bad_setting(const char *var, const char *value,
+				  const char *const *words, int n);
+TD_HIDDEN void td_clear_bad_setting(void);
 
 /* decode.c: pure arithmetic on count deltas. */
 TD_HIDDEN void td_decode(const struct td_delta *d, bool l2,

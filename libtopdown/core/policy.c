@@ -54,8 +54,11 @@ static int policy_from_env(enum td_reset_policy *kind)
 	static const char *const names[] = { "auto", "always", "never" };
 	int i = -1;
 
-	if (td_env_choice("TOPDOWN_RESET", names, 3, &i) < 0)
+	if (td_env_choice("TOPDOWN_RESET", names, 3, &i) < 0) {
+		td_set_bad_setting("TOPDOWN_RESET", getenv("TOPDOWN_RESET"),
+				   names, 3);
 		return -EINVAL;
+	}
 	if (i >= 0)
 		*kind = (enum td_reset_policy)(TD_RESET_AUTO + i);
 	return 0;

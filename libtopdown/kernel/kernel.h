@@ -51,6 +51,9 @@ TD_HIDDEN int td_sys_list_dir(const char *path,
 TD_HIDDEN int td_sys_current_cpu(void);
 TD_HIDDEN int td_sys_affinity(uint64_t *map, uint32_t nr_bits);
 
+/* emulated.c: the test emulator's profile name when it counts, else NULL. */
+TD_HIDDEN const char *td_emulated_pmu(void);
+
 /* cpulist.c: a kernel CPU list ("0-3,8") as a bitmap. */
 #define TD_MAX_CPUS 65536u
 TD_HIDDEN int td_cpulist_parse(const char *s, uint64_t *map, uint32_t nr_bits,

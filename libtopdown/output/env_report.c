@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * TOPDOWN_REPORT=stderr|<path> and TOPDOWN_FORMAT=table|csv|jsonl: the
+ * TOPDOWN_REPORT=stderr|stdout|-|<path> and TOPDOWN_FORMAT=table|csv|jsonl: the
  * caller's opt-in to one named-region report per process, written at
  * process exit.  Only here does the library write anywhere the caller did
  * not hand it, and only when asked to by the environment.
@@ -185,12 +185,15 @@ static FILE *open_report(void)
 
 	if (strcmp(proc.path, "stderr") == 0)
 		return stderr;
+	if (strcmp(proc.path, "stdout") == 0 || strcmp(proc.path, "-") == 0)
+		return stdout;
 	f = *proc.path ? fopen(proc.path, "ae") : NULL;
 	if (f)
 		return f;
 	fprintf(stderr,
 		"libtopdown: TOPDOWN_REPORT=\"%s\" cannot be written (%s); "
-		"accepted: stderr or a writable file path; the report "
+		"accepted: stderr, stdout (or -) or a writable file path; "
+		"the report "
 		"follows on stderr\n",
 		proc.path, *proc.path ? strerror(errno) : "empty");
 	return stderr;
@@ -206,7 +209,7 @@ static void write_report(const struct td_report_rows *rows)
 			"table, csv, jsonl: the report follows as a table\n",
 			proc.bad_format);
 	td_rows_write(f, rows, proc.format);
-	if (f != stderr)
+	if (f != stderr && f != stdout)
 		fclose(f);
 	else
 		fflush(f);

@@ -27,10 +27,16 @@ TD_HIDDEN int td_env_report_init(struct td *td);
 TD_HIDDEN void td_env_report_register(struct td *td);
 TD_HIDDEN void td_env_report_close(struct td *td);
 
-/* report.c: the rows of named-region totals, one line each. */
-TD_HIDDEN void td_report_totals_header(FILE *f, enum td_format fmt);
+/* report.c: the rows of named-region totals, one line each; pmu is
+ * td_report_label's answer (NULL on hardware), which also writes the
+ * table's first line on the emulator. */
+TD_HIDDEN const char *td_report_label(FILE *f, enum td_format fmt, char *buf,
+				      size_t len);
+TD_HIDDEN void td_report_totals_header(FILE *f, enum td_format fmt,
+				       const char *pmu);
 TD_HIDDEN void td_report_totals_row(FILE *f, enum td_format fmt,
-				    const char *name, const char *thread,
+				    const char *pmu, const char *name,
+				    const char *thread,
 				    const struct td_totals *t);
 
 /* thread_report.c: totals per (thread, region name), merged. */

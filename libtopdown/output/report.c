@@ -26,6 +26,7 @@ struct out {
 	enum td_format fmt;
 	bool header;  /* CSV header row: write keys, not values */
 	int fields;   /* fields written on this line */
+	const char *pmu; /* "emulated:<profile>" on the emulator, else NULL */
 };
 
 static void sep(struct out *o)
@@ -144,6 +145,9 @@ static void put_row(struct out *o, const struct row *w)
 	/* added after basis: readers of the earlier columns keep working */
 	put_u64(o, "max_depth", w->max_depth);
 	put_u64(o, "open", w->open);
+	/* topdown run's column, written by the library on the emulator */
+	if (o->pmu)
+		put_str(o, "pmu", o->pmu);
 	fputs(o->fmt == TD_FORMAT_JSONL ? "}\n" : "\n", o->f);
 }
 
@@ -235,6 +239,25 @@ static void table_record(FILE *f, size_t idx, const struct row *w)
 
 /* ---- the two entry points ----------------------------------------------- */
 
+/*
+ * On the test emulator every report says so, whoever writes it: the
+ * table a first line, CSV and JSON Lines a last column pmu with
+ * "emulated:<profile>" (topdown run's column; absent on hardware).
+ */
+const char *td_report_label(FILE *f, enum td_format fmt, char *buf,
+				  size_t len)
+{
+	const char *profile = td_emulated_pmu();
+
+	if (!profile)
+		return NULL;
+	snprintf(buf, len, "emulated:%s", profile);
+	if (fmt == TD_FORMAT_TABLE)
+		fprintf(f, "EMULATED PMU (profile %s): synthetic counts from "
+			"the test emulator, not a measurement\n", profile);
+	return buf;
+}
+
 static bool format_ok(enum td_format fmt)
 {
 	return fmt == TD_FORMAT_TABLE || fmt == TD_FORMAT_CSV ||
@@ -246,19 +269,20 @@ static int finish(FILE *f)
 	return ferror(f) ? -EIO : 0;
 }
 
-void td_report_totals_header(FILE *f, enum td_format fmt)
+void td_report_totals_header(FILE *f, enum td_format fmt, const char *pmu)
 {
-	struct out o = { f, fmt, false, 0 };
+	struct out o = { f, fmt, false, 0, pmu };
 
 	if (fmt == TD_FORMAT_TABLE)
 		table_named_header(f);
 	put_header(&o);
 }
 
-void td_report_totals_row(FILE *f, enum td_format fmt, const char *name,
-			  const char *thread, const struct td_totals *t)
+void td_report_totals_row(FILE *f, enum td_format fmt, const char *pmu,
+			  const char *name, const char *thread,
+			  const struct td_totals *t)
 {
-	struct out o = { f, fmt, false, 0 };
+	struct out o = { f, fmt, false, 0, pmu };
 	const struct row w = { "region", name ? name : "", thread, t->calls,
 			       t->unreliable, &t->total, t->min, t->max,
 			       t->max_depth, t->open };
@@ -271,14 +295,18 @@ void td_report_totals_row(FILE *f, enum td_format fmt, const char *name,
 
 int td_report_named(FILE *f, const struct td *td, enum td_format fmt)
 {
+	char label[48];
+	const char *pmu;
+
 	if (!f || !td || !format_ok(fmt))
 		return -EINVAL;
-	td_report_totals_header(f, fmt);
+	pmu = td_report_label(f, fmt, label, sizeof(label));
+	td_report_totals_header(f, fmt, pmu);
 	for (size_t i = 0; i < td_named_count(td); i++) {
 		struct td_totals t;
 		const char *name = td_named_at(td, i, &t);
 
-		td_report_totals_row(f, fmt, name, td->env.thread, &t);
+		td_report_totals_row(f, fmt, pmu, name, td->env.thread, &t);
 	}
 	return finish(f);
 }
@@ -286,10 +314,12 @@ int td_report_named(FILE *f, const struct td *td, enum td_format fmt)
 int td_report_records(FILE *f, const struct td_record *recs, size_t n,
 		      enum td_format fmt)
 {
-	struct out o = { f, fmt, false, 0 };
+	struct out o = { f, fmt, false, 0, NULL };
+	char label[48];
 
 	if (!f || (!recs && n) || !format_ok(fmt))
 		return -EINVAL;
+	o.pmu = td_report_label(f, fmt, label, sizeof(label));
 	if (fmt == TD_FORMAT_TABLE)
 		table_record_header(f);
 	put_header(&o);

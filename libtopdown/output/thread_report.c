@@ -179,7 +179,10 @@ static bool seen_before(const struct td_report_rows *rows, size_t i)
 int td_rows_write(FILE *f, const struct td_report_rows *rows,
 		  enum td_format fmt)
 {
-	td_report_totals_header(f, fmt);
+	char label[48];
+	const char *pmu = td_report_label(f, fmt, label, sizeof(label));
+
+	td_report_totals_header(f, fmt, pmu);
 	for (size_t i = 0; i < rows->n; i++) {
 		const char *name = rows->v[i].name;
 		struct td_totals all;
@@ -190,11 +193,11 @@ int td_rows_write(FILE *f, const struct td_report_rows *rows,
 		for (size_t j = i; j < rows->n; j++) {
 			if (strcmp(rows->v[j].name, name))
 				continue;
-			td_report_totals_row(f, fmt, name, rows->v[j].thread,
-					     &rows->v[j].t);
+			td_report_totals_row(f, fmt, pmu, name,
+					     rows->v[j].thread, &rows->v[j].t);
 			td_totals_merge(&all, &rows->v[j].t);
 		}
-		td_report_totals_row(f, fmt, name, "all", &all);
+		td_report_totals_row(f, fmt, pmu, name, "all", &all);
 	}
 	return ferror(f) ? -EIO : 0;
 }

@@ -200,6 +200,9 @@ struct emu_state {
 
 extern struct emu_state emu;
 extern __thread struct emu_cpu emu_cpu;
+/* The profile's name for the library's label: TD_EMULATE's when
+ * preloaded, else "test". */
+extern const char *emu_profile_name;
 
 uint64_t emu_hw_metrics(const struct emu_hw *hw);
 void emu_page_update(struct emu_event *e);

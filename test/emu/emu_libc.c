@@ -305,6 +305,8 @@ ssize_t readlink(const char *path, char *buf, size_t len)
 
 /* ---- setup ------------------------------------------------------------- */
 
+const char *emu_profile_name = "test";
+
 void emu_setup(enum emu_profile profile)
 {
 	memset(&emu.stats, 0, sizeof(emu.stats));
@@ -357,4 +359,16 @@ void emu_setup(enum emu_profile profile)
 void emu_teardown(void)
 {
 	emu_sysfs_remove();
+}
+
+/*
+ * The library asks whether it runs here (libtopdown/kernel/emulated.c
+ * finds this function with dlsym): the profile's name while the emulator
+ * is set up, else NULL.  No real program defines a function of this
+ * name, so a machine with a PMU can never be labelled emulated.
+ */
+const char *libtopdown_emulated_pmu(void);
+const char *libtopdown_emulated_pmu(void)
+{
+	return emu_active() ? emu_profile_name : NULL;
 }

@@ -69,9 +69,11 @@
  */
 #include <dlfcn.h>
 #include <sched.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "emu_internal.h"
 
@@ -299,28 +301,49 @@ static unsigned parse_faults(const char *s)
 	return bits;
 }
 
-/* TD_EMULATE's profile names; anything else is spr. */
-static enum emu_profile profile_named(const char *p)
-{
-	static const struct { const char *name; enum emu_profile prof; } t[] = {
-		{ "icl", EMU_ICL }, { "zen4", EMU_ZEN4 }, { "zen5", EMU_ZEN5 },
-		{ "skl", EMU_SKL }, { "hsw", EMU_HSW }, { "grt", EMU_GRT },
-		{ "tnt", EMU_TNT }, { "cmt", EMU_CMT },
-	};
+/*
+ * TD_EMULATE's profile names.  Anything else is refused: a typo must not
+ * quietly emulate another CPU.
+ */
+static const struct { const char *name; enum emu_profile prof; } profiles[] = {
+	{ "spr", EMU_SPR }, { "icl", EMU_ICL }, { "zen4", EMU_ZEN4 },
+	{ "zen5", EMU_ZEN5 }, { "skl", EMU_SKL }, { "hsw", EMU_HSW },
+	{ "grt", EMU_GRT }, { "tnt", EMU_TNT }, { "cmt", EMU_CMT },
+};
 
-	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++)
-		if (strcmp(p, t[i].name) == 0)
-			return t[i].prof;
-	return EMU_SPR;
+static int profile_named(const char *p, enum emu_profile *prof)
+{
+	for (size_t i = 0; i < sizeof(profiles) / sizeof(profiles[0]); i++) {
+		if (strcmp(p, profiles[i].name) == 0) {
+			*prof = profiles[i].prof;
+			return 0;
+		}
+	}
+	return -1;
+}
+
+/* The emulator is a test tool, not the library: it may print and exit. */
+static void refuse_profile(const char *p)
+{
+	fprintf(stderr, "libtopdown emulated PMU: TD_EMULATE=\"%s\" is not "
+		"one of", p);
+	for (size_t i = 0; i < sizeof(profiles) / sizeof(profiles[0]); i++)
+		fprintf(stderr, "%s %s", i ? "," : "", profiles[i].name);
+	fprintf(stderr, "\n");
+	_exit(2);
 }
 
 __attribute__((constructor)) static void emu_preload_init(void)
 {
 	const char *p = getenv("TD_EMULATE");
+	enum emu_profile prof;
 
 	if (!p)
 		return;
-	emu_setup(profile_named(p));
+	if (profile_named(p, &prof) < 0)
+		refuse_profile(p);
+	emu_setup(prof);
+	emu_profile_name = p;
 	emu.faults = parse_faults(getenv("TD_EMU_FAULT"));
 	slow_traps = getenv("TD_EMU_SLOW_TRAPS") != NULL;
 	preload_mode = true;

@@ -11,7 +11,8 @@
  * td_strerror's for td_open's error).
  *
  * --emulate re-executes this program on the test emulator
- * (LD_PRELOAD=libtdemu.so next to this binary, or $TD_EMULATOR;
+ * (LD_PRELOAD: the one topdown run --emulate finds, libtdemu.so next to
+ * the standalone binary, or $TOPDOWN_EMULATOR;
  * TD_EMULATE=<profile>), labelled EMULATED throughout.
  */
 #include <errno.h>
@@ -101,7 +102,7 @@ static int reexec_emulated(char **argv, const char *profile,
 			   const char *emulator)
 {
 	char self[PATH_MAX], emu[PATH_MAX + 16];
-	const char *env = emulator ? emulator : getenv("TD_EMULATOR");
+	const char *env = emulator ? emulator : getenv("TOPDOWN_EMULATOR");
 	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
 
 	if (getenv("TD_VALIDATE_REEXEC")) {
@@ -117,8 +118,9 @@ static int reexec_emulated(char **argv, const char *profile,
 	else
 		snprintf(emu, sizeof(emu), "%s/libtdemu.so", dirname(self));
 	if (access(emu, R_OK) != 0) {
-		fprintf(stderr, "topdown validate: no emulator at %s (make "
-			"build/libtdemu.so, or set TD_EMULATOR)\n", emu);
+		fprintf(stderr, "topdown validate: the emulated PMU was not "
+			"found (not installed with the library, no %s); set "
+			"TOPDOWN_EMULATOR=<its path>\n", emu);
 		return 2;
 	}
 	setenv("LD_PRELOAD", emu, 1);

@@ -208,7 +208,7 @@ double v_tolerance(const struct v_kref *k, const struct td_result *res,
  * topdown validate [--emulate] [-o REPORT]: argv starts at "validate"
  * (or the standalone program's name); exec_argv is the whole command
  * line, for re-executing on the emulator, found at emulator (NULL: next
- * to the executable, or $TD_EMULATOR).
+ * to the executable, or $TOPDOWN_EMULATOR).
  */
 int td_cmd_validate(int argc, char **argv, char **exec_argv,
 		    const char *emulator);
