@@ -244,7 +244,7 @@ test-cmd: $(B)/topdown $(B)/libtdemu.so $(B)/examples/harness \
 ARM64_CROSS ?= aarch64-linux-gnu-
 ARM64_RUN ?= qemu-aarch64 -L /usr/aarch64-linux-gnu
 ARM64_TESTS := test_decode test_open test_generic test_budget test_smt_v1 \
-	       test_arm test_zen_l2
+	       test_arm test_zen_l2 test_intel_l2
 test-arm64:
 	$(MAKE) B=build/arm64 CC=$(ARM64_CROSS)gcc AR=$(ARM64_CROSS)ar \
 		TESTS="$(ARM64_TESTS)" TEST_RUN="$(ARM64_RUN)" VALIDATE_TEST= test

@@ -6,8 +6,9 @@
  * those files, on random counter sets; then end to end on the emulated
  * Skylake and Gracemont, whose level-2 groups the emulated kernel
  * rotates (TD_OPT_L2_MULTIPLEX, or TOPDOWN_L2=multiplex), against the
- * workload's true fractions; and the Atom cores perf defines no level 2
- * for, which stay at level 1 and say nothing about multiplexing.
+ * workload's true fractions; Crestmont's frontend and backend children
+ * (sierraforest/srf-metrics.json); and the Atom cores perf defines no
+ * level 2 for, which stay at level 1 and say nothing about multiplexing.
  */
 #include <errno.h>
 #include <math.h>
@@ -241,16 +242,20 @@ static void library_grt(const struct grt_events *e, struct td_result *r)
 	uint64_t v[TD_V2_NR] = { (uint64_t)e->clk, (uint64_t)e->fe,
 				 (uint64_t)e->bad, (uint64_t)e->ret,
 				 (uint64_t)e->be };
-	uint64_t w[TD_A2_NR] = { (uint64_t)e->clk, (uint64_t)e->fe_lat,
-				 (uint64_t)e->misp, (uint64_t)e->alloc,
-				 (uint64_t)e->ms };
+	uint64_t w[TD_A2_NR];
 	struct td_counts c;
 	struct td_delta d;
 
+	w[TD_A2_CLK] = (uint64_t)e->clk;
+	w[TD_A2_FE_LAT] = (uint64_t)e->fe_lat;
+	w[TD_A2_ALLOC] = (uint64_t)e->alloc;
+	w[TD_A2_MISP] = (uint64_t)e->misp;
+	w[TD_A2_MS] = (uint64_t)e->ms;
 	td_formula_atom_v2(5, v, &c);
 	memset(&d, 0, sizeof(d));
 	delta_of(&c, &d);
-	td_formula_atom_l2(5, w, d.slots, d.cat);
+	assert_int_equal(td_formula_atom_l2(5, false, w, d.slots, d.cat),
+			 TD_RESULT_L2);
 	td_decode(&d, true, r);
 }
 
@@ -344,6 +349,38 @@ static void long_regions(enum emu_profile p, unsigned flags)
 	td_close(td);
 }
 
+/*
+ * Crestmont (srf-metrics.json): frontend and backend children only,
+ * flagged TD_RESULT_L2_FE_BE, against the truth; retiring's and bad
+ * speculation's children 0.
+ */
+static void test_cmt_l2_fe_be(void **state)
+{
+	struct td *td = open_l2(EMU_CMT, TD_OPT_L2_MULTIPLEX);
+	struct td_result r;
+	struct truth_frac t;
+	static const int zero[] = { TD_HEAVY_OPS, TD_LIGHT_OPS,
+				    TD_BR_MISPREDICT, TD_MACHINE_CLEARS };
+	static const int measured[] = { TD_FETCH_LAT, TD_FETCH_BW,
+					TD_MEM_BOUND, TD_CORE_BOUND };
+
+	(void)state;
+	assert_levels(td, 2, TD_INFO_MULTIPLEXED, TD_INFO_L2_NEEDS_MULTIPLEX);
+	for (size_t i = 0; i < sizeof(mixes) / sizeof(mixes[0]); i++) {
+		measure(td, 40 * MUX_INTERVAL, mixes[i], &r, &t);
+		assert_true(r.flags & TD_RESULT_L2_FE_BE);
+		assert_true(r.flags & TD_RESULT_L2);
+		for (int k = 0; k < TD_L1_COUNT; k++)
+			assert_float_equal(r.l1[k], t.l1[k], 2e-3);
+		for (int k = 0; k < 4; k++) {
+			assert_float_equal(r.l2[zero[k]], 0, 0);
+			assert_float_equal(r.l2[measured[k]],
+					   t.l2[measured[k]], 2e-3);
+		}
+	}
+	td_close(td);
+}
+
 /* Without the option: level 1 only, and td_info says why. */
 static void l1_by_default(enum emu_profile p)
 {
@@ -408,6 +445,36 @@ static void test_grt_l2_multiplexed(void **state)
 	long_regions(EMU_GRT, TD_OPT_L2_MULTIPLEX);
 }
 
+/*
+ * Named totals in these modes: level 1, scaled as regions are; no level
+ * 2 (its groups' values are not summed over calls: README).
+ */
+static void test_skl_named_totals_level1(void **state)
+{
+	static struct td_named n = TD_NAMED_INIT("loop");
+	struct td *td = open_l2(EMU_SKL, TD_OPT_L2_MULTIPLEX);
+	struct emu_truth a, b;
+	struct truth_frac t;
+	struct td_totals tot;
+	struct td_result r;
+
+	(void)state;
+	emu_truth(&a);
+	for (int i = 0; i < 600; i++) {
+		assert_int_equal(td_named_begin(td, &n), 0);
+		emu_run(MUX_INTERVAL / 10, &MIX_BRANCHY);
+		assert_int_equal(td_named_end(td, &n, &r), 0);
+	}
+	emu_truth(&b);
+	t = truth_between(&a, &b);
+	assert_int_equal(td_named_totals(&n, &tot), 0);
+	assert_false(tot.total.flags & TD_RESULT_L2);
+	assert_true(tot.total.flags & TD_RESULT_MULTIPLEXED);
+	for (int i = 0; i < TD_L1_COUNT; i++)
+		assert_float_equal(tot.total.l1[i], t.l1[i], 2e-3);
+	td_close(td);
+}
+
 /* TOPDOWN_L2=multiplex: the option without the program setting it. */
 static void test_env_multiplex(void **state)
 {
@@ -440,15 +507,13 @@ static void test_env_bad_value(void **state)
 }
 
 /*
- * Tremont (perf's snowridgex and elkhartlake lists), Crestmont as
- * Sierra Forest (srf-metrics.json defines no retiring split) and
- * Darkmont (clearwaterforest: no TopDown metrics): no level 2 here, with
- * the option or without, and no claim that multiplexing would give it.
+ * Tremont (perf's snowridgex and elkhartlake lists) and Darkmont
+ * (clearwaterforest): no TopDown metrics, so no level 2 here, with the
+ * option or without, and no claim that multiplexing would give it.
  */
 static void test_atoms_without_l2(void **state)
 {
-	static const enum emu_profile profiles[] = { EMU_TNT, EMU_CMT,
-						     EMU_SKT };
+	static const enum emu_profile profiles[] = { EMU_TNT, EMU_SKT };
 
 	(void)state;
 	for (size_t i = 0; i < sizeof(profiles) / sizeof(profiles[0]); i++) {
@@ -478,6 +543,9 @@ int main(void)
 		cmocka_unit_test_teardown(test_skl_l2_multiplexed, teardown_emu),
 		cmocka_unit_test_teardown(test_skl_l2_smt, teardown_emu),
 		cmocka_unit_test_teardown(test_grt_l2_multiplexed, teardown_emu),
+		cmocka_unit_test_teardown(test_cmt_l2_fe_be, teardown_emu),
+		cmocka_unit_test_teardown(test_skl_named_totals_level1,
+					  teardown_emu),
 		cmocka_unit_test_teardown(test_env_multiplex, teardown_emu),
 		cmocka_unit_test_teardown(test_env_bad_value, teardown_emu),
 		cmocka_unit_test_teardown(test_atoms_without_l2, teardown_emu),

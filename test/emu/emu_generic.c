@@ -98,9 +98,12 @@ static const struct map tnt_map[] = {
 	{ 0x3c, SIG_CYCLES }, { 0x71, SIG_FE }, { 0x673, SIG_BAD },
 	{ 0xc2, SIG_RET }, { 0x74, SIG_BE }, { 0, 0 },
 };
+/* Crestmont's TopdownL2 (srf-metrics.json): FRONTEND_LATENCY 0x71/0x72,
+ * ALLOC_RESTRICTIONS 0x74/0x1; no retiring split there. */
 static const struct map cmt_map[] = {
 	{ 0x3c, SIG_CYCLES }, { 0x71, SIG_FE }, { 0x73, SIG_BAD },
-	{ 0x72, SIG_RET }, { 0x74, SIG_BE }, { 0, 0 },
+	{ 0x72, SIG_RET }, { 0x74, SIG_BE },
+	{ 0x7271, SIG_FE_LAT }, { 0x174, SIG_ALLOC }, { 0, 0 },
 };
 static const struct map skt_map[] = {
 	{ 0x3c, SIG_CYCLES }, { 0x19c, SIG_FE }, { 0x73, SIG_BAD },
@@ -560,22 +563,25 @@ static void skl_l2_parts(uint64_t slots, const struct emu_mix *m, uint64_t w,
 }
 
 /*
- * Gracemont's level-2 events (adln-metrics.json: each node its event
- * over the slots): MS uops the heavy slots, frontend latency slots,
- * mispredict slots (grt_bad_parts), alloc restrictions the backend's
- * slots that are not the mix's memory-bound entry (resource bound).
+ * Atom level-2 events (adln-metrics.json, srf-metrics.json: each node
+ * its event over the slots): frontend latency slots, alloc restrictions
+ * the backend's slots that are not the mix's memory-bound entry
+ * (resource bound); Gracemont's also MS uops the heavy slots and
+ * mispredict slots (grt_bad_parts).  Truth counts what the events say.
  */
-static void grt_l2_parts(uint64_t slots, const struct emu_mix *m,
-			 struct emu_parts *p)
+static void atom_l2_parts(uint64_t slots, const struct emu_mix *m,
+			  struct emu_parts *p)
 {
 	struct emu_truth *t = &emu_cpu.truth;
 
-	p->ms = l2_share(slots, m, 4, p->ret);
 	p->fe_lat = l2_share(slots, m, 6, p->fe);
 	p->alloc = p->be - l2_share(slots, m, 7, p->be);
+	t->cat[7] += p->be - p->alloc;
+	if (emu.profile != EMU_GRT)
+		return;
+	p->ms = l2_share(slots, m, 4, p->ret);
 	t->cat[4] += p->ms;
 	t->cat[5] += p->bad_misp;
-	t->cat[7] += p->be - p->alloc;
 }
 
 static void split(uint64_t slots, const struct emu_mix *m,
@@ -598,10 +604,10 @@ static void split(uint64_t slots, const struct emu_mix *m,
 		p->bad -= p->bad % w;
 	}
 	p->be = slots - p->ret - p->bad - p->fe - p->smt;
-	if (emu.profile == EMU_GRT) {
+	if (emu.profile == EMU_GRT)
 		grt_bad_parts(slots, m, p);
-		grt_l2_parts(slots, m, p);
-	}
+	if (emu.profile == EMU_GRT || emu.profile == EMU_CMT)
+		atom_l2_parts(slots, m, p);
 	if (emu.arm) { /* level 2: within their parents */
 		p->fe_lat = (uint64_t)((double)slots * m->f[6]);
 		p->be_mem = (uint64_t)((double)slots * m->f[7]);

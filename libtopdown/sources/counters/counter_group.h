@@ -94,6 +94,8 @@ struct td_gen_model {
 	uint64_t config2[TD_GEN_L2_MAX];
 	/* x86: events in each multiplexed level-2 group, in config2 order */
 	uint8_t l2_group[TD_GEN_L2_GROUPS];
+	bool l2_fe_be;          /* Atom: level 2 of frontend and backend only
+				   (TD_RESULT_L2_FE_BE) */
 	/* Arm (TD_F_ARM, TD_F_ARM_CYCLES): its formula's code, NULL else */
 	const struct td_gen_family *family;
 	struct td_arm_params arm;

@@ -102,15 +102,18 @@ static bool mux_l2_counted(const struct td_gen_model *m, const uint64_t *w,
 	}
 }
 
-static void mux_l2(const struct td_gen_model *m, const uint64_t *w,
-		   struct td_delta *d)
+/* Level 2 of a multiplexed delta: its result flags. */
+static unsigned mux_l2(const struct td_gen_model *m, const uint64_t *w,
+		       struct td_delta *d)
 {
 	if (m->formula == TD_F_ZEN)
 		td_formula_zen_l2(w, d->cat);
 	else if (m->formula == TD_F_V45)
 		td_formula_v45_l2(m->width, m->any, w, d->slots, d->cat);
 	else
-		td_formula_atom_l2(m->width, w, d->slots, d->cat);
+		return td_formula_atom_l2(m->width, m->l2_fe_be, w, d->slots,
+					  d->cat);
+	return TD_RESULT_L2;
 }
 
 static unsigned mux_delta(const struct td_gen *g, const struct td_counts *a,
@@ -151,8 +154,7 @@ static unsigned mux_delta(const struct td_gen *g, const struct td_counts *a,
 					  scale);
 	if (!mux_l2_counted(&g->m, w, counted, run, runb))
 		return flags;
-	mux_l2(&g->m, w, d);
-	return flags | TD_RESULT_L2;
+	return flags | mux_l2(&g->m, w, d);
 }
 
 /* The formula table's counts are linear: b - a, or multiplexed. */

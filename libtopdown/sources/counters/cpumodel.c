@@ -221,6 +221,22 @@ static void gracemont_l2(struct td_gen_model *m)
 }
 
 /*
+ * Crestmont's, standalone (srf-metrics.json's TopdownL2 terms; the
+ * events' encodings as on Gracemont, perf's Atom lists): ifetch latency
+ * and core bound only, the frontend and backend children
+ * (td_formula_atom_l2: the list splits no retiring).
+ */
+static void crestmont_l2(struct td_gen_model *m)
+{
+	m->nr2 = TD_A2_FE_BE_NR;
+	m->config2[TD_A2_CLK] = m->config[TD_V2_CLK];
+	m->config2[TD_A2_FE_LAT] = EV(0x71, 0x72, 0);
+	m->config2[TD_A2_ALLOC] = EV(0x74, 0x01, 0);
+	m->l2_group[0] = TD_A2_FE_BE_NR;
+	m->l2_fe_be = true;
+}
+
+/*
  * Crestmont (sierraforest, grandridge, meteorlake cpu_atom lists):
  * retiring is 0x72 (0xc2 is UOPS_RETIRED.ALL there); 6 wide
  * (srf-metrics.json, mtl-metrics.json: 6 * CPU_CLK_UNHALTED.CORE).
@@ -298,6 +314,7 @@ static int intel_lookup(unsigned family, unsigned model,
 	/* Sierra Forest, Grand Ridge: cmt_events_attrs, Crestmont's own. */
 	case 0xaf: case 0xb6:
 		crestmont(m, 0);
+		crestmont_l2(m);
 		return 0;
 	/* Clearwater Forest: INTEL_ATOM_DARKMONT_X, skt_events_attrs. */
 	case 0xdd:

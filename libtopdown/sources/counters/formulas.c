@@ -113,7 +113,12 @@ static int64_t of_slots(int64_t slots, double part, double whole)
  *       EXE_ACTIVITY.2_PORTS_UTIL) + EXE_ACTIVITY.BOUND_ON_STORES) *
  *       tma_backend_bound
  * with tma_info_thread_slots = 4 * CORE_CLKS (CPU_CLK_UNHALTED.THREAD,
- * or THREAD_ANY / 2 with SMT on: any).  perf's other four nodes are
+ * or THREAD_ANY / 2 with SMT on: any; perf's newer lists estimate a
+ * thread's CORE_CLKS as THREAD / 2 * (1 + ONE_THREAD_ACTIVE / REF_XCLK)
+ * when not counting core-wide: the library keeps level 1's SMT form, and
+ * level 2 takes level 1's slots).  skylakex/skx-metrics.json has the same
+ * four expressions (Skylake-X; Cascade Lake shares model 0x55 and the
+ * core; its clx-metrics.json was not compared).  perf's other four nodes are
  * parent minus child (tma_light_operations, tma_machine_clears,
  * tma_fetch_bandwidth, tma_core_bound), as td_decode computes them, so
  * the nodes sum to their parents; perf clamps nothing, td_decode keeps
@@ -174,17 +179,33 @@ void td_formula_v45_l2(unsigned width, bool any, const uint64_t *w,
  * event (inference: 0x72 | 0x8d = 0xff for the frontend, 0x3 | 0x4 for
  * bad speculation).  Children are events per the level-2 group's own
  * slots, applied to the region's slots as level 1 is.
+ *
+ * Crestmont, standalone (sierraforest/srf-metrics.json, models 0xaf,
+ * 0xb6; W = 6): tma_ifetch_latency, tma_core_bound and
+ * tma_resource_bound as above; the list splits bad speculation too
+ * (tma_branch_mispredicts, tma_machine_clears) but not retiring (no
+ * tma_ms_uops or tma_base).  A result can say "frontend and backend
+ * children only" (TD_RESULT_L2_FE_BE, as Arm's level 2), not "all but
+ * retiring's": fe_be reports those two splits and leaves heavy
+ * operations and mispredicts 0 here, light operations and machine
+ * clears 0 in td_decode_src.  Returns the result flags.
  */
-void td_formula_atom_l2(unsigned width, const uint64_t *w, int64_t slots,
-			int64_t *cat)
+unsigned td_formula_atom_l2(unsigned width, bool fe_be, const uint64_t *w,
+			    int64_t slots, int64_t *cat)
 {
 	double s = (double)width * (double)w[TD_A2_CLK];
 
-	cat[TD_M_HEAVY_OPS] = of_slots(slots, (double)w[TD_A2_MS], s);
-	cat[TD_M_BR_MISPREDICT] = of_slots(slots, (double)w[TD_A2_MISP], s);
 	cat[TD_M_FETCH_LAT] = of_slots(slots, (double)w[TD_A2_FE_LAT], s);
 	cat[TD_M_MEM_BOUND] = cat[TD_M_BE_BOUND] -
 			      of_slots(slots, (double)w[TD_A2_ALLOC], s);
+	if (fe_be) {
+		cat[TD_M_HEAVY_OPS] = 0;
+		cat[TD_M_BR_MISPREDICT] = 0;
+		return TD_RESULT_L2 | TD_RESULT_L2_FE_BE;
+	}
+	cat[TD_M_HEAVY_OPS] = of_slots(slots, (double)w[TD_A2_MS], s);
+	cat[TD_M_BR_MISPREDICT] = of_slots(slots, (double)w[TD_A2_MISP], s);
+	return TD_RESULT_L2;
 }
 
 /*

@@ -57,10 +57,13 @@ enum { TD_V45L2_CLK1, TD_V45L2_HEAVY, TD_V45L2_CYC0, TD_V45L2_P2,
 /*
  * Atom level 2 (perf's adln-metrics.json and the other Atom lists, each
  * node its TOPDOWN_* or UOPS_RETIRED.MS event over 5/6/8 x clocks): one
- * group, clocks on the fixed counter, four general counters.
+ * group, clocks on the fixed counter, four general counters; a model
+ * whose list splits only frontend and backend counts the first three
+ * (TD_A2_FE_BE_NR, model l2_fe_be).
  */
-enum { TD_A2_CLK, TD_A2_FE_LAT, TD_A2_MISP, TD_A2_ALLOC, TD_A2_MS,
+enum { TD_A2_CLK, TD_A2_FE_LAT, TD_A2_ALLOC, TD_A2_MISP, TD_A2_MS,
        TD_A2_NR };
+#define TD_A2_FE_BE_NR TD_A2_MISP
 #define TD_L2_VALUES 9 /* level-2 values a reading keeps, at most */
 _Static_assert(TD_V45L2_NR <= TD_L2_VALUES && TD_A2_NR <= TD_L2_VALUES &&
 	       TD_ZEN2_NR <= TD_L2_VALUES, "td_mux_at");
@@ -92,8 +95,9 @@ TD_HIDDEN void td_formula_v1(unsigned width, const uint64_t *v,
 TD_HIDDEN void td_formula_zen_l2(const uint64_t *w, int64_t *cat);
 TD_HIDDEN void td_formula_v45_l2(unsigned width, bool any, const uint64_t *w,
 				 int64_t slots, int64_t *cat);
-TD_HIDDEN void td_formula_atom_l2(unsigned width, const uint64_t *w,
-				  int64_t slots, int64_t *cat);
+TD_HIDDEN unsigned td_formula_atom_l2(unsigned width, bool fe_be,
+				      const uint64_t *w, int64_t slots,
+				      int64_t *cat);
 
 /* cpumodel.c: switch a V4.5 model to its AnyThread (SMT) form. */
 TD_HIDDEN void td_model_anythread(struct td_gen_model *m);
