@@ -116,8 +116,14 @@ static unsigned mux_l2(const struct td_gen_model *m, const uint64_t *w,
 	return TD_RESULT_L2;
 }
 
-static unsigned mux_delta(const struct td_gen *g, const struct td_counts *a,
-			  const struct td_counts *b, struct td_delta *d)
+/*
+ * Out of line: the plain delta (counters_delta) is the end-with-result
+ * path of every ordinary-counter region, and the multiplexed one, if
+ * inlined there, changes its code.
+ */
+static __attribute__((noinline)) unsigned
+mux_delta(const struct td_gen *g, const struct td_counts *a,
+	  const struct td_counts *b, struct td_delta *d)
 {
 	static const uint8_t l1[] = { TD_M_RETIRING, TD_M_BAD_SPEC,
 				      TD_M_FE_BOUND, TD_M_BE_BOUND, TD_M_SMT };
