@@ -88,10 +88,10 @@ TESTS := test_decode test_open test_region test_harness test_misuse \
 	 test_hybrid test_threads test_live test_generic test_fastpath \
 	 test_budget test_hybrid_ecore test_smt_v1 test_arm test_zen_l2 \
 	 test_env_report test_counters_fast test_policy test_guards \
-	 test_fastslow test_functions
+	 test_fastslow test_functions test_intel_l2
 TEST_BINS := $(foreach t,$(TESTS),$(B)/test/$(t)-static) \
 	     $(foreach t,$(filter-out test_decode test_generic test_arm \
-		test_fastslow,$(TESTS)),$(B)/test/$(t)-shared)
+		test_fastslow test_intel_l2,$(TESTS)),$(B)/test/$(t)-shared)
 
 # The Google Benchmark helper run for real (test/test_gbench.cc), where
 # Debian's libbenchmark-dev (or an equivalent) installed its header;
@@ -354,7 +354,7 @@ test-pool: $(B)/topdown $(B)/libtdemu.so $(B)/examples/pool \
 ARM64_CROSS ?= aarch64-linux-gnu-
 ARM64_RUN ?= qemu-aarch64 -L /usr/aarch64-linux-gnu
 ARM64_TESTS := test_decode test_open test_generic test_budget test_smt_v1 \
-	       test_arm test_zen_l2
+	       test_arm test_zen_l2 test_intel_l2
 test-arm64:
 	$(MAKE) B=build/arm64 CC=$(ARM64_CROSS)gcc AR=$(ARM64_CROSS)ar \
 		TESTS="$(ARM64_TESTS)" TEST_RUN="$(ARM64_RUN)" VALIDATE_TEST= test

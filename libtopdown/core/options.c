@@ -11,6 +11,28 @@
 	 TD_OPT_L2_MULTIPLEX)
 
 /*
+ * TOPDOWN_L2=multiplex asks for TD_OPT_L2_MULTIPLEX from outside the
+ * program (unmodified programs under the preloaded library, topdown
+ * run): level 2 multiplexed where it does not fit beside level 1, as the
+ * option does.  Any other value is an error (td_env_choice), never a
+ * silent default.
+ */
+static int l2_from_env(struct td_options *o)
+{
+	static const char *const names[] = { "multiplex" };
+	int i = -1;
+
+	if (td_env_choice("TOPDOWN_L2", names, 1, &i) < 0) {
+		td_set_bad_setting("TOPDOWN_L2", getenv("TOPDOWN_L2"), names,
+				   1);
+		return -EINVAL;
+	}
+	if (i == 0)
+		o->flags |= TD_OPT_L2_MULTIPLEX;
+	return 0;
+}
+
+/*
  * Copy the caller's options, whatever their size (libbpf's OPTS_VALID
  * rule): fields past our struct must be zero, fields past theirs default.
  */
@@ -19,7 +41,7 @@ int td_options_copy(struct td_options *dst, const struct td_options *src)
 	memset(dst, 0, sizeof(*dst));
 	dst->size = sizeof(*dst);
 	if (!src)
-		return 0;
+		return l2_from_env(dst);
 	if (src->size < sizeof(src->size))
 		return -EINVAL;
 	if (src->size > sizeof(*dst)) {
@@ -31,7 +53,9 @@ int td_options_copy(struct td_options *dst, const struct td_options *src)
 	}
 	memcpy(dst, src, src->size < sizeof(*dst) ? src->size : sizeof(*dst));
 	dst->size = sizeof(*dst);
-	return dst->flags & ~TD_KNOWN_OPTS ? -EINVAL : 0;
+	if (dst->flags & ~TD_KNOWN_OPTS)
+		return -EINVAL;
+	return l2_from_env(dst);
 }
 
 /*

@@ -43,9 +43,22 @@ static const struct map zen_map[] = {
 	{ 0x2d6, SIG_NC }, { 0xa2d6, SIG_LOAD_NC },
 	{ 0x1000000c2ull, SIG_UCODE }, { 0, 0 },
 };
+/*
+ * Skylake: level 1, then skl-metrics.json's TopdownL2 events (cmask in
+ * config bits 24-31, edge bit 18): INST_RETIRED.ANY, UOPS_RETIRED.
+ * MACRO_FUSED, IDQ_UOPS_NOT_DELIVERED.CYCLES_0_UOPS_DELIV.CORE,
+ * BR_MISP_RETIRED.ALL_BRANCHES, MACHINE_CLEARS.COUNT, CYCLE_ACTIVITY.
+ * STALLS_MEM_ANY, EXE_ACTIVITY.BOUND_ON_STORES, CYCLE_ACTIVITY.
+ * STALLS_TOTAL, EXE_ACTIVITY.1_PORTS_UTIL and 2_PORTS_UTIL.
+ */
 static const struct map skl_map[] = {
 	{ 0x3c, SIG_CYCLES }, { 0x19c, SIG_FE }, { 0x10e, SIG_ISSUED },
-	{ 0x2c2, SIG_RET }, { 0x100010dull, SIG_RECOVERY }, { 0, 0 },
+	{ 0x2c2, SIG_RET }, { 0x100010dull, SIG_RECOVERY },
+	{ 0xc0, SIG_INST }, { 0x4c2, SIG_MACRO_FUSED },
+	{ 0x400019cull, SIG_FE_CYC0 }, { 0xc5, SIG_MISP },
+	{ 0x10401c3ull, SIG_CLEARS }, { 0x140014a3ull, SIG_STALLS_MEM },
+	{ 0x20040a6ull, SIG_BOUND_STORES }, { 0x40004a3ull, SIG_STALLS_TOTAL },
+	{ 0x2a6, SIG_PORTS_1 }, { 0x4a6, SIG_PORTS_2 }, { 0, 0 },
 };
 /*
  * Gracemont (perf's alderlaken list): TOPDOWN_BAD_SPECULATION.ALL is
@@ -58,7 +71,11 @@ static const struct map grt_map[] = {
 	{ 0x173, SIG_BAD_NUKE }, { 0x273, SIG_BAD_FASTNUKE },
 	{ 0x373, SIG_BAD_CLEARS }, { 0x473, SIG_BAD_MISP },
 	{ 0x673, SIG_BAD_FASTNUKE_MISP },
-	{ 0xc2, SIG_RET }, { 0x74, SIG_BE }, { 0, 0 },
+	{ 0xc2, SIG_RET }, { 0x74, SIG_BE },
+	/* TopdownL2 (adln-metrics.json): FRONTEND_LATENCY 0x71/0x72,
+	 * ALLOC_RESTRICTIONS 0x74/0x1, UOPS_RETIRED.MS 0xc2/0x1 */
+	{ 0x7271, SIG_FE_LAT }, { 0x174, SIG_ALLOC }, { 0x1c2, SIG_MS },
+	{ 0, 0 },
 };
 
 /* Silvermont V1: cycle counts for FE and bad speculation. */
@@ -81,9 +98,12 @@ static const struct map tnt_map[] = {
 	{ 0x3c, SIG_CYCLES }, { 0x71, SIG_FE }, { 0x673, SIG_BAD },
 	{ 0xc2, SIG_RET }, { 0x74, SIG_BE }, { 0, 0 },
 };
+/* Crestmont's TopdownL2 (srf-metrics.json): FRONTEND_LATENCY 0x71/0x72,
+ * ALLOC_RESTRICTIONS 0x74/0x1; no retiring split there. */
 static const struct map cmt_map[] = {
 	{ 0x3c, SIG_CYCLES }, { 0x71, SIG_FE }, { 0x73, SIG_BAD },
-	{ 0x72, SIG_RET }, { 0x74, SIG_BE }, { 0, 0 },
+	{ 0x72, SIG_RET }, { 0x74, SIG_BE },
+	{ 0x7271, SIG_FE_LAT }, { 0x174, SIG_ALLOC }, { 0, 0 },
 };
 static const struct map skt_map[] = {
 	{ 0x3c, SIG_CYCLES }, { 0x19c, SIG_FE }, { 0x73, SIG_BAD },
@@ -492,6 +512,79 @@ static void grt_bad_parts(uint64_t slots, const struct emu_mix *m,
 	p->bad_fastnuke = clears - p->bad_nuke;
 }
 
+/* The mix's level-2 share i of slots, at most parent. */
+static uint64_t l2_share(uint64_t slots, const struct emu_mix *m, int i,
+			 uint64_t parent)
+{
+	uint64_t v = (uint64_t)((double)slots * m->f[i]);
+
+	return v < parent ? v : parent;
+}
+
+/*
+ * Skylake's level-2 events made of the true level-2 slots, so that
+ * skl-metrics.json's formulas give them back: heavy slots as retire
+ * slots + macro-fused uops - instructions (an eighth of the uops
+ * macro-fused), fetch latency as whole cycles with nothing delivered
+ * (x 4), mispredicts and clears as bad speculation's slots (their ratio
+ * is its split), and memory bound's cycle counts chosen so that its
+ * ratio of the backend is the mix's (every term non-zero: the
+ * 1_PORTS_UTIL, 2_PORTS_UTIL and store terms matter).  Truth counts
+ * what the events say.
+ */
+static void skl_l2_parts(uint64_t slots, const struct emu_mix *m, uint64_t w,
+			 struct emu_parts *p)
+{
+	struct emu_truth *t = &emu_cpu.truth;
+	uint64_t heavy = l2_share(slots, m, 4, p->ret);
+	uint64_t be_cyc = p->be / w, mem = l2_share(slots, m, 7, p->be);
+	double ret = slots ? (double)p->ret / (double)slots : 0, den, num;
+
+	p->macro_fused = p->ret / 8;
+	p->inst = p->ret + p->macro_fused - heavy;
+	p->fe_cyc0 = l2_share(slots, m, 6, p->fe) / w;
+	p->misp = l2_share(slots, m, 5, p->bad);
+	p->clears = p->bad - p->misp;
+	p->stalls_total = be_cyc;
+	p->ports_1 = be_cyc / 2;
+	p->ports_2 = be_cyc / 3;
+	p->bound_stores = p->be ? be_cyc * mem / p->be / 8 : 0;
+	den = (double)(p->stalls_total + p->ports_1 + p->bound_stores) +
+	      ret * (double)p->ports_2;
+	num = p->be ? den * (double)mem / (double)p->be : 0;
+	p->stalls_mem = num > (double)p->bound_stores
+				? (uint64_t)num - p->bound_stores : 0;
+	t->cat[4] += heavy;
+	t->cat[5] += p->misp;
+	t->cat[6] += p->fe_cyc0 * w;
+	if (den > 0)
+		t->cat[7] += (uint64_t)((double)p->be *
+					(double)(p->stalls_mem +
+						 p->bound_stores) / den);
+}
+
+/*
+ * Atom level-2 events (adln-metrics.json, srf-metrics.json: each node
+ * its event over the slots): frontend latency slots, alloc restrictions
+ * the backend's slots that are not the mix's memory-bound entry
+ * (resource bound); Gracemont's also MS uops the heavy slots and
+ * mispredict slots (grt_bad_parts).  Truth counts what the events say.
+ */
+static void atom_l2_parts(uint64_t slots, const struct emu_mix *m,
+			  struct emu_parts *p)
+{
+	struct emu_truth *t = &emu_cpu.truth;
+
+	p->fe_lat = l2_share(slots, m, 6, p->fe);
+	p->alloc = p->be - l2_share(slots, m, 7, p->be);
+	t->cat[7] += p->be - p->alloc;
+	if (emu.profile != EMU_GRT)
+		return;
+	p->ms = l2_share(slots, m, 4, p->ret);
+	t->cat[4] += p->ms;
+	t->cat[5] += p->bad_misp;
+}
+
 static void split(uint64_t slots, const struct emu_mix *m,
 		  struct emu_parts *p)
 {
@@ -514,6 +607,8 @@ static void split(uint64_t slots, const struct emu_mix *m,
 	p->be = slots - p->ret - p->bad - p->fe - p->smt;
 	if (emu.profile == EMU_GRT)
 		grt_bad_parts(slots, m, p);
+	if (emu.profile == EMU_GRT || emu.profile == EMU_CMT)
+		atom_l2_parts(slots, m, p);
 	if (emu.arm) { /* level 2: within their parents */
 		p->fe_lat = (uint64_t)((double)slots * m->f[6]);
 		p->be_mem = (uint64_t)((double)slots * m->f[7]);
@@ -532,6 +627,8 @@ static void split(uint64_t slots, const struct emu_mix *m,
 		emu_arm_parts(p);
 	if (amd)
 		zen_l2_parts(slots, m, w, p);
+	if (emu.profile == EMU_SKL)
+		skl_l2_parts(slots, m, w, p);
 	c->truth.slots += slots;
 	c->truth.cat[0] += p->ret;
 	c->truth.cat[1] += p->bad;
@@ -580,6 +677,18 @@ static uint64_t increment(int sig, const struct emu_parts *p)
 	case SIG_BE_CPU_CYC: return (p->be_cyc - p->be_mem_cyc) / 2;
 	case SIG_BE_BUSY_CYC:
 		return p->be_cyc - p->be_mem_cyc - (p->be_cyc - p->be_mem_cyc) / 2;
+	case SIG_INST: return p->inst;
+	case SIG_MACRO_FUSED: return p->macro_fused;
+	case SIG_FE_CYC0: return p->fe_cyc0;
+	case SIG_CLEARS: return p->clears;
+	case SIG_STALLS_MEM: return p->stalls_mem;
+	case SIG_BOUND_STORES: return p->bound_stores;
+	case SIG_STALLS_TOTAL: return p->stalls_total;
+	case SIG_PORTS_1: return p->ports_1;
+	case SIG_PORTS_2: return p->ports_2;
+	case SIG_FE_LAT: return p->fe_lat;
+	case SIG_ALLOC: return p->alloc;
+	case SIG_MS: return p->ms;
 	default: return 0;
 	}
 }

@@ -142,7 +142,14 @@ enum emu_sig { SIG_NONE, SIG_CYCLES, SIG_FE, SIG_BE, SIG_SMT, SIG_DISP,
 	        * FASTNUKE 0x2, MACHINE_CLEARS 0x3, MISPREDICT 0x4, and the
 	        * 0x6 of Tremont's table (FASTNUKE | MISPREDICT) */
 	       SIG_BAD_NUKE, SIG_BAD_FASTNUKE, SIG_BAD_CLEARS, SIG_BAD_MISP,
-	       SIG_BAD_FASTNUKE_MISP };
+	       SIG_BAD_FASTNUKE_MISP,
+	       /* Skylake TopdownL2 (skl-metrics.json's events) */
+	       SIG_INST, SIG_MACRO_FUSED, SIG_FE_CYC0, SIG_CLEARS,
+	       SIG_STALLS_MEM, SIG_BOUND_STORES, SIG_STALLS_TOTAL,
+	       SIG_PORTS_1, SIG_PORTS_2,
+	       /* Atom TopdownL2: FRONTEND_LATENCY, ALLOC_RESTRICTIONS,
+	        * UOPS_RETIRED.MS */
+	       SIG_FE_LAT, SIG_ALLOC, SIG_MS };
 
 /* What one emu_run makes of its slots: truth and every event's share. */
 struct emu_parts {
@@ -157,6 +164,12 @@ struct emu_parts {
 	uint64_t fe_lat, be_mem, fe_mem_cyc, be_mem_cyc;
 	/* Gracemont: bad speculation's parts (bad = the three summed) */
 	uint64_t bad_nuke, bad_fastnuke, bad_misp;
+	/* Skylake level 2: instructions, macro-fused uops, cycles the
+	 * frontend delivered nothing, machine clears, and memory bound's
+	 * cycle counts; Atom level 2: alloc restrictions, MS uops */
+	uint64_t inst, macro_fused, fe_cyc0, clears;
+	uint64_t stalls_mem, bound_stores, stalls_total, ports_1, ports_2;
+	uint64_t alloc, ms;
 };
 
 struct emu_state {

@@ -20,6 +20,8 @@
 #include "counters_fast.h"
 
 #define TD_GEN_MAX 8 /* events in a generic group */
+#define TD_GEN_L2_MAX 16 /* level-2 events of a model, all its groups */
+#define TD_GEN_L2_GROUPS 3 /* multiplexed level-2 groups at most */
 
 enum td_formula {
 	TD_F_ZEN,     /* AMD Zen 4/5 PipelineL1 */
@@ -85,10 +87,15 @@ struct td_gen_model {
 	unsigned derivable;     /* event the formula can derive from the
 				   others when counters are short; 0 none */
 	bool any;               /* V4.5 SMT form: _ANY clocks, halved */
-	unsigned nr2;           /* level-2 events: Zen (TD_ZEN2_*, groups of
-				   TD_ZEN2_GROUP), Arm N3/V3 (a second
+	unsigned nr2;           /* level-2 events: Zen (TD_ZEN2_*), Intel
+				   V4.5 (TD_V452_*) and Atom (TD_A2_*) in
+				   l2_group[] groups; Arm N3/V3 (a second
 				   group) */
-	uint64_t config2[TD_GEN_MAX];
+	uint64_t config2[TD_GEN_L2_MAX];
+	/* x86: events in each multiplexed level-2 group, in config2 order */
+	uint8_t l2_group[TD_GEN_L2_GROUPS];
+	bool l2_fe_be;          /* Atom: level 2 of frontend and backend only
+				   (TD_RESULT_L2_FE_BE) */
 	/* Arm (TD_F_ARM, TD_F_ARM_CYCLES): its formula's code, NULL else */
 	const struct td_gen_family *family;
 	struct td_arm_params arm;
@@ -119,8 +126,8 @@ struct td_gen {
 	uint32_t times_lock;    /* the leader page's lock at the last RDPMC */
 	uint64_t cv[TD_GEN_MAX], ct[2];
 	bool smt_per_thread;    /* SMT on, AnyThread refused: approximate */
-	/* TD_OPT_L2_MULTIPLEX: level-2 groups A and B (Zen), else NULL */
-	struct td_gen *mux[2];
+	/* TD_OPT_L2_MULTIPLEX: the model's level-2 groups (x86), else NULL */
+	struct td_gen *mux[TD_GEN_L2_GROUPS];
 	bool cyc32;             /* Arm: cycles asked 32-bit (counters_open.c) */
 	/* Arm level 2 (arm_level2.c): its group, or NULL and why */
 	struct td_gen *l2;

@@ -57,48 +57,97 @@ void td_generic_close(struct td *td)
 	td->leader_fd = -1;
 }
 
-/* Where TD_OPT_L2_MULTIPLEX keeps TD_ZEN2_* in struct td_counts. */
-static const uint8_t td_mux_at[TD_ZEN2_NR] = { 4, 5, 6, 7, 9, 10, 11, 12 };
+/*
+ * Where TD_OPT_L2_MULTIPLEX keeps the level-2 values of a reading in
+ * struct td_counts: the entries level 1 leaves free (not TD_M_SMT, nor
+ * TD_MUX_RUN1/ENA1).  Zen's eight (TD_ZEN2_*) leave the last to group
+ * B's time running (TD_MUX_RUNB); Skylake's nine (TD_V45L2_*) need no
+ * group's time, each group counting its own clocks or a ratio.
+ */
+static const uint8_t td_mux_at[TD_L2_VALUES] = { 4, 5, 6, 7, 9, 10, 11, 12,
+						 TD_MUX_RUNB };
+_Static_assert(TD_M_SMT == 8 && TD_MUX_RUN1 == 13 && TD_MUX_ENA1 == 14,
+	       "td_mux_at: the free entries of struct td_counts");
 
 /*
  * A multiplexed region: level 1 from the part of it the level-1 group
  * counted, its slots scaled by that group's time enabled / running (the
  * scaling perf stat does); level 2 from the parts the level-2 groups
- * counted (td_formula_zen_l2's ratios), only if both counted in it.
+ * counted (each formula's ratios), only if every group counted in it.
  */
 /*
  * Level 2 needs each level-2 group to have counted a part of the region
- * worth a TopDown breakdown (TD_SHORT_SLOTS): A by its own cycles, B by
- * its time running at level 1's slots per unit of time.
+ * worth a TopDown breakdown (TD_SHORT_SLOTS).  Zen: A by its own
+ * cycles, B by its time running at level 1's slots per unit of time.
+ * Skylake: groups 1 and 2 by their clocks, group 3 (two event counts, a
+ * ratio) by having counted either: with neither, perf's ratio has no
+ * value either.  Atom: its group's clocks.
  */
-static bool mux_l2_counted(unsigned width, const uint64_t *w, uint64_t slots,
-			   uint64_t run)
+static bool mux_l2_counted(const struct td_gen_model *m, const uint64_t *w,
+			   uint64_t slots, uint64_t run, uint64_t runb)
 {
-	double b_slots = (double)slots * (double)w[TD_MUXRAW_RUNB] /
-			 (double)run;
+	double b_slots = (double)slots * (double)runb / (double)run;
 
-	return width * w[TD_ZEN2_CYC] >= TD_SHORT_SLOTS &&
-	       b_slots >= TD_SHORT_SLOTS;
+	switch (m->formula) {
+	case TD_F_ZEN:
+		return m->width * w[TD_ZEN2_CYC] >= TD_SHORT_SLOTS &&
+		       b_slots >= TD_SHORT_SLOTS;
+	case TD_F_V45:
+		return m->width * w[TD_V45L2_CLK1] >= TD_SHORT_SLOTS &&
+		       m->width * w[TD_V45L2_CLK2] >= TD_SHORT_SLOTS &&
+		       w[TD_V45L2_MISP] + w[TD_V45L2_MC] > 0;
+	case TD_F_ATOM_V2:
+		return m->width * w[TD_A2_CLK] >= TD_SHORT_SLOTS;
+	default:
+		return false;
+	}
 }
 
-static unsigned mux_delta(const struct td_gen *g, const struct td_counts *a,
-			  const struct td_counts *b, struct td_delta *d)
+/* Level 2 of a multiplexed delta: its result flags. */
+static unsigned mux_l2(const struct td_gen_model *m, const uint64_t *w,
+		       struct td_delta *d)
+{
+	if (m->formula == TD_F_ZEN)
+		td_formula_zen_l2(w, d->cat);
+	else if (m->formula == TD_F_V45)
+		td_formula_v45_l2(m->width, m->any, w, d->slots, d->cat);
+	else
+		return td_formula_atom_l2(m->width, m->l2_fe_be, w, d->slots,
+					  d->cat);
+	return TD_RESULT_L2;
+}
+
+/*
+ * Out of line: the plain delta (counters_delta) is the end-with-result
+ * path of every ordinary-counter region, and the multiplexed one, if
+ * inlined there, changes its code.
+ */
+static __attribute__((noinline)) unsigned
+mux_delta(const struct td_gen *g, const struct td_counts *a,
+	  const struct td_counts *b, struct td_delta *d)
 {
 	static const uint8_t l1[] = { TD_M_RETIRING, TD_M_BAD_SPEC,
 				      TD_M_FE_BOUND, TD_M_BE_BOUND, TD_M_SMT };
+	bool zen = g->m.formula == TD_F_ZEN;
 	uint64_t run = b->cat[TD_MUX_RUN1] - a->cat[TD_MUX_RUN1];
 	uint64_t ena = b->cat[TD_MUX_ENA1] - a->cat[TD_MUX_ENA1];
-	uint64_t counted = b->slots - a->slots, *w = d->l2raw;
+	uint64_t counted = b->slots - a->slots, runb = 0;
+	uint64_t w[TD_L2_VALUES];
 	unsigned flags = TD_RESULT_MULTIPLEXED;
 	double scale;
 
 	memset(d, 0, sizeof(*d));
-	for (int e = 0; e < TD_ZEN2_NR; e++)
+	for (int e = 0; e < TD_L2_VALUES; e++)
 		w[e] = b->cat[td_mux_at[e]] - a->cat[td_mux_at[e]];
-	w[TD_MUXRAW_SLOTS] = counted;
-	w[TD_MUXRAW_RUN] = run;
-	w[TD_MUXRAW_ENA] = ena;
-	w[TD_MUXRAW_RUNB] = b->cat[TD_MUX_RUNB] - a->cat[TD_MUX_RUNB];
+	/* named totals' raw terms: Zen's level 2 (counters_fold_named) */
+	if (zen) {
+		runb = w[TD_ZEN2_NR];
+		memcpy(d->l2raw, w, TD_ZEN2_NR * sizeof(w[0]));
+		d->l2raw[TD_MUXRAW_RUNB] = runb;
+	}
+	d->l2raw[TD_MUXRAW_SLOTS] = counted;
+	d->l2raw[TD_MUXRAW_RUN] = run;
+	d->l2raw[TD_MUXRAW_ENA] = ena;
 	if (run == 0) /* level 1 did not count at all in the region */
 		return flags | TD_RESULT_UNRELIABLE;
 	/* a breakdown of a short counted part is no better when scaled */
@@ -110,10 +159,9 @@ static unsigned mux_delta(const struct td_gen *g, const struct td_counts *a,
 		d->cat[l1[i]] = (int64_t)((double)(int64_t)(b->cat[l1[i]] -
 							    a->cat[l1[i]]) *
 					  scale);
-	if (!mux_l2_counted(g->m.width, w, counted, run))
+	if (!mux_l2_counted(&g->m, w, counted, run, runb))
 		return flags;
-	td_formula_zen_l2(w, d->cat);
-	return flags | TD_RESULT_L2;
+	return flags | mux_l2(&g->m, w, d);
 }
 
 /*
@@ -133,21 +181,51 @@ static unsigned counters_delta(const struct td *td, const struct td_counts *a,
 	return 0;
 }
 
+/*
+ * A reading's level-2 values from the groups' counts r[] (config2
+ * order): Zen's as they are; Skylake's as the sums its formula takes
+ * (TD_V45L2_*); Atom's as they are.
+ */
+static void mux_values(const struct td_gen_model *m, const uint64_t *r,
+		       uint64_t *v)
+{
+	memset(v, 0, TD_L2_VALUES * sizeof(*v));
+	if (m->formula != TD_F_V45) {
+		memcpy(v, r, m->nr2 * sizeof(*v));
+		return;
+	}
+	v[TD_V45L2_CLK1] = r[TD_V452_CLK1];
+	v[TD_V45L2_HEAVY] = r[TD_V452_RET] + r[TD_V452_MF] - r[TD_V452_INST];
+	v[TD_V45L2_CYC0] = r[TD_V452_CYC0];
+	v[TD_V45L2_P2] = r[TD_V452_P2];
+	v[TD_V45L2_CLK2] = r[TD_V452_CLK2];
+	v[TD_V45L2_MEM_NUM] = r[TD_V452_SMA] + r[TD_V452_BOS];
+	v[TD_V45L2_MEM_DEN] = r[TD_V452_ST] + r[TD_V452_P1] + r[TD_V452_BOS];
+	v[TD_V45L2_MISP] = r[TD_V452_MISP];
+	v[TD_V45L2_MC] = r[TD_V452_MC];
+}
+
 /* The level-2 groups' counts and the times mux_delta needs. */
 static int mux_sample(const struct td_gen *g, const uint64_t *t1,
 		      struct td_counts *c)
 {
-	for (int k = 0; k < 2; k++) {
-		uint64_t w[TD_GEN_MAX], t[2];
-		int err = td_gen_read_group(g->mux[k], w, t);
+	uint64_t r[TD_GEN_L2_MAX], v[TD_L2_VALUES];
+	unsigned at = 0;
+
+	for (int k = 0; k < TD_GEN_L2_GROUPS && g->mux[k]; k++) {
+		uint64_t t[2];
+		int err = td_gen_read_group(g->mux[k], r + at, t);
 
 		if (err < 0)
 			return err;
-		for (int i = 0; i < TD_ZEN2_GROUP; i++)
-			c->cat[td_mux_at[k * TD_ZEN2_GROUP + i]] = w[i];
-		if (k == 1)
+		at += g->mux[k]->nr;
+		if (g->m.formula == TD_F_ZEN && k == 1)
 			c->cat[TD_MUX_RUNB] = t[1];
 	}
+	mux_values(&g->m, r, v);
+	for (int i = 0; i < TD_L2_VALUES; i++)
+		if (i < TD_ZEN2_NR || g->m.formula != TD_F_ZEN)
+			c->cat[td_mux_at[i]] = v[i];
 	c->cat[TD_MUX_RUN1] = t1[1];
 	c->cat[TD_MUX_ENA1] = t1[0];
 	return 0;

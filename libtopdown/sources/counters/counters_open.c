@@ -248,21 +248,13 @@ void td_gen_free(struct td *td, struct td_gen *g)
 {
 	if (!g)
 		return;
-	td_gen_free(td, g->mux[0]);
-	td_gen_free(td, g->mux[1]);
+	for (int k = 0; k < TD_GEN_L2_GROUPS; k++)
+		td_gen_free(td, g->mux[k]);
 	td_gen_free(td, g->l2);
 	td_gen_close_group(td, g);
 	free(g);
 }
 
-/*
- * TD_OPT_L2_MULTIPLEX: PipelineL2's events as two more groups of 4 (each
- * fits alone even beside the NMI watchdog's counter).  Not checked for
- * scheduling: with level 1 holding the counters they wait for the
- * kernel's rotation (perf_rotate_context), which gives each group of the
- * flexible list its turn; a group the PMU could never hold is refused
- * here (EINVAL, -ENOSPC).
- */
 /*
  * A further group of g's model: nr events of config, nothing derived,
  * no cycles event (Arm: no PMCCNTR preference), none of level 1's
@@ -286,18 +278,30 @@ struct td_gen *td_gen_sub(const struct td_gen *g, const uint64_t *config,
 	return h;
 }
 
+/*
+ * TD_OPT_L2_MULTIPLEX: the model's level-2 events as more groups
+ * (l2_group[]: Zen's PipelineL2 two of 4, each fitting alone even
+ * beside the NMI watchdog's counter; Skylake's three, each fitting the
+ * 4 general counters of a thread with SMT on; Atom's one).  Not checked
+ * for scheduling: with level 1 holding the counters they wait for the
+ * kernel's rotation (perf_rotate_context), which gives each group of the
+ * flexible list its turn; a group the PMU could never hold is refused
+ * here (EINVAL, -ENOSPC).
+ */
 int td_gen_open_l2_mux(struct td *td, bool include_kernel)
 {
 	struct td_gen *g = td_gen_of(td)->gen;
+	unsigned at = 0;
 
-	for (int k = 0; k < 2; k++) {
-		struct td_gen *h = td_gen_sub(g, g->m.config2 + k * TD_ZEN2_GROUP,
-					      TD_ZEN2_GROUP);
+	for (int k = 0; k < TD_GEN_L2_GROUPS && g->m.l2_group[k]; k++) {
+		unsigned n = g->m.l2_group[k];
+		struct td_gen *h = td_gen_sub(g, g->m.config2 + at, n);
 		int err;
 
 		if (!h)
 			return -ENOMEM;
 		g->mux[k] = h;
+		at += n;
 		err = td_gen_group_open(td, h, td->pmu.type, include_kernel,
 					false);
 		if (err < 0)

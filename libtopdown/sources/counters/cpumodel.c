@@ -15,6 +15,7 @@
 
 #define EV(event, umask, cmask) \
 	((uint64_t)(event) | (uint64_t)(umask) << 8 | (uint64_t)(cmask) << 24)
+#define EV_EDGE (UINT64_C(1) << 18) /* edge detect (x86 format "edge") */
 /* AMD: event bits 11:8 go to config 35:32 (format "config:0-7,32-35"). */
 #define AMD_EV(event, umask) \
 	(((uint64_t)(event) & 0xff) | ((uint64_t)(event) >> 8) << 32 | \
@@ -48,6 +49,8 @@ static void zen(struct td_gen_model *m, unsigned width, const char *name)
 	m->config2[TD_ZEN2_NC] = AMD_EV(0x0d6, 0x02);  /* not_complete */
 	m->config2[TD_ZEN2_LOAD_NC] = AMD_EV(0x0d6, 0xa2);
 	m->config2[TD_ZEN2_UCODE] = AMD_EV(0x1c2, 0);  /* ex_ret_ucode_ops */
+	m->l2_group[0] = TD_ZEN2_GROUP;
+	m->l2_group[1] = TD_ZEN2_GROUP;
 }
 
 /*
@@ -90,6 +93,38 @@ static void v45(struct td_gen_model *m, bool skylake, const char *name)
 }
 
 /*
+ * Skylake's TopdownL2 events (skl-metrics.json's terms; encodings from
+ * perf's skylake pipeline.json, frontend.json, memory.json), groups as
+ * TD_V452_* says.  INST_RETIRED.ANY is the architectural 0xc0 the kernel
+ * gives fixed counter 0 (intel_perfmon_event_map).  The SMT form's
+ * clocks are THREAD_ANY (td_model_anythread).
+ */
+static void v45_skylake_l2(struct td_gen_model *m)
+{
+	uint64_t *c = m->config2;
+
+	m->nr2 = TD_V452_NR;
+	c[TD_V452_CLK1] = m->config[TD_V45_CLK];
+	c[TD_V452_INST] = EV(0xc0, 0x00, 0);       /* INST_RETIRED.ANY */
+	c[TD_V452_RET] = m->config[TD_V45_RET_SLOTS];
+	c[TD_V452_MF] = EV(0xc2, 0x04, 0);         /* UOPS_RETIRED.MACRO_FUSED */
+	/* IDQ_UOPS_NOT_DELIVERED.CYCLES_0_UOPS_DELIV.CORE */
+	c[TD_V452_CYC0] = EV(0x9c, 0x01, 4);
+	c[TD_V452_P2] = EV(0xa6, 0x04, 0);         /* EXE_ACTIVITY.2_PORTS_UTIL */
+	c[TD_V452_CLK2] = m->config[TD_V45_CLK];
+	c[TD_V452_SMA] = EV(0xa3, 0x14, 20);       /* CYCLE_ACTIVITY.STALLS_MEM_ANY */
+	c[TD_V452_BOS] = EV(0xa6, 0x40, 2);        /* EXE_ACTIVITY.BOUND_ON_STORES */
+	c[TD_V452_ST] = EV(0xa3, 0x04, 4);         /* CYCLE_ACTIVITY.STALLS_TOTAL */
+	c[TD_V452_P1] = EV(0xa6, 0x02, 0);         /* EXE_ACTIVITY.1_PORTS_UTIL */
+	/* BR_MISP_RETIRED.ALL_BRANCHES, MACHINE_CLEARS.COUNT (edge, cmask 1) */
+	c[TD_V452_MISP] = EV(0xc5, 0x00, 0);
+	c[TD_V452_MC] = EV(0xc3, 0x01, 1) | EV_EDGE;
+	m->l2_group[0] = TD_V452_CLK2;
+	m->l2_group[1] = TD_V452_MISP - TD_V452_CLK2;
+	m->l2_group[2] = TD_V452_NR - TD_V452_MISP;
+}
+
+/*
  * V4.5 with SMT on: CPU_CLK_UNHALTED.THREAD_ANY and INT_MISC.
  * RECOVERY_CYCLES_ANY are the same events with AnyThread (bit 21) set.
  */
@@ -98,6 +133,10 @@ void td_model_anythread(struct td_gen_model *m)
 	m->any = true;
 	m->config[TD_V45_CLK] |= TD_EV_ANY;
 	m->config[TD_V45_RECOVERY] |= TD_EV_ANY;
+	if (m->nr2) { /* level 2's slots: CORE_CLKS = THREAD_ANY / 2 too */
+		m->config2[TD_V452_CLK1] |= TD_EV_ANY;
+		m->config2[TD_V452_CLK2] |= TD_EV_ANY;
+	}
 }
 
 /*
@@ -164,6 +203,40 @@ static void gracemont(struct td_gen_model *m, unsigned foreign)
 }
 
 /*
+ * Gracemont's TopdownL2 events (adln-metrics.json's terms; encodings
+ * from perf's alderlaken frontend.json and pipeline.json):
+ * TOPDOWN_FE_BOUND.FRONTEND_LATENCY 0x71/0x72, TOPDOWN_BAD_SPECULATION.
+ * MISPREDICT 0x73/0x04, TOPDOWN_BE_BOUND.ALLOC_RESTRICTIONS 0x74/0x01,
+ * UOPS_RETIRED.MS 0xc2/0x01; with the clocks, one group.
+ */
+static void gracemont_l2(struct td_gen_model *m)
+{
+	m->nr2 = TD_A2_NR;
+	m->config2[TD_A2_CLK] = m->config[TD_V2_CLK];
+	m->config2[TD_A2_FE_LAT] = EV(0x71, 0x72, 0);
+	m->config2[TD_A2_MISP] = EV(0x73, 0x04, 0);
+	m->config2[TD_A2_ALLOC] = EV(0x74, 0x01, 0);
+	m->config2[TD_A2_MS] = EV(0xc2, 0x01, 0);
+	m->l2_group[0] = TD_A2_NR;
+}
+
+/*
+ * Crestmont's, standalone (srf-metrics.json's TopdownL2 terms; the
+ * events' encodings as on Gracemont, perf's Atom lists): ifetch latency
+ * and core bound only, the frontend and backend children
+ * (td_formula_atom_l2: the list splits no retiring).
+ */
+static void crestmont_l2(struct td_gen_model *m)
+{
+	m->nr2 = TD_A2_FE_BE_NR;
+	m->config2[TD_A2_CLK] = m->config[TD_V2_CLK];
+	m->config2[TD_A2_FE_LAT] = EV(0x71, 0x72, 0);
+	m->config2[TD_A2_ALLOC] = EV(0x74, 0x01, 0);
+	m->l2_group[0] = TD_A2_FE_BE_NR;
+	m->l2_fe_be = true;
+}
+
+/*
  * Crestmont (sierraforest, grandridge, meteorlake cpu_atom lists):
  * retiring is 0x72 (0xc2 is UOPS_RETIRED.ALL there); 6 wide
  * (srf-metrics.json, mtl-metrics.json: 6 * CPU_CLK_UNHALTED.CORE).
@@ -209,6 +282,7 @@ static int intel_lookup(unsigned family, unsigned model,
 	case 0x4e: case 0x5e: case 0x55: case 0x8e: case 0x9e: case 0xa5:
 	case 0xa6:
 		v45(m, true, "skylake");
+		v45_skylake_l2(m);
 		return 0;
 	case 0x37: case 0x4a: case 0x4d: case 0x5a: case 0x5d:
 		v1(m, "silvermont", 0x50);
@@ -235,10 +309,12 @@ static int intel_lookup(unsigned family, unsigned model,
 	 */
 	case 0xbe:
 		gracemont(m, ALIAS(TD_V2_BAD));
+		gracemont_l2(m);
 		return 0;
 	/* Sierra Forest, Grand Ridge: cmt_events_attrs, Crestmont's own. */
 	case 0xaf: case 0xb6:
 		crestmont(m, 0);
+		crestmont_l2(m);
 		return 0;
 	/* Clearwater Forest: INTEL_ATOM_DARKMONT_X, skt_events_attrs. */
 	case 0xdd:

@@ -81,6 +81,134 @@ void td_formula_zen_l2(const uint64_t *w, int64_t *cat)
 }
 
 /*
+ * 255 x slots x part / whole: a node perf defines as part / whole of
+ * the slots, in the units of a delta's categories (the region's slots,
+ * so that td_decode normalises it as it does level 1); 0 when whole is
+ * not positive (perf's division by zero gives no value either).
+ */
+static int64_t of_slots(int64_t slots, double part, double whole)
+{
+	if (!(whole > 0))
+		return 0;
+	return (int64_t)(255.0 * (double)slots * part / whole);
+}
+
+/*
+ * Intel Skylake, Skylake-X, Cascade Lake TopdownL2 (perf's
+ * skylake/skl-metrics.json, MetricGroup TopdownL2; models 0x4e, 0x5e,
+ * 0x8e, 0x9e, 0xa5, 0xa6, 0x55) over a multiplexed region: cat[] holds
+ * its level-1 deltas (slots x 255, scaled), slots its scaled slots,
+ * w[] its level-2 deltas (TD_V45L2_*), each group's for the part of the
+ * region that group counted.  Fills the measured children of cat[]:
+ *   tma_heavy_operations = (UOPS_RETIRED.RETIRE_SLOTS +
+ *       UOPS_RETIRED.MACRO_FUSED - INST_RETIRED.ANY) / tma_info_thread_slots
+ *   tma_fetch_latency = 4 * IDQ_UOPS_NOT_DELIVERED.CYCLES_0_UOPS_DELIV.CORE
+ *       / tma_info_thread_slots
+ *   tma_branch_mispredicts = BR_MISP_RETIRED.ALL_BRANCHES /
+ *       (BR_MISP_RETIRED.ALL_BRANCHES + MACHINE_CLEARS.COUNT) *
+ *       tma_bad_speculation
+ *   tma_memory_bound = (CYCLE_ACTIVITY.STALLS_MEM_ANY +
+ *       EXE_ACTIVITY.BOUND_ON_STORES) / (CYCLE_ACTIVITY.STALLS_TOTAL +
+ *       (EXE_ACTIVITY.1_PORTS_UTIL + tma_retiring *
+ *       EXE_ACTIVITY.2_PORTS_UTIL) + EXE_ACTIVITY.BOUND_ON_STORES) *
+ *       tma_backend_bound
+ * with tma_info_thread_slots = 4 * CORE_CLKS (CPU_CLK_UNHALTED.THREAD,
+ * or THREAD_ANY / 2 with SMT on: any; perf's newer lists estimate a
+ * thread's CORE_CLKS as THREAD / 2 * (1 + ONE_THREAD_ACTIVE / REF_XCLK)
+ * when not counting core-wide: the library keeps level 1's SMT form, and
+ * level 2 takes level 1's slots).  skylakex/skx-metrics.json has the same
+ * four expressions (Skylake-X; Cascade Lake shares model 0x55 and the
+ * core; its clx-metrics.json was not compared).  perf's other four nodes are
+ * parent minus child (tma_light_operations, tma_machine_clears,
+ * tma_fetch_bandwidth, tma_core_bound), as td_decode computes them, so
+ * the nodes sum to their parents; perf clamps nothing, td_decode keeps
+ * every node within [0, 1].  Heavy operations and fetch latency are
+ * group 1's events per its slots; memory bound's 2_PORTS_UTIL is group
+ * 1's, per clock, against group 2's terms per clock (the only ratio
+ * across groups: exact when the mix does not follow the rotation).
+ */
+void td_formula_v45_l2(unsigned width, bool any, const uint64_t *w,
+		       int64_t slots, int64_t *cat)
+{
+	double s1 = (double)width * (double)w[TD_V45L2_CLK1] / (any ? 2 : 1);
+	int64_t all = cat[TD_M_RETIRING] + cat[TD_M_BAD_SPEC] +
+		      cat[TD_M_FE_BOUND] + cat[TD_M_BE_BOUND];
+	double ret = all > 0 ? (double)cat[TD_M_RETIRING] / (double)all : 0;
+	double misp = (double)w[TD_V45L2_MISP], den;
+
+	cat[TD_M_HEAVY_OPS] = of_slots(slots,
+				       (double)(int64_t)w[TD_V45L2_HEAVY], s1);
+	cat[TD_M_FETCH_LAT] = of_slots(slots,
+				       width * (double)w[TD_V45L2_CYC0], s1);
+	den = misp + (double)w[TD_V45L2_MC];
+	cat[TD_M_BR_MISPREDICT] =
+		den > 0 ? (int64_t)((double)cat[TD_M_BAD_SPEC] * misp / den)
+			: 0;
+	den = w[TD_V45L2_CLK1] ? (double)w[TD_V45L2_MEM_DEN] +
+					 ret * (double)w[TD_V45L2_P2] *
+						 (double)w[TD_V45L2_CLK2] /
+						 (double)w[TD_V45L2_CLK1]
+			       : 0;
+	cat[TD_M_MEM_BOUND] =
+		den > 0 ? (int64_t)((double)cat[TD_M_BE_BOUND] *
+				    (double)w[TD_V45L2_MEM_NUM] / den)
+			: 0;
+}
+
+/*
+ * Intel Atom TopdownL2 (perf's alderlaken/adln-metrics.json and
+ * alderlake/adl-metrics.json cpu_atom for Gracemont, models 0xbe and
+ * the E-cores of 0x97, 0x9a, 0xb7, 0xba, 0xbf; W = 5), each node an
+ * event over W x CPU_CLK_UNHALTED.CORE:
+ *   tma_ifetch_latency = TOPDOWN_FE_BOUND.FRONTEND_LATENCY / slots
+ *   tma_branch_mispredicts = TOPDOWN_BAD_SPECULATION.MISPREDICT / slots
+ *   tma_core_bound = TOPDOWN_BE_BOUND.ALLOC_RESTRICTIONS / slots
+ *   tma_ms_uops = UOPS_RETIRED.MS / slots
+ *   tma_resource_bound = tma_backend_bound - tma_core_bound
+ *   tma_base = (TOPDOWN_RETIRING.ALL - UOPS_RETIRED.MS) / slots
+ * Mapping onto struct td_result.l2: ms_uops is heavy operations, base
+ * light operations, ifetch latency/bandwidth fetch latency/bandwidth,
+ * core bound core bound, resource bound the memory-bound entry (the
+ * backend's part that is not core bound).  Base and resource bound are
+ * parent minus child in perf too.  perf's tma_ifetch_bandwidth
+ * (TOPDOWN_FE_BOUND.FRONTEND_BANDWIDTH) and tma_machine_clears
+ * (TOPDOWN_BAD_SPECULATION.MACHINE_CLEARS) are events of their own; the
+ * library reports frontend bound - ifetch latency and bad speculation
+ * - mispredicts for them (td_decode), so that the nodes sum to their
+ * parents: equal to perf's where those umasks partition their .ALL
+ * event (inference: 0x72 | 0x8d = 0xff for the frontend, 0x3 | 0x4 for
+ * bad speculation).  Children are events per the level-2 group's own
+ * slots, applied to the region's slots as level 1 is.
+ *
+ * Crestmont, standalone (sierraforest/srf-metrics.json, models 0xaf,
+ * 0xb6; W = 6): tma_ifetch_latency, tma_core_bound and
+ * tma_resource_bound as above; the list splits bad speculation too
+ * (tma_branch_mispredicts, tma_machine_clears) but not retiring (no
+ * tma_ms_uops or tma_base).  A result can say "frontend and backend
+ * children only" (TD_RESULT_L2_FE_BE, as Arm's level 2), not "all but
+ * retiring's": fe_be reports those two splits and leaves heavy
+ * operations and mispredicts 0 here, light operations and machine
+ * clears 0 in td_decode_src.  Returns the result flags.
+ */
+unsigned td_formula_atom_l2(unsigned width, bool fe_be, const uint64_t *w,
+			    int64_t slots, int64_t *cat)
+{
+	double s = (double)width * (double)w[TD_A2_CLK];
+
+	cat[TD_M_FETCH_LAT] = of_slots(slots, (double)w[TD_A2_FE_LAT], s);
+	cat[TD_M_MEM_BOUND] = cat[TD_M_BE_BOUND] -
+			      of_slots(slots, (double)w[TD_A2_ALLOC], s);
+	if (fe_be) {
+		cat[TD_M_HEAVY_OPS] = 0;
+		cat[TD_M_BR_MISPREDICT] = 0;
+		return TD_RESULT_L2 | TD_RESULT_L2_FE_BE;
+	}
+	cat[TD_M_HEAVY_OPS] = of_slots(slots, (double)w[TD_A2_MS], s);
+	cat[TD_M_BR_MISPREDICT] = of_slots(slots, (double)w[TD_A2_MISP], s);
+	return TD_RESULT_L2;
+}
+
+/*
  * Intel V4.5, Sandy Bridge .. Cascade Lake (Intel's TMA metrics, as in
  * perf's x86 skylake/skl-metrics.json):
  * slots = W x clocks, FE = IDQ_UOPS_NOT_DELIVERED.CORE, bad speculation =

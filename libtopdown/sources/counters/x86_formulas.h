@@ -34,6 +34,41 @@ enum { TD_ZEN2_CYC, TD_ZEN2_FE_CMASK, TD_ZEN2_RET, TD_ZEN2_UCODE, /* A */
 _Static_assert(TD_ZEN2_NR == TD_MUXRAW_SLOTS, "struct td_delta.l2raw");
 
 /*
+ * Skylake's TopdownL2 events (perf's skylake/skl-metrics.json), in three
+ * groups that each fit the 4 general counters a thread has with SMT on
+ * (clocks and instructions go to fixed counters 1 and 0): 1, the
+ * clocks, heavy operations' and fetch latency's events and
+ * EXE_ACTIVITY.2_PORTS_UTIL; 2, memory bound's other events and clocks
+ * again; 3, the mispredict/clear pair.  Every ratio's terms are in one
+ * group but memory bound's, whose two groups' terms are per clock.
+ */
+enum { TD_V452_CLK1, TD_V452_INST, TD_V452_RET, TD_V452_MF, TD_V452_CYC0,
+       TD_V452_P2,                                             /* 1 */
+       TD_V452_CLK2, TD_V452_SMA, TD_V452_BOS, TD_V452_ST, TD_V452_P1, /* 2 */
+       TD_V452_MISP, TD_V452_MC,                               /* 3 */
+       TD_V452_NR };
+/*
+ * What a reading keeps of them (their linear combinations, so that they
+ * fit struct td_counts beside level 1): the terms of td_formula_v45_l2.
+ */
+enum { TD_V45L2_CLK1, TD_V45L2_HEAVY, TD_V45L2_CYC0, TD_V45L2_P2,
+       TD_V45L2_CLK2, TD_V45L2_MEM_NUM, TD_V45L2_MEM_DEN, TD_V45L2_MISP,
+       TD_V45L2_MC, TD_V45L2_NR };
+/*
+ * Atom level 2 (perf's adln-metrics.json and the other Atom lists, each
+ * node its TOPDOWN_* or UOPS_RETIRED.MS event over 5/6/8 x clocks): one
+ * group, clocks on the fixed counter, four general counters; a model
+ * whose list splits only frontend and backend counts the first three
+ * (TD_A2_FE_BE_NR, model l2_fe_be).
+ */
+enum { TD_A2_CLK, TD_A2_FE_LAT, TD_A2_ALLOC, TD_A2_MISP, TD_A2_MS,
+       TD_A2_NR };
+#define TD_A2_FE_BE_NR TD_A2_MISP
+#define TD_L2_VALUES 9 /* level-2 values a reading keeps, at most */
+_Static_assert(TD_V45L2_NR <= TD_L2_VALUES && TD_A2_NR <= TD_L2_VALUES &&
+	       TD_ZEN2_NR <= TD_L2_VALUES, "td_mux_at");
+
+/*
  * TD_OPT_L2_MULTIPLEX keeps, in the entries of struct td_counts that
  * Zen's level 1 leaves free, the level-2 groups' cumulative counts
  * (TD_ZEN2_* at td_mux_at[]), the level-1 group's time running and
@@ -58,6 +93,11 @@ TD_HIDDEN void td_formula_v45_any(unsigned width, const uint64_t *v,
 TD_HIDDEN void td_formula_v1(unsigned width, const uint64_t *v,
 			     struct td_counts *c);
 TD_HIDDEN void td_formula_zen_l2(const uint64_t *w, int64_t *cat);
+TD_HIDDEN void td_formula_v45_l2(unsigned width, bool any, const uint64_t *w,
+				 int64_t slots, int64_t *cat);
+TD_HIDDEN unsigned td_formula_atom_l2(unsigned width, bool fe_be,
+				      const uint64_t *w, int64_t slots,
+				      int64_t *cat);
 
 /* cpumodel.c: switch a V4.5 model to its AnyThread (SMT) form. */
 TD_HIDDEN void td_model_anythread(struct td_gen_model *m);
