@@ -32,8 +32,9 @@ function target(p, s, i, w, sys, r,   pm, imax, wmax, per, unread) {
 		wmax += per
 	}
 	unread = w == "-" && !pm
-	# named regions: reported, only "no syscall" a target
-	if (s == "named" || s == "named-str")
+	# named regions and the memory drill-down (its general route):
+	# reported, only "no syscall" a target
+	if (s == "named" || s == "named-str" || p ~ /-mem$/)
 		return sys + 0 != 0 ? "MISSED (syscalls 0)" : "met (s=0)"
 	if ((w == "-" && !unread) || (!unread && w + 0 > wmax) ||
 	    sys + 0 != 0 || (imax && i + 0 > imax))

@@ -396,6 +396,9 @@ TD_HIDDEN void td_snap_new_version(struct td *td);
 
 /* errors.c: the CPU named by td_strerror(-ENOSYS) on this thread. */
 TD_HIDDEN void td_set_unknown_cpu(const char *desc);
+/* errors.c: why TD_OPT_MEMORY was refused (td_strerror(-EOPNOTSUPP)
+ * on this thread), NULL or "" when it was not. */
+TD_HIDDEN void td_set_mem_refusal(const char *why);
 
 /* decode.c: pure arithmetic on count deltas. */
 TD_HIDDEN void td_decode(const struct td_delta *d, bool l2,

@@ -8,7 +8,7 @@
 
 #define TD_KNOWN_OPTS \
 	(TD_OPT_INCLUDE_KERNEL | TD_OPT_NO_RDPMC | TD_OPT_NO_METRICS_CLEAR | \
-	 TD_OPT_L2_MULTIPLEX)
+	 TD_OPT_L2_MULTIPLEX | TD_OPT_MEMORY)
 
 /*
  * Copy the caller's options, whatever their size (libbpf's OPTS_VALID

@@ -169,6 +169,8 @@ static void fill_result(const struct td *td, const struct td_region_priv *p,
 	res->resets = region_resets(td, p);
 	if (td->path == TD_PATH_READ)
 		res->flags |= TD_RESULT_READ_PATH;
+	if (td->src->decode_more)
+		td->src->decode_more(td, &d, res);
 	if (!region_reliable(td, p, s) ||
 	    !td->src->consistent(td, &d) || (flags & TD_RESULT_UNRELIABLE))
 		td_record_mark_unreliable(res);

@@ -74,6 +74,8 @@ struct emu_cpu {
 	uint64_t mux_left;       /* slots until the next rotation tick */
 	struct emu_group *gen_group2; /* a second one (Arm level 2), or NULL */
 	uint64_t gen_slot_rem;   /* slots not yet a whole cycle */
+	double mem_share[5];     /* emu_set_mem_shares */
+	uint64_t mem_slot_rem;   /* P-core clocks: slots not yet a cycle */
 	struct emu_truth truth;
 	bool descheduled;
 	int cpu;                 /* emulated CPU this thread runs on */
@@ -141,7 +143,10 @@ enum emu_sig { SIG_NONE, SIG_CYCLES, SIG_FE, SIG_BE, SIG_SMT, SIG_DISP,
 	        * FASTNUKE 0x2, MACHINE_CLEARS 0x3, MISPREDICT 0x4, and the
 	        * 0x6 of Tremont's table (FASTNUKE | MISPREDICT) */
 	       SIG_BAD_NUKE, SIG_BAD_FASTNUKE, SIG_BAD_CLEARS, SIG_BAD_MISP,
-	       SIG_BAD_FASTNUKE_MISP };
+	       SIG_BAD_FASTNUKE_MISP,
+	       /* Golden Cove memory stall events (emu_set_mem_shares) */
+	       SIG_MEM_LOADS, SIG_MEM_L1D_MISS, SIG_MEM_L2_MISS,
+	       SIG_MEM_L3_MISS, SIG_MEM_STORES };
 
 /* What one emu_run makes of its slots: truth and every event's share. */
 struct emu_parts {
@@ -156,6 +161,9 @@ struct emu_parts {
 	uint64_t fe_lat, be_mem, fe_mem_cyc, be_mem_cyc;
 	/* Gracemont: bad speculation's parts (bad = the three summed) */
 	uint64_t bad_nuke, bad_fastnuke, bad_misp;
+	/* Golden Cove: stall cycles of memory bound by level (L1, L2, L3,
+	 * DRAM, store) */
+	uint64_t mem_cyc[5];
 };
 
 struct emu_state {
@@ -225,6 +233,10 @@ int emu_gen_validate(const struct emu_group *g, const struct emu_event *e);
 void emu_gen_stop(struct emu_group *g);
 void emu_gen_fold(struct emu_group *g);
 void emu_gen_run(uint64_t slots, const struct emu_mix *m);
+/* PERF_METRICS profiles: the core's memory events (SIG_MEM_*) of a run
+ * whose memory-bound slots were mem_slots; SIG_NONE for another config */
+int emu_mem_signal(uint64_t config);
+void emu_mem_run(uint64_t slots, uint64_t mem_slots);
 uint64_t emu_gen_rdpmc(uint32_t ecx);
 /* The scheduled group counter ecx counts for, or NULL. */
 const struct emu_group *emu_gen_group_of(uint32_t ecx);
