@@ -296,10 +296,11 @@ struct td_record {
 	int64_t cat[TD_CAT_COUNT];  /* category slots x 255, signed */
 	uint64_t qerr;              /* quantisation scale, 1/255-slot units */
 	unsigned flags;             /* TD_RESULT_L2, _UNRELIABLE, _READ_PATH,
-	                               _CYCLES, _L2_FE_BE */
+	                               _CYCLES, _L2_FE_BE, _MEMORY */
 	unsigned resets;            /* library resets inside the region */
 	const char *name;           /* the named region's name, else NULL */
-	uint64_t reserved[3];       /* 0; room to grow (128 bytes in all) */
+	uint64_t reserved[3];       /* 0; with TD_RESULT_MEMORY the nodes'
+				       parts of memory bound (128 bytes) */
 };
 
 /* Attach a caller-owned buffer of cap records (replacing any), filled from

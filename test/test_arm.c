@@ -533,8 +533,8 @@ static void test_e2e_n1_cycles(void **state)
 		assert_non_null(strstr(text, fmt == TD_FORMAT_TABLE ?
 						     "cycles, not TopDown" :
 					     fmt == TD_FORMAT_CSV ?
-						     ",cycles,1,0\n" :
-						     "\"basis\":\"cycles\",\"max_depth\":1,\"open\":0}"));
+						     ",cycles,1,0,,,,,\n" :
+						     "\"basis\":\"cycles\",\"max_depth\":1,\"open\":0,"));
 		free(text);
 	}
 	td_close(td);

@@ -617,6 +617,11 @@ static int expected_keys(char keys[][32])
 	snprintf(keys[n++], 32, "basis");
 	snprintf(keys[n++], 32, "max_depth");
 	snprintf(keys[n++], 32, "open");
+	snprintf(keys[n++], 32, "l1_bound");
+	snprintf(keys[n++], 32, "l2_bound");
+	snprintf(keys[n++], 32, "l3_bound");
+	snprintf(keys[n++], 32, "dram_bound");
+	snprintf(keys[n++], 32, "store_bound");
 	return n;
 }
 
@@ -670,9 +675,12 @@ static void test_report_csv(void **state)
 		assert_int_equal(atoi(f[2]), getpid());
 		assert_string_equal(f[3], rows ? "1" : "2");
 		assert_string_equal(f[7], "2");
-		assert_string_equal(f[nkeys - 3], "slots");
-		assert_string_equal(f[nkeys - 2], "1"); /* max_depth */
-		assert_string_equal(f[nkeys - 1], "0"); /* open */
+		assert_string_equal(f[nkeys - 8], "slots");
+		assert_string_equal(f[nkeys - 7], "1"); /* max_depth */
+		assert_string_equal(f[nkeys - 6], "0"); /* open */
+		/* no memory drill-down: its five columns empty */
+		for (int i = nkeys - 5; i < nkeys; i++)
+			assert_string_equal(f[i], "");
 		rows++;
 	}
 	assert_int_equal(rows, 2);

@@ -126,6 +126,103 @@ static void test_adl_ecore_stint(void **state)
 	td_close(td);
 }
 
+/* nodes of r against the truth between a and b, within r's err */
+static void check_nodes(const struct td_result *r, const struct emu_truth *a,
+			const struct emu_truth *b)
+{
+	assert_true(r->flags & TD_RESULT_MEMORY);
+	for (int i = 0; i < TD_MEM_COUNT; i++) {
+		double truth = (double)(b->mem[i] - a->mem[i]) /
+			       (double)(b->slots - a->slots);
+
+		if (fabs(r->mem[i] - truth) > r->err + 1e-12)
+			fail_msg("node %d: %.6f, truth %.6f, err %.6f", i,
+				 r->mem[i], truth, r->err);
+	}
+}
+
+/*
+ * Records carry the nodes (their parts of memory bound in the reserved
+ * words): td_record_decode gives them back, the CSV and JSONL reports
+ * have them as columns l1_bound .. store_bound.
+ */
+static void test_records(void **state)
+{
+	struct td *td = open_memory(EMU_SPR, SHARES_A);
+	struct td_record recs[2];
+	struct td_region r = { { 0 } };
+	struct td_result res, dec;
+	struct emu_truth a, b;
+	char *text = NULL, want[160];
+	size_t len = 0, n = 0;
+	FILE *f;
+
+	(void)state;
+	emu_run(600000, &MIX_STREAM);
+	assert_int_equal(td_records_attach(td, recs, 2), 0);
+	assert_int_equal(td_region_begin(td, &r), 0);
+	emu_truth(&a);
+	emu_run(60000000, &MIX_DRAM);
+	emu_truth(&b);
+	assert_int_equal(td_region_end(td, &r, &res), 0);
+	assert_int_equal(td_records_detach(td, &n, NULL), 0);
+	assert_int_equal(n, 1);
+	assert_true(recs[0].flags & TD_RESULT_MEMORY);
+	assert_int_equal(td_record_decode(&recs[0], &dec), 0);
+	check_nodes(&dec, &a, &b);
+	for (int i = 0; i < TD_MEM_COUNT; i++)
+		assert_true(fabs(dec.mem[i] - res.mem[i]) < 1e-6);
+	f = open_memstream(&text, &len);
+	assert_int_equal(td_report_records(f, recs, 1, TD_FORMAT_CSV), 0);
+	fclose(f);
+	assert_non_null(strstr(text, ",l1_bound,l2_bound,l3_bound,dram_bound,"
+				     "store_bound\n"));
+	snprintf(want, sizeof(want), ",%.6f,%.6f,%.6f,%.6f,%.6f\n",
+		 dec.mem[0], dec.mem[1], dec.mem[2], dec.mem[3], dec.mem[4]);
+	assert_non_null(strstr(text, want));
+	free(text);
+	text = NULL;
+	f = open_memstream(&text, &len);
+	assert_int_equal(td_report_records(f, recs, 1, TD_FORMAT_JSONL), 0);
+	fclose(f);
+	snprintf(want, sizeof(want), "\"dram_bound\":%.6f,", dec.mem[3]);
+	assert_non_null(strstr(text, want));
+	free(text);
+	td_close(td);
+}
+
+/* Named totals: the nodes of every call, slot-weighted, in the report. */
+static void test_named_totals(void **state)
+{
+	static struct td_named n = TD_NAMED_INIT("chase");
+	struct td *td = open_memory(EMU_ADL, SHARES_A);
+	struct td_totals t;
+	struct emu_truth a, b;
+	char *text = NULL;
+	size_t len = 0;
+	FILE *f;
+
+	(void)state;
+	emu_run(600000, &MIX_STREAM);
+	emu_truth(&a);
+	for (int i = 0; i < 2; i++) {
+		emu_set_mem_shares(i ? SHARES_DRAM : SHARES_A);
+		assert_int_equal(td_named_begin(td, &n), 0);
+		emu_run(30000000, i ? &MIX_DRAM : &MIX_CHAIN);
+		assert_int_equal(td_named_end(td, &n, NULL), 0);
+	}
+	emu_truth(&b);
+	assert_int_equal(td_named_totals(&n, &t), 0);
+	assert_int_equal(t.calls, 2);
+	check_nodes(&t.total, &a, &b);
+	f = open_memstream(&text, &len);
+	assert_int_equal(td_report_named(f, td, TD_FORMAT_TABLE), 0);
+	fclose(f);
+	assert_non_null(strstr(text, "      dram_bound"));
+	free(text);
+	td_close(td);
+}
+
 /* TOPDOWN_MEMORY=1 asks as the option does; another value is refused. */
 static void test_environment(void **state)
 {
@@ -221,6 +318,8 @@ int main(void)
 		cmocka_unit_test_teardown(test_spr_nodes, teardown_emu),
 		cmocka_unit_test_teardown(test_adl_pcore_nodes, teardown_emu),
 		cmocka_unit_test_teardown(test_adl_ecore_stint, teardown_emu),
+		cmocka_unit_test_teardown(test_records, teardown_emu),
+		cmocka_unit_test_teardown(test_named_totals, teardown_emu),
 		cmocka_unit_test_teardown(test_environment, teardown_emu),
 		cmocka_unit_test_teardown(test_off_by_default, teardown_emu),
 		cmocka_unit_test_teardown(test_refusals, teardown_emu),

@@ -22,6 +22,7 @@ struct run {
 	const char *out;         /* -o FILE, or NULL: stderr */
 	enum fmt fmt;
 	bool emulate;
+	bool memory;             /* --memory: TOPDOWN_MEMORY=1 */
 	const char *profile;
 	char **prog;             /* PROG ARGS..., NULL-terminated */
 	char pmu[40];            /* the pmu column's value */
@@ -31,7 +32,7 @@ static int usage(FILE *f, int status)
 {
 	fprintf(f,
 		"usage: topdown run [-o FILE] [-f table|csv|jsonl|svg] [--emulate]\n"
-		"                   [--profile spr|icl] -- PROG [ARGS...]\n"
+		"                   [--profile spr|icl] [--memory] -- PROG [ARGS...]\n"
 		"\n"
 		"Runs PROG, a program linked with libtopdown that measures named\n"
 		"regions, and collects its report for the whole process (every\n"
@@ -44,6 +45,9 @@ static int usage(FILE *f, int status)
 		"  --emulate     run PROG on the emulated PMU installed with the\n"
 		"                library (synthetic counts; every output says EMULATED)\n"
 		"  --profile P   the emulated CPU: spr (default) or icl\n"
+		"  --memory      the memory drill-down (TOPDOWN_MEMORY=1, which\n"
+		"                PROG's environment also passes through): L1, L2,\n"
+		"                L3, DRAM and store bound under memory bound\n"
 		"\n"
 		"Exit status: PROG's (128 + N when killed by signal N); 2 a bad\n"
 		"argument; 125 no report (PROG not linked with libtopdown, no\n"
@@ -89,6 +93,8 @@ static int parse_args(int argc, char **argv, struct run *r)
 			return 1;
 		if (!strcmp(a, "--emulate")) {
 			r->emulate = true;
+		} else if (!strcmp(a, "--memory")) {
+			r->memory = true;
 		} else if (!strcmp(a, "-o") || !strcmp(a, "-f") ||
 			   !strcmp(a, "--profile")) {
 			if (need_value(i, argc, a) < 0)
@@ -267,6 +273,8 @@ int cmd_run(int argc, char **argv)
 	if (err)
 		return err > 0 ? usage(stdout, CMD_OK) : CMD_USAGE;
 	if (r.emulate && cmd_emulate_env(r.profile) < 0)
+		return CMD_FAILED;
+	if (r.memory && setenv("TOPDOWN_MEMORY", "1", 1) < 0)
 		return CMD_FAILED;
 	if (r.emulate)
 		snprintf(r.pmu, sizeof(r.pmu), "emulated:%s", r.profile);

@@ -194,6 +194,8 @@ static void emit_record(struct td *td, const struct td_region_priv *p,
 	rec.resets = region_resets(td, p);
 	rec.name = NULL;
 	memset(rec.reserved, 0, sizeof(rec.reserved));
+	if (td->src->record_more)
+		td->src->record_more(td, &d, &rec);
 	td_sink_put(td, &rec, flags & TD_RESULT_MULTIPLEXED ? d.l2raw : NULL);
 }
 

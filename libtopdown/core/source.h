@@ -117,6 +117,10 @@ struct td_source_ops {
 	 */
 	void (*decode_more)(const struct td *td, const struct td_delta *d,
 			    struct td_result *res);
+	/* The same for a region's record (its reserved words).  NULL:
+	 * nothing. */
+	void (*record_more)(const struct td *td, const struct td_delta *d,
+			    struct td_record *rec);
 };
 
 extern TD_HIDDEN const struct td_source_ops td_source_perf_metrics;

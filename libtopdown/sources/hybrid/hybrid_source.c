@@ -165,4 +165,5 @@ const struct td_source_ops td_source_hybrid_memory = {
 	.fast_end = td_hybrid_fast_end,
 	.ready = td_hybrid_fast_setup,
 	.decode_more = td_pm_mem_decode,
+	.record_more = td_pm_mem_record,
 };

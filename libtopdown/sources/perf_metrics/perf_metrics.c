@@ -143,4 +143,5 @@ const struct td_source_ops td_source_perf_metrics_memory = {
 	.fast_begin = td_pm_clear_fast_begin,
 	.fast_end = td_pm_clear_fast_end,
 	.decode_more = td_pm_mem_decode,
+	.record_more = td_pm_mem_record,
 };

@@ -174,6 +174,8 @@ TD_HIDDEN void td_pm_mem_delta(const struct td_counts *a,
 			       const struct td_counts *b, struct td_delta *d);
 TD_HIDDEN void td_pm_mem_decode(const struct td *td, const struct td_delta *d,
 				struct td_result *res);
+TD_HIDDEN void td_pm_mem_record(const struct td *td, const struct td_delta *d,
+				struct td_record *rec);
 /* The kernel's caps/pmu_name of the core PMU, "" when it does not say. */
 TD_HIDDEN void td_pm_pmu_name(const struct td *td, char *out, size_t len);
 

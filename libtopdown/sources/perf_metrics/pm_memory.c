@@ -296,17 +296,41 @@ static void perf_nodes(const int64_t *e, double *w)
  * measured memory bound (level 2: not on a hybrid region that ran on
  * E-cores, whose cpu_core events did not count there).
  */
-void td_pm_mem_decode(const struct td *td, const struct td_delta *d,
-		      struct td_result *res)
+static void mem_parts(const struct td_delta *d, double *part)
 {
 	double w[TD_MEM_COUNT], sum = 0;
 
-	if (!td_pm_of(td)->pm.mem.on || !(res->flags & TD_RESULT_L2))
-		return;
 	perf_nodes(&d->cat[TD_PM_MEM0], w);
 	for (unsigned i = 0; i < TD_MEM_COUNT; i++)
 		sum += w[i];
 	for (unsigned i = 0; i < TD_MEM_COUNT; i++)
-		res->mem[i] = sum > 0 ? res->l2[TD_MEM_BOUND] * w[i] / sum : 0;
+		part[i] = sum > 0 ? w[i] / sum : 0;
+}
+
+void td_pm_mem_decode(const struct td *td, const struct td_delta *d,
+		      struct td_result *res)
+{
+	double part[TD_MEM_COUNT];
+
+	(void)td;
+	if (!(res->flags & TD_RESULT_L2))
+		return;
+	mem_parts(d, part);
+	for (unsigned i = 0; i < TD_MEM_COUNT; i++)
+		res->mem[i] = res->l2[TD_MEM_BOUND] * part[i];
 	res->flags |= TD_RESULT_MEMORY;
+}
+
+/* The source's record_more: the parts, in the record's reserved words. */
+void td_pm_mem_record(const struct td *td, const struct td_delta *d,
+		      struct td_record *rec)
+{
+	double part[TD_MEM_COUNT];
+
+	(void)td;
+	if (!(rec->flags & TD_RESULT_L2))
+		return;
+	mem_parts(d, part);
+	td_mem_parts_pack(part, rec->reserved);
+	rec->flags |= TD_RESULT_MEMORY;
 }
