@@ -26,7 +26,9 @@ enum ovh_section {
 
 enum ovh_kind {
 	OVH_PERF_METRICS, /* SLOTS + PERF_METRICS: two reads a boundary */
-	OVH_ORDINARY      /* ordinary counters, each under its seqlock */
+	OVH_ORDINARY,     /* ordinary counters, each under its seqlock */
+	OVH_MEMORY        /* PERF_METRICS with the memory drill-down's
+			     events (TD_OPT_MEMORY): the general route */
 };
 
 struct ovh_profile {
@@ -34,6 +36,7 @@ struct ovh_profile {
 	const char *what;
 	enum emu_profile emu;
 	enum ovh_kind kind;
+	unsigned opts;    /* td_options.flags: TD_OPT_MEMORY, or 0 */
 };
 
 extern const struct ovh_profile ovh_profiles[];

@@ -148,9 +148,11 @@ static void targets(const struct ovh_profile *p, unsigned s,
 	/*
 	 * Named regions: a pair plus finding the handle's slot and the
 	 * totals at the end (a record to a named region takes the end's
-	 * slow path): figures reported, only "no syscall" a target.
+	 * slow path): figures reported, only "no syscall" a target.  So
+	 * for the memory drill-down, whose every boundary takes the general
+	 * route and reads its events too.
 	 */
-	if (s == OVH_NAMED || s == OVH_NAMED_STR) {
+	if (s == OVH_NAMED || s == OVH_NAMED_STR || p->kind == OVH_MEMORY) {
 		*met = r->syscalls == 0;
 		snprintf(buf, len, "s=0");
 		return;
@@ -167,7 +169,7 @@ void ovh_report_header(const char *method)
 {
 	printf("# instructions per sequence inside libtopdown's text, the "
 	       "counter reads (RDPMC, MRS) excluded; %s\n", method);
-	printf("%-10s %-13s %6s %6s %6s %8s %5s  %-22s %s\n", "profile",
+	printf("%-13s %-13s %6s %6s %6s %8s %5s  %-22s %s\n", "profile",
 	       "sequence", "instr", "window", "spread", "syscalls", "reads",
 	       "target", "");
 	nr_lines = 0;
@@ -190,18 +192,18 @@ bool ovh_report_profile(const struct ovh_profile *prof,
 		targets(prof, s, &r, pair, tgt, sizeof(tgt), &met);
 		all = all && met;
 		if (r.known)
-			printf("%-10s %-13s %6lu %6lu %6lu %8lu %5lu  %-22s %s\n",
+			printf("%-13s %-13s %6lu %6lu %6lu %8lu %5lu  %-22s %s\n",
 			       prof->name, seq_names[s], r.instr, r.window,
 			       r.spread, r.syscalls, r.reads, tgt,
 			       met ? "met" : "MISSED");
 		else if (r.end_unread)
-			printf("%-10s %-13s %6lu %6s %6s %8lu %5lu  %-22s %s\n",
+			printf("%-13s %-13s %6lu %6s %6s %8lu %5lu  %-22s %s\n",
 			       prof->name, seq_names[s], r.instr, "-", "-",
 			       r.syscalls, r.reads, tgt,
 			       met ? "met (the end reads nothing)"
 				   : "MISSED (the end reads nothing)");
 		else
-			printf("%-10s %-13s %6lu %6s %6s %8lu %5lu  %-22s %s\n",
+			printf("%-13s %-13s %6lu %6s %6s %8lu %5lu  %-22s %s\n",
 			       prof->name, seq_names[s], r.instr, "?", "?",
 			       r.syscalls, r.reads, tgt,
 			       "MISSED (reads not placed)");

@@ -16,19 +16,23 @@
 #define WORK_SLOTS 20000
 
 const struct ovh_profile ovh_profiles[] = {
-	{ "spr", "Sapphire Rapids, PERF_METRICS", EMU_SPR, OVH_PERF_METRICS },
+	{ "spr", "Sapphire Rapids, PERF_METRICS", EMU_SPR, OVH_PERF_METRICS, 0 },
 	{ "lnl", "Lunar Lake, PERF_METRICS metrics-clear", EMU_LNL,
-	  OVH_PERF_METRICS },
+	  OVH_PERF_METRICS, 0 },
 	{ "adl-pcore", "Alder Lake hybrid, thread on a P-core", EMU_ADL,
-	  OVH_PERF_METRICS },
-	{ "zen4", "AMD Zen 4, ordinary counters", EMU_ZEN4, OVH_ORDINARY },
-	{ "zen5", "AMD Zen 5, ordinary counters", EMU_ZEN5, OVH_ORDINARY },
+	  OVH_PERF_METRICS, 0 },
+	{ "spr-mem", "Sapphire Rapids, memory drill-down (TD_OPT_MEMORY)",
+	  EMU_SPR, OVH_MEMORY, TD_OPT_MEMORY },
+	{ "adl-pcore-mem", "Alder Lake P-core, memory drill-down", EMU_ADL,
+	  OVH_MEMORY, TD_OPT_MEMORY },
+	{ "zen4", "AMD Zen 4, ordinary counters", EMU_ZEN4, OVH_ORDINARY, 0 },
+	{ "zen5", "AMD Zen 5, ordinary counters", EMU_ZEN5, OVH_ORDINARY, 0 },
 	{ "skl", "Intel Skylake, V4.5 ordinary counters", EMU_SKL,
-	  OVH_ORDINARY },
+	  OVH_ORDINARY, 0 },
 	{ "grt", "Intel Gracemont, ordinary counters", EMU_GRT,
-	  OVH_ORDINARY },
+	  OVH_ORDINARY, 0 },
 	{ "n2", "Arm Neoverse N2 r0p3, PMUv3 event counters",
-	  EMU_ARM_N2_R0P3, OVH_ORDINARY },
+	  EMU_ARM_N2_R0P3, OVH_ORDINARY, 0 },
 };
 const unsigned ovh_nr_profiles = sizeof(ovh_profiles) / sizeof(ovh_profiles[0]);
 
@@ -164,6 +168,7 @@ int ovh_run_sections(const struct ovh_profile *prof, ovh_mark_fn mark)
 	static struct td_record recs[64];
 	struct td_region r, outer;
 	struct td_result res;
+	struct td_options o = TD_OPTIONS_INIT;
 	struct td *td;
 	int err;
 
@@ -171,7 +176,8 @@ int ovh_run_sections(const struct ovh_profile *prof, ovh_mark_fn mark)
 	memset(&outer, 0, sizeof(outer));
 	mix = emu_mix_l2(0.4, 0.1, 0.2, 0.3, 0.05, 0.05, 0.1, 0.15);
 	emu_setup(prof->emu);
-	err = td_open(&td, NULL);
+	o.flags = prof->opts;
+	err = td_open(&td, &o);
 	if (err < 0)
 		return err;
 	for (int i = 0; i < 2; i++) { /* warm-up: every sequence, twice */

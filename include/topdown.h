@@ -44,6 +44,14 @@ enum td_l2 {
 	TD_L2_COUNT
 };
 
+/* Memory drill-down (TD_OPT_MEMORY): the level-3 nodes under memory
+ * bound, indices into td_result.mem, shares of the region's slots that
+ * sum to l2[TD_MEM_BOUND] (README "Memory drill-down"). */
+enum td_mem {
+	TD_L1_BOUND, TD_L2_BOUND, TD_L3_BOUND, TD_DRAM_BOUND, TD_STORE_BOUND,
+	TD_MEM_COUNT
+};
+
 /* td_result.flags */
 #define TD_RESULT_L2          (1u << 0) /* l2[] measured (else all 0) */
 #define TD_RESULT_UNRELIABLE  (1u << 1) /* counts not trusted: fractions 0 */
@@ -54,6 +62,7 @@ enum td_l2 {
 #define TD_RESULT_L2_FE_BE    (1u << 6) /* Arm N3/V3: L2 of FE and BE only */
 #define TD_RESULT_NESTED      (1u << 7) /* inner end of a recursive named
 					   region: no figures (td_named_end) */
+#define TD_RESULT_MEMORY      (1u << 8) /* mem[] measured (else unset) */
 
 /* Fewer slots: TD_RESULT_SHORT (the kernel's TopDown document). */
 #define TD_SHORT_SLOTS 20000u
@@ -68,7 +77,10 @@ struct td_result {
 	unsigned flags;              /* TD_RESULT_* */
 	unsigned resets;             /* library resets inside the region */
 	double smt_contention;       /* other SMT thread's share (AMD), or 0 */
-	uint64_t reserved[5];        /* 0 */
+	double mem[TD_MEM_COUNT];    /* with TD_RESULT_MEMORY: fractions of
+					the region's slots, within err;
+					without it not written (the hot
+					path stores nothing more) */
 };
 
 /* td_options.reset_policy: README "Precision and resets". */
@@ -84,6 +96,7 @@ enum td_reset_policy {
 #define TD_OPT_NO_RDPMC         (1u << 1) /* force the read(2) path */
 #define TD_OPT_NO_METRICS_CLEAR (1u << 2) /* never RDPMC metrics-clear mode */
 #define TD_OPT_L2_MULTIPLEX     (1u << 3) /* L2 multiplexed if no room (AMD) */
+#define TD_OPT_MEMORY           (1u << 4) /* memory drill-down (td_result.mem) */
 
 /* Options for td_open(): size first, zero fields mean the defaults. */
 struct td_options {
@@ -137,12 +150,14 @@ struct td;
 
 /* Open a handle for the calling thread, the only one that may use it.
  * opts may be NULL.  Returns 0 and sets *out, or:
- * -EINVAL      out NULL; bad opts; bad TOPDOWN_RESET (td_strerror in
- *              this thread then quotes the setting, its value and the
- *              accepted ones; a bad TOPDOWN_REPORT or TOPDOWN_FORMAT
- *              does not fail);
+ * -EINVAL      out NULL; bad opts; bad TOPDOWN_RESET, TOPDOWN_L2 or
+ *              TOPDOWN_MEMORY (td_strerror in this thread then quotes
+ *              the setting, its value and the accepted ones; a bad
+ *              TOPDOWN_REPORT or TOPDOWN_FORMAT does not fail);
  * -ENODEV      no hardware PMU (e.g. a VM without a virtual PMU);
- * -EOPNOTSUPP  the kernel refused the TopDown events it listed;
+ * -EOPNOTSUPP  the kernel refused the TopDown events it listed, or
+ *              TD_OPT_MEMORY (TOPDOWN_MEMORY=1) on a CPU without a memory
+ *              drill-down (td_strerror names it);
  * -ENOSYS      no TopDown source for this CPU (td_strerror names it);
  * -EACCES      perf_event_paranoid or a security policy forbids it;
  * -ENOSPC      too few free counters (NMI watchdog, VM);
@@ -287,10 +302,11 @@ struct td_record {
 	int64_t cat[TD_CAT_COUNT];  /* category slots x 255, signed */
 	uint64_t qerr;              /* quantisation scale, 1/255-slot units */
 	unsigned flags;             /* TD_RESULT_L2, _UNRELIABLE, _READ_PATH,
-	                               _CYCLES, _L2_FE_BE */
+	                               _CYCLES, _L2_FE_BE, _MEMORY */
 	unsigned resets;            /* library resets inside the region */
 	const char *name;           /* the named region's name, else NULL */
-	uint64_t reserved[3];       /* 0; room to grow (128 bytes in all) */
+	uint64_t reserved[3];       /* 0; with TD_RESULT_MEMORY the nodes'
+				       parts of memory bound (128 bytes) */
 };
 
 /* Attach a caller-owned buffer of cap records (replacing any), filled from

@@ -24,7 +24,7 @@ NO_HOLES(struct td_result,
 	 MEMBER_SIZE(struct td_result, flags) +
 	 MEMBER_SIZE(struct td_result, resets) +
 	 MEMBER_SIZE(struct td_result, smt_contention) +
-	 MEMBER_SIZE(struct td_result, reserved));
+	 MEMBER_SIZE(struct td_result, mem));
 
 NO_HOLES(struct td_options,
 	 MEMBER_SIZE(struct td_options, size) +

@@ -5,6 +5,7 @@
 
 #include <stdbool.h>
 #include <stdlib.h>
+#include <string.h>
 
 /* Split one CSV line into fields (quotes honoured); returns the count. */
 static inline int csv_split(const char *line, char fields[][64], int max)
@@ -56,6 +57,8 @@ static inline int json_flat(const char *s, char keys[][32], int max)
 					return -1;
 			if (*s++ != '"')
 				return -1;
+		} else if (strncmp(s, "null", 4) == 0) { /* not measured */
+			s += 4;
 		} else {
 			strtod(s, &end);
 			if (end == s)

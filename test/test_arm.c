@@ -533,8 +533,8 @@ static void test_e2e_n1_cycles(void **state)
 		assert_non_null(strstr(text, fmt == TD_FORMAT_TABLE ?
 						     "cycles, not TopDown" :
 					     fmt == TD_FORMAT_CSV ?
-						     ",cycles,1,0,emulated:test\n" :
-						     "\"basis\":\"cycles\",\"max_depth\":1,\"open\":0,\"pmu\":\"emulated:test\"}"));
+						     ",cycles,1,0,,,,,,emulated:test\n" :
+						     "\"basis\":\"cycles\",\"max_depth\":1,\"open\":0,\"l1_bound\":null,\"l2_bound\":null,\"l3_bound\":null,\"dram_bound\":null,\"store_bound\":null,\"pmu\":\"emulated:test\"}"));
 		free(text);
 	}
 	td_close(td);

@@ -92,6 +92,20 @@ awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) col[$i] = i; next }
 expect 0 "run --emulate -f table (default: stderr)" "$td" run --emulate -- "$B/examples/threads"
 has "the table is labelled EMULATED" "^EMULATED PMU \(profile spr\)" "$tmp/out"
 has "the table has the all rows" "^chase +all " "$tmp/out"
+expect 0 "run --memory -f csv" "$td" run --emulate --memory -f csv \
+	-o "$tmp/m.csv" -- "$B/examples/threads"
+has "run --memory: the drill-down's columns" \
+	",open,l1_bound,l2_bound,l3_bound,dram_bound,store_bound," "$tmp/m.csv"
+has "run --memory: nodes measured" ",[0-9]+,[0-9]+,0\.[0-9]{6},0\.[0-9]{6},0\.[0-9]{6},0\.[0-9]{6},0\.[0-9]{6}," "$tmp/m.csv"
+has "run --memory: the all-threads rows have the nodes" \
+	"^region,[^,]*,all,([^,]*,){29}0\.[0-9]{6}," "$tmp/m.csv"
+expect 0 "run --memory -f jsonl" "$td" run --emulate --memory -f jsonl \
+	-o "$tmp/m.jsonl" -- "$B/examples/threads"
+expect 0 "plot of the memory drill-down" "$td" plot "$tmp/m.jsonl" -o "$tmp/m.svg"
+has "plot: memory bound split into its nodes" 'id="r[0-9]+-L1_bound"' "$tmp/m.svg"
+TOPDOWN_MEMORY=1 expect 0 "TOPDOWN_MEMORY=1 passes through run" "$td" run \
+	--emulate -f csv -o "$tmp/m2.csv" -- "$B/examples/threads"
+has "TOPDOWN_MEMORY=1: nodes measured" ",[0-9]+,[0-9]+,0\.[0-9]{6},0\.[0-9]{6},0\.[0-9]{6},0\.[0-9]{6},0\.[0-9]{6}," "$tmp/m2.csv"
 
 # ---- plot, rendered ----------------------------------------------------
 expect 0 "plot r.jsonl -o r.svg" "$td" plot "$tmp/r.jsonl" -o "$tmp/r.svg"

@@ -204,8 +204,8 @@ static void put_result(uint64_t *f, const struct td_result *r)
 	f[k++] = r->flags;
 	f[k++] = r->resets;
 	f[k++] = bits(r->smt_contention);
-	for (int i = 0; i < 5; i++)
-		f[k++] = r->reserved[i];
+	for (int i = 0; i < TD_MEM_COUNT; i++)
+		f[k++] = bits(r->mem[i]);
 }
 
 static void field_name(enum entry_kind kind, unsigned k, char *buf,
@@ -214,8 +214,8 @@ static void field_name(enum entry_kind kind, unsigned k, char *buf,
 	static const char *const result[RESULT_FIELDS] = {
 		"slots", "l1[0]", "l1[1]", "l1[2]", "l1[3]", "l2[0]", "l2[1]",
 		"l2[2]", "l2[3]", "l2[4]", "l2[5]", "l2[6]", "l2[7]", "err",
-		"flags", "resets", "smt_contention", "reserved[0]",
-		"reserved[1]", "reserved[2]", "reserved[3]", "reserved[4]",
+		"flags", "resets", "smt_contention", "mem[0]",
+		"mem[1]", "mem[2]", "mem[3]", "mem[4]",
 	};
 	static const char *const record[] = {
 		"slots", "cat[0]", "cat[1]", "cat[2]", "cat[3]", "cat[4]",

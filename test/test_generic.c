@@ -789,8 +789,10 @@ static void test_report_smt(void **state)
 	fclose(f);
 	last = strstr(text, "\nregion,");
 	assert_non_null(last);
-	assert_non_null(strstr(last, ",0.250000,slots,1,0,emulated:test\n"));
-	assert_non_null(strstr(text, ",smt_contention,basis,max_depth,open,pmu\n"));
+	assert_non_null(strstr(last, ",0.250000,slots,1,0,,,,,,emulated:test\n"));
+	assert_non_null(strstr(text, ",smt_contention,basis,max_depth,open,"
+				     "l1_bound,l2_bound,l3_bound,dram_bound,"
+				     "store_bound,pmu\n"));
 	free(text);
 	f = open_memstream(&text, &len);
 	assert_int_equal(td_report_named(f, td, TD_FORMAT_TABLE), 0);

@@ -249,7 +249,7 @@ static void test_zen4_mux_report(void **state)
 	assert_int_equal(td_report_named(f, td, TD_FORMAT_CSV), 0);
 	assert_int_equal(td_report_named(f, td, TD_FORMAT_TABLE), 0);
 	fclose(f);
-	assert_non_null(strstr(text, ",estimated,1,0,emulated:test\n"));
+	assert_non_null(strstr(text, ",estimated,1,0,,,,,,emulated:test\n"));
 	assert_non_null(strstr(text, "estimated (multiplexed)"));
 	free(text);
 	td_close(td);

@@ -7,6 +7,8 @@
 #include <stddef.h>
 #include <stdio.h>
 
+#include "topdown.h"
+
 /* Exit statuses (topdown --help lists them). */
 #define CMD_OK       0
 #define CMD_BLOCKED  1   /* check: TopDown cannot be measured here */
@@ -53,6 +55,8 @@ struct cmd_row {
 	char pmu[32];           /* topdown run's column, else "" */
 	double calls, unreliable, slots, err, levels, smt;
 	double l1[4], l2[8], min[4], max[4];
+	double mem[TD_MEM_COUNT]; /* l1_bound .. store_bound, if has_mem */
+	bool has_mem;           /* the memory drill-down's columns had values */
 };
 
 struct cmd_report {

@@ -61,8 +61,29 @@ static void set_number(struct cmd_row *r, const char *k, double v)
 		r->max[i] = v;
 }
 
+/* The memory drill-down's columns: a value, or empty / null unmeasured. */
+static bool set_mem(struct cmd_row *r, const char *k, const char *v)
+{
+	static const char *const keys[TD_MEM_COUNT] = {
+		"l1_bound", "l2_bound", "l3_bound", "dram_bound", "store_bound",
+	};
+
+	for (int i = 0; i < TD_MEM_COUNT; i++) {
+		if (strcmp(k, keys[i]))
+			continue;
+		if (*v && strcmp(v, "null")) {
+			r->mem[i] = strtod(v, NULL);
+			r->has_mem = true;
+		}
+		return true;
+	}
+	return false;
+}
+
 static void set_field(struct cmd_row *r, const char *k, const char *v)
 {
+	if (set_mem(r, k, v))
+		return;
 	if (!strcmp(k, "kind"))
 		set_text(r->kind, sizeof(r->kind), v);
 	else if (!strcmp(k, "name"))

@@ -23,6 +23,7 @@ struct run {
 	enum fmt fmt;
 	bool emulate;
 	bool functions;          /* --functions: preload the hooks */
+	bool memory;             /* --memory: TOPDOWN_MEMORY=1 */
 	const char *profile;
 	char **prog;             /* PROG ARGS..., NULL-terminated */
 	char pmu[40];            /* the pmu column's value */
@@ -32,7 +33,8 @@ static int usage(FILE *f, int status)
 {
 	fprintf(f,
 		"usage: topdown run [-o FILE] [-f table|csv|jsonl|svg] [--emulate]\n"
-		"                   [--profile P] [--functions] -- PROG [ARGS...]\n"
+		"                   [--profile P] [--functions] [--memory]\n"
+		"                   -- PROG [ARGS...]\n"
 		"\n"
 		"Runs PROG, a program linked with libtopdown that measures named\n"
 		"regions, and collects its report for the whole process (every\n"
@@ -49,6 +51,9 @@ static int usage(FILE *f, int status)
 		"  --functions   PROG built with -finstrument-functions: a row per\n"
 		"                function and per call path (libtopdown-functions\n"
 		"                preloaded; PROG need not be linked with libtopdown)\n"
+		"  --memory      the memory drill-down (TOPDOWN_MEMORY=1, which\n"
+		"                PROG's environment also passes through): L1, L2,\n"
+		"                L3, DRAM and store bound under memory bound\n"
 		"\n"
 		"Exit status: PROG's (128 + N when killed by signal N), or\n"
 		"topdown run's own, 124 to 127: 124 a bad argument; 125 no\n"
@@ -98,6 +103,8 @@ static int parse_args(int argc, char **argv, struct run *r)
 			r->emulate = true;
 		} else if (!strcmp(a, "--functions")) {
 			r->functions = true;
+		} else if (!strcmp(a, "--memory")) {
+			r->memory = true;
 		} else if (!strcmp(a, "-o") || !strcmp(a, "-f") ||
 			   !strcmp(a, "--profile")) {
 			if (need_value(i, argc, a) < 0)
@@ -302,6 +309,8 @@ int cmd_run(int argc, char **argv)
 			  cmd_emulate_env(r.profile) < 0))
 		return CMD_FAILED;
 	if (r.functions && cmd_functions_env() < 0)
+		return CMD_FAILED;
+	if (r.memory && setenv("TOPDOWN_MEMORY", "1", 1) < 0)
 		return CMD_FAILED;
 	if (r.emulate)
 		snprintf(r.pmu, sizeof(r.pmu), "emulated:%s", r.profile);

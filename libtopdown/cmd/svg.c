@@ -33,6 +33,13 @@ static const char *const l2_colour[TD_L2_COUNT] = {
 	"#176817", "#98df8a", "#8c1414", "#ff9896",
 	"#0e4470", "#9ecae1", "#a65300", "#ffbb78",
 };
+/* Memory bound's nodes: shades of its own orange, L1 lightest. */
+static const char *const mem_colour[TD_MEM_COUNT] = {
+	"#ffe0b2", "#ffcc80", "#ffa726", "#e65100", "#bcaaa4",
+};
+static const char *const mem_label[TD_MEM_COUNT] = {
+	"L1 bound", "L2 bound", "L3 bound", "DRAM bound", "store bound",
+};
 static const char *const l1_label[TD_L1_COUNT] = {
 	"retiring", "bad speculation", "frontend bound", "backend bound",
 };
@@ -137,6 +144,27 @@ static void level1_bar(struct svg *s, const struct cmd_row *r, double y,
 	}
 }
 
+/*
+ * The memory drill-down: memory bound's segment split into its nodes,
+ * which sum to it (the library's split); returns the segment's end.
+ */
+static double mem_nodes(struct svg *s, const struct cmd_row *r, double x,
+			double y)
+{
+	char id[48], title[96];
+
+	for (int k = 0; k < TD_MEM_COUNT; k++) {
+		snprintf(id, sizeof(id), "r%d-%s", s->bars, mem_label[k]);
+		for (char *c = id; *c; c++)
+			*c = *c == ' ' ? '_' : *c;
+		snprintf(title, sizeof(title), "memory bound: %s %.1f%%",
+			 mem_label[k], 100 * r->mem[k]);
+		rect(s, id, x, y, r->mem[k] * BW, L2_H, mem_colour[k], title);
+		x += r->mem[k] * BW;
+	}
+	return x;
+}
+
 /* Children of each level-1 category, from its left edge; unsplit: faded. */
 static void level2_strip(struct svg *s, const struct cmd_row *r, double y)
 {
@@ -155,6 +183,10 @@ static void level2_strip(struct svg *s, const struct cmd_row *r, double y)
 			fputs("</g>\n", s->f);
 		}
 		for (int j = 2 * i; j < 2 * i + 2 && a + b > 0; j++) {
+			if (j == TD_MEM_BOUND && r->has_mem) {
+				cx = mem_nodes(s, r, cx, y);
+				continue;
+			}
 			snprintf(id, sizeof(id), "r%d-%s", s->bars, td_l2_name(j));
 			snprintf(title, sizeof(title), "%s %.1f%%",
 				 td_l2_name(j), 100 * r->l2[j]);

@@ -113,12 +113,35 @@ void td_set_bad_setting(const char *var, const char *value,
 			 " (unset it or pick one)");
 }
 
+/*
+ * Why td_open refused TD_OPT_MEMORY on this thread (its -EOPNOTSUPP or
+ * -ENOSPC line then names it), or "" when it did not.
+ */
+static __thread char mem_refusal[200];
+static __thread char mem_line[320];
+
+void td_set_mem_refusal(const char *why)
+{
+	snprintf(mem_refusal, sizeof(mem_refusal), "%s", why ? why : "");
+}
+
+static const char *mem_refusal_text(void)
+{
+	snprintf(mem_line, sizeof(mem_line),
+		 "no memory drill-down (TD_OPT_MEMORY, TOPDOWN_MEMORY=1) on "
+		 "this CPU: %s; open without it (README \"Memory "
+		 "drill-down\")", mem_refusal);
+	return mem_line;
+}
+
 const char *td_strerror(int err)
 {
 	if (err == -ENOSYS)
 		return enosys_text();
 	if (err == -EINVAL && setting_line[0])
 		return setting_line;
+	if ((err == -EOPNOTSUPP || err == -ENOSPC) && mem_refusal[0])
+		return mem_refusal_text();
 	for (size_t i = 0; i < sizeof(messages) / sizeof(messages[0]); i++)
 		if (messages[i].err == err)
 			return messages[i].text;

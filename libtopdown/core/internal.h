@@ -208,6 +208,31 @@ static inline void td_policy_close(struct td_policy *p, uint64_t at)
  */
 #define TD_RECORD_READINGS (1u << 31)
 
+/*
+ * A record of a region with the memory drill-down (TD_RESULT_MEMORY)
+ * keeps in its reserved words how memory bound splits over the nodes:
+ * each node's part of it (enum td_mem order, parts summing to 1) as a
+ * 32-bit fraction, two to a word; node i's slots are then its part of
+ * cat[TD_CAT_MEM_BOUND].
+ */
+#define TD_MEM_PART_ONE 4294967295.0
+static inline void td_mem_parts_pack(const double *part, uint64_t *w)
+{
+	for (unsigned i = 0; i < TD_MEM_COUNT; i++) {
+		double p = part[i] < 0 ? 0 : part[i] > 1 ? 1 : part[i];
+		uint64_t v = (uint64_t)(p * TD_MEM_PART_ONE + 0.5);
+
+		w[i / 2] |= v << (32 * (i % 2));
+	}
+}
+
+static inline void td_mem_parts_unpack(const uint64_t *w, double *part)
+{
+	for (unsigned i = 0; i < TD_MEM_COUNT; i++)
+		part[i] = (double)((w[i / 2] >> (32 * (i % 2))) & 0xffffffffu) /
+			  TD_MEM_PART_ONE;
+}
+
 /* Where td_region_end sends records (result.c td_sink_put). */
 struct td_sink {
 	struct td_record *buf;   /* attached buffer, or NULL */
@@ -366,6 +391,9 @@ TD_HIDDEN void td_set_unknown_cpu(const char *desc);
 TD_HIDDEN void td_set_bad_setting(const char *var, const char *value,
 				  const char *const *words, int n);
 TD_HIDDEN void td_clear_bad_setting(void);
+/* errors.c: why TD_OPT_MEMORY was refused (td_strerror(-EOPNOTSUPP)
+ * on this thread), NULL or "" when it was not. */
+TD_HIDDEN void td_set_mem_refusal(const char *why);
 
 /* decode.c: pure arithmetic on count deltas. */
 TD_HIDDEN void td_decode(const struct td_delta *d, bool l2,

@@ -168,6 +168,8 @@ static void fill_result(const struct td *td, const struct td_region_priv *p,
 	res->resets = region_resets(td, p);
 	if (td->path == TD_PATH_READ)
 		res->flags |= TD_RESULT_READ_PATH;
+	if (td->src->decode_more)
+		td->src->decode_more(td, &d, res);
 	if (!region_reliable(td, p, s) ||
 	    !td->src->consistent(td, &d) || (flags & TD_RESULT_UNRELIABLE))
 		td_record_mark_unreliable(res);
@@ -191,6 +193,8 @@ static void emit_record(struct td *td, const struct td_region_priv *p,
 	rec.resets = region_resets(td, p);
 	rec.name = NULL;
 	memset(rec.reserved, 0, sizeof(rec.reserved));
+	if (td->src->record_more)
+		td->src->record_more(td, &d, &rec);
 	td_sink_put(td, &rec, flags & TD_RESULT_MULTIPLEXED ? d.l2raw : NULL);
 }
 

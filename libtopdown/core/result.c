@@ -17,7 +17,7 @@ void td_record_mark_unreliable(struct td_result *res)
 	res->smt_contention = 0;
 	res->err = 1;
 	res->flags |= TD_RESULT_UNRELIABLE;
-	res->flags &= ~(TD_RESULT_L2 | TD_RESULT_L2_FE_BE);
+	res->flags &= ~(TD_RESULT_L2 | TD_RESULT_L2_FE_BE | TD_RESULT_MEMORY);
 }
 
 /*

@@ -23,6 +23,7 @@ struct td_open_req {
 	bool want_rdpmc;      /* not TD_OPT_NO_RDPMC */
 	bool l2_multiplex;    /* TD_OPT_L2_MULTIPLEX */
 	bool metrics_clear;   /* neither TD_OPT_NO_METRICS_CLEAR nor _NO_RDPMC */
+	bool memory;          /* TD_OPT_MEMORY or TOPDOWN_MEMORY=1 */
 };
 
 struct td_source_ops {
@@ -103,6 +104,18 @@ struct td_source_ops {
 	bool (*begin_counts)(const struct td *td, const uint64_t *values,
 			     const struct td_sample *end,
 			     struct td_counts *c);
+	/*
+	 * What the source measures beyond levels 1 and 2 (the memory
+	 * drill-down, TD_OPT_MEMORY): from the region's delta into res,
+	 * after res's levels are decoded, on the general route only (a
+	 * handle that measures more takes no fast path).  NULL: nothing.
+	 */
+	void (*decode_more)(const struct td *td, const struct td_delta *d,
+			    struct td_result *res);
+	/* The same for a region's record (its reserved words).  NULL:
+	 * nothing. */
+	void (*record_more)(const struct td *td, const struct td_delta *d,
+			    struct td_record *rec);
 };
 
 /*

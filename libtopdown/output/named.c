@@ -46,6 +46,10 @@ struct td_named_acc {
 	unsigned flags;  /* TD_RESULT_L2 when level 2 was measured, _CYCLES,
 			    _MULTIPLEXED */
 	bool l1_call;    /* a reliable call without level 2 (hybrid E-cores) */
+	/* TD_OPT_MEMORY: memory bound's slots x 255 by node, summed over
+	 * the reliable calls that had the nodes; a reliable call without */
+	double mem[TD_MEM_COUNT];
+	bool mem_call, no_mem_call;
 };
 
 _Static_assert(sizeof(struct td_named_acc) <=
@@ -381,6 +385,21 @@ static void add_extremes(struct td_named_acc *p, const int64_t *cat)
 	p->counted++;
 }
 
+/* A reliable call's memory nodes (its record's parts of memory bound). */
+static void add_mem(struct td_named_acc *p, const struct td_record *rec)
+{
+	double part[TD_MEM_COUNT];
+
+	if (!(rec->flags & TD_RESULT_MEMORY)) {
+		p->no_mem_call = true;
+		return;
+	}
+	td_mem_parts_unpack(rec->reserved, part);
+	for (int i = 0; i < TD_MEM_COUNT; i++)
+		p->mem[i] += (double)rec->cat[TD_M_MEM_BOUND] * part[i];
+	p->mem_call = true;
+}
+
 static void named_add(struct td_named *n, const struct td_record *rec,
 		      const uint64_t *l2raw)
 {
@@ -409,6 +428,7 @@ static void named_add(struct td_named *n, const struct td_record *rec,
 	p->flags |= rec->flags & (TD_RESULT_L2 | TD_RESULT_CYCLES |
 				  TD_RESULT_MULTIPLEXED | TD_RESULT_L2_FE_BE);
 	p->l1_call |= !(rec->flags & TD_RESULT_L2);
+	add_mem(p, rec);
 	add_extremes(p, rec->cat);
 }
 
@@ -437,6 +457,28 @@ static void acc_merge(struct td_named_acc *into,
 		into->max_depth = from->max_depth;
 	into->flags |= from->flags;
 	into->l1_call |= from->l1_call;
+	for (int i = 0; i < TD_MEM_COUNT; i++)
+		into->mem[i] += from->mem[i];
+	into->mem_call |= from->mem_call;
+	into->no_mem_call |= from->no_mem_call;
+}
+
+/*
+ * The nodes of the totals: memory bound split as the calls' nodes sum,
+ * where every reliable call had them.
+ */
+static void mem_totals(const struct td_named_acc *p, struct td_result *r)
+{
+	double sum = 0;
+
+	if (!p->mem_call || p->no_mem_call || !(r->flags & TD_RESULT_L2))
+		return;
+	for (int i = 0; i < TD_MEM_COUNT; i++)
+		sum += p->mem[i];
+	for (int i = 0; i < TD_MEM_COUNT; i++)
+		r->mem[i] = sum > 0 ? r->l2[TD_MEM_BOUND] * p->mem[i] / sum
+				    : 0;
+	r->flags |= TD_RESULT_MEMORY;
 }
 
 /* A slot's totals, its open activation counted. */
@@ -476,6 +518,7 @@ static void acc_totals(const struct td_named_acc *p, struct td_totals *t)
 			      &t->total);
 	}
 	t->total.flags |= p->flags & (TD_RESULT_CYCLES | TD_RESULT_MULTIPLEXED);
+	mem_totals(p, &t->total);
 	for (int i = 0; i < TD_NR_L1 && p->counted; i++) {
 		t->min[i] = (double)p->min_num[i] / (double)p->min_den[i];
 		t->max[i] = (double)p->max_num[i] / (double)p->max_den[i];

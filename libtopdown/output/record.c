@@ -77,6 +77,17 @@ int td_records_detach(struct td *td, size_t *count, uint64_t *dropped)
 	return 0;
 }
 
+/* The memory drill-down's nodes of a record: its parts of memory bound. */
+static void td_record_mem(const struct td_record *rec, struct td_result *res)
+{
+	double part[TD_MEM_COUNT];
+
+	td_mem_parts_unpack(rec->reserved, part);
+	for (unsigned i = 0; i < TD_MEM_COUNT; i++)
+		res->mem[i] = res->l2[TD_MEM_BOUND] * part[i];
+	res->flags |= TD_RESULT_MEMORY;
+}
+
 int td_record_decode(const struct td_record *rec, struct td_result *res)
 {
 	struct td_record finished;
@@ -97,6 +108,8 @@ int td_record_decode(const struct td_record *rec, struct td_result *res)
 	res->resets = rec->resets;
 	res->flags |= rec->flags & (TD_RESULT_READ_PATH | TD_RESULT_CYCLES |
 				    TD_RESULT_MULTIPLEXED);
+	if ((rec->flags & TD_RESULT_MEMORY) && (res->flags & TD_RESULT_L2))
+		td_record_mem(rec, res);
 	if (rec->flags & TD_RESULT_UNRELIABLE)
 		td_record_mark_unreliable(res);
 	return 0;

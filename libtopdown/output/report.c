@@ -111,6 +111,23 @@ static void put_frac(struct out *o, const char *prefix, const char *k,
 		fprintf(o->f, "%.6f", v);
 }
 
+/* The memory drill-down's columns (enum td_mem order). */
+static const char *const mem_keys[TD_MEM_COUNT] = {
+	"l1_bound", "l2_bound", "l3_bound", "dram_bound", "store_bound",
+};
+
+/* A node: a share of the slots, or empty (CSV) / null (JSON) unmeasured. */
+static void put_mem(struct out *o, int i, const struct td_result *r)
+{
+	key(o, "", mem_keys[i]);
+	if (o->header)
+		return;
+	if (r->flags & TD_RESULT_MEMORY)
+		fprintf(o->f, "%.6f", r->mem[i]);
+	else if (o->fmt == TD_FORMAT_JSONL)
+		fputs("null", o->f);
+}
+
 /* What the numbers are: slots, cycles (not TopDown), or estimated slots. */
 static const char *basis(const struct td_result *r)
 {
@@ -145,6 +162,9 @@ static void put_row(struct out *o, const struct row *w)
 	/* added after basis: readers of the earlier columns keep working */
 	put_u64(o, "max_depth", w->max_depth);
 	put_u64(o, "open", w->open);
+	/* the memory drill-down (TD_OPT_MEMORY), after those */
+	for (int i = 0; i < TD_MEM_COUNT; i++)
+		put_mem(o, i, r);
 	/* topdown run's column, written by the library on the emulator */
 	if (o->pmu)
 		put_str(o, "pmu", o->pmu);
@@ -171,6 +191,16 @@ static void table_named_header(FILE *f)
 	fprintf(f, "%-24s %-16s %8s %10s %16s %9s\n", "region", "thread",
 		"calls", "unreliable", "slots", "err");
 	fprintf(f, "  %-22s %8s %8s %8s\n", "category", "share", "min", "max");
+}
+
+/* Memory bound's nodes, under it (TD_RESULT_MEMORY). */
+static void table_mem(FILE *f, const struct td_result *r)
+{
+	if (!(r->flags & TD_RESULT_MEMORY))
+		return;
+	for (int i = 0; i < TD_MEM_COUNT; i++)
+		fprintf(f, "      %-18s %7.1f%%\n", mem_keys[i],
+			100 * r->mem[i]);
 }
 
 static void table_named(FILE *f, const struct row *w)
@@ -200,9 +230,12 @@ static void table_named(FILE *f, const struct row *w)
 		if ((r->flags & TD_RESULT_L2_FE_BE) && i < TD_FE_BOUND)
 			continue;
 		/* level-2 pairs 2i, 2i+1 split level-1 category i */
-		for (int j = 2 * i; j < 2 * i + 2; j++)
+		for (int j = 2 * i; j < 2 * i + 2; j++) {
 			fprintf(f, "    %-20s %7.1f%%\n", td_l2_name(j),
 				100 * r->l2[j]);
+			if (j == TD_MEM_BOUND)
+				table_mem(f, r);
+		}
 	}
 	/* AMD: the fifth share of the slots, with l1[] summing to 1 */
 	if (r->smt_contention > 0)
@@ -229,12 +262,17 @@ static void table_record(FILE *f, size_t idx, const struct row *w)
 		(unsigned long long)r->slots);
 	for (int i = 0; i < TD_L1_COUNT; i++)
 		fprintf(f, " %8.1f%%", 100 * r->l1[i]);
-	fprintf(f, " %8.1f%% %7.2fpp  %s%s%s%s\n", 100 * r->smt_contention,
+	fprintf(f, " %8.1f%% %7.2fpp  %s%s%s%s", 100 * r->smt_contention,
 		100 * r->err,
 		r->flags & TD_RESULT_UNRELIABLE ? "UNRELIABLE " : "",
 		r->flags & TD_RESULT_SHORT ? "SHORT " : "",
 		r->flags & TD_RESULT_MULTIPLEXED ? "MULTIPLEXED " : "",
 		r->flags & TD_RESULT_CYCLES ? "CYCLES" : "");
+	/* the memory drill-down: memory bound's nodes, on the same line */
+	for (int i = 0; (r->flags & TD_RESULT_MEMORY) && i < TD_MEM_COUNT; i++)
+		fprintf(f, "%s%s %.1f%%", i ? ", " : "  memory: ", mem_keys[i],
+			100 * r->mem[i]);
+	fputc('\n', f);
 }
 
 /* ---- the two entry points ----------------------------------------------- */

@@ -40,6 +40,19 @@ static void merge_fractions(struct td_result *x, const struct td_result *y,
 	x->smt_contention = weigh(x->smt_contention, sx, y->smt_contention, sy);
 }
 
+/* The memory drill-down's nodes, where both parts have them. */
+static bool merge_mem(struct td_result *x, const struct td_result *y,
+		      bool l2)
+{
+	double sx = (double)x->slots, sy = (double)y->slots;
+
+	if (!l2 || !(x->flags & y->flags & TD_RESULT_MEMORY))
+		return false;
+	for (int i = 0; i < TD_MEM_COUNT; i++)
+		x->mem[i] = weigh(x->mem[i], sx, y->mem[i], sy);
+	return true;
+}
+
 static void merge_extremes(struct td_totals *into, const struct td_totals *t)
 {
 	for (int i = 0; i < TD_L1_COUNT; i++) {
@@ -67,7 +80,7 @@ void td_totals_merge(struct td_totals *into, const struct td_totals *t)
 	uint64_t open = into->open + t->open;
 	uint64_t depth = into->max_depth > t->max_depth ? into->max_depth
 							: t->max_depth;
-	bool l2;
+	bool l2, mem;
 
 	if (!counted(t)) {
 		merge_uncounted(into, t);
@@ -80,12 +93,14 @@ void td_totals_merge(struct td_totals *into, const struct td_totals *t)
 	} else {
 		/* level 2 only where every part measured it */
 		l2 = (x->flags & t->total.flags & TD_RESULT_L2) != 0;
+		mem = merge_mem(x, &t->total, l2); /* before slots add up */
 		merge_fractions(x, &t->total, l2);
 		merge_extremes(into, t);
 		x->slots += t->total.slots;
 		x->resets += t->total.resets;
 		x->flags = ((x->flags | t->total.flags) & keep) |
 			   (l2 ? TD_RESULT_L2 : 0) |
+			   (mem ? TD_RESULT_MEMORY : 0) |
 			   (x->slots < TD_SHORT_SLOTS ? TD_RESULT_SHORT : 0);
 		into->calls += t->calls;
 		into->unreliable += t->unreliable;

@@ -50,6 +50,49 @@ static const struct td_source_ops *choose(const struct td_found *f,
 					     : &td_source_perf_metrics;
 }
 
+/*
+ * TOPDOWN_MEMORY: "1" asks for the memory drill-down as TD_OPT_MEMORY
+ * does, "0" leaves it to the options; anything else is -EINVAL (a typo
+ * must not measure without what was asked for).
+ */
+static int memory_wanted(const struct td_options *o, bool *on)
+{
+	static const char *const words[] = { "0", "1" };
+	int choice = 0, err;
+
+	err = td_env_choice("TOPDOWN_MEMORY", words, 2, &choice);
+	if (err < 0)
+		td_set_bad_setting("TOPDOWN_MEMORY", getenv("TOPDOWN_MEMORY"),
+				   words, 2);
+	*on = (o->flags & TD_OPT_MEMORY) || choice == 1;
+	return err;
+}
+
+/*
+ * The sources on ordinary counters have no memory drill-down.  AMD Zen
+ * 4/5: perf's amdzen4/amdzen5 pipeline metrics stop at
+ * backend_bound_memory (PipelineL2), with no node per cache level under
+ * it.  Arm: the Neoverse N3/V3 Topdown_Backend groups (perf's arm64
+ * neoverse-n3/-v3 metrics.json, Arm's telemetry-solution) split memory
+ * bound stall cycles into cache, TLB and store bound, and cache bound
+ * into L1D and the rest: no L2/L3/DRAM nodes, and not implemented here;
+ * the other Neoverse cores have no level 2 at all.  Intel V4.5 and Atom
+ * cores: perf defines the nodes, not implemented here.
+ */
+static int refuse_memory(const struct td_source_ops *src, bool arm)
+{
+	if (src == &td_source_perf_metrics || src == &td_source_hybrid)
+		return 0;
+	td_set_mem_refusal(
+		arm ? "Arm: the Neoverse N3/V3 memory-bound split (cache, "
+		      "TLB, store; L1D) is not L1/L2/L3/DRAM and is not "
+		      "implemented, other cores have none"
+		    : "x86 without PERF_METRICS: AMD Zen's methodology stops "
+		      "at backend_bound_memory; Intel V4.5 and Atom nodes "
+		      "are not implemented");
+	return -EOPNOTSUPP;
+}
+
 int td_source_open(const struct td_options *o,
 		   int (*prepare)(struct td *td, const struct td_options *o,
 				  void *ctx),
@@ -67,9 +110,11 @@ int td_source_open(const struct td_options *o,
 	};
 	bool arm;
 	int found_err = discover(&found, &arm);
+	int mem_err = memory_wanted(o, &req.memory);
 	struct td *td;
 	int err;
 
+	td_set_mem_refusal(NULL);
 	if (found_err >= 0 || found_err == -EOPNOTSUPP) {
 		src = choose(&found, found_err, arm);
 		found_err = 0;
@@ -82,6 +127,11 @@ int td_source_open(const struct td_options *o,
 		return err;
 	if (found_err < 0)
 		return found_err;
+	if (mem_err < 0)
+		return mem_err;
+	err = req.memory ? refuse_memory(src, arm) : 0;
+	if (err < 0)
+		return err;
 	td->pmu = found.pmu;
 	td->src = src;
 	return src->open(td, &req);

@@ -33,6 +33,10 @@ extern TD_HIDDEN const struct td_source_ops td_source_perf_metrics;
 extern TD_HIDDEN const struct td_source_ops td_source_hybrid;
 extern TD_HIDDEN const struct td_source_ops td_source_counters;
 extern TD_HIDDEN const struct td_source_ops td_source_arm;
+/* The first two with the memory drill-down (TD_OPT_MEMORY): their open
+ * puts the handle on these. */
+extern TD_HIDDEN const struct td_source_ops td_source_perf_metrics_memory;
+extern TD_HIDDEN const struct td_source_ops td_source_hybrid_memory;
 
 /* pm_group.c: a perf_event's attributes; td_open's errno of a failed open. */
 TD_HIDDEN void td_fill_attr(struct perf_event_attr *a, uint32_t type,

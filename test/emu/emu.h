@@ -158,7 +158,23 @@ struct emu_mix {
 struct emu_truth {
 	uint64_t slots;
 	uint64_t cat[9]; /* PERF_METRICS order, then SMT contention (AMD) */
+	/* PERF_METRICS profiles: memory bound's slots by where its stalls
+	 * came from (emu_set_mem_shares), in enum td_mem's order: L1, L2,
+	 * L3, DRAM, store bound */
+	uint64_t mem[5];
 };
+
+/*
+ * PERF_METRICS profiles (Golden Cove: EMU_SPR, EMU_ADL's P-cores): the
+ * shares of this thread's memory-bound slots (mix f[7]) stalled on L1,
+ * L2, L3, DRAM and stores (sum 1; default all L1).  The core's events
+ * count them as hardware would: each level's stall cycles are its slots
+ * / width (a stalled cycle wastes every slot of it), and
+ * EXE_ACTIVITY.BOUND_ON_LOADS counts the load stalls of every level,
+ * MEMORY_ACTIVITY.STALLS_L1D_MISS those beyond L1, _L2_MISS beyond L2,
+ * _L3_MISS those of DRAM, EXE_ACTIVITY.BOUND_ON_STORES the stores'.
+ */
+void emu_set_mem_shares(const double share[5]);
 
 struct emu_stats {
 	unsigned long perf_opens;

@@ -232,13 +232,18 @@ static bool on_fixed(const struct emu_event *e)
 	return emu.profile == EMU_SLM && e->sig == SIG_CYCLES;
 }
 
-/* Does another scheduled ordinary group of g's thread hold counter c? */
+/*
+ * Does another scheduled ordinary group of g's thread hold counter c?
+ * Hybrid: a P-core's counters are not an E-core's (a cpu_core group of
+ * the memory drill-down and a cpu_atom group never share one).
+ */
 static bool held_by_other(const struct emu_group *g, int c)
 {
 	for (int j = 0; j < emu_cpu.gen_nr; j++) {
 		const struct emu_group *o = emu_cpu.gen_list[j];
 
-		if (o == g || o->owner != g->owner || !o->scheduled)
+		if (o == g || o->owner != g->owner || !o->scheduled ||
+		    o->atom != g->atom)
 			continue;
 		for (int i = 0; i < o->nr; i++)
 			if (o->members[i]->kind == EMU_EV_GP &&
@@ -689,6 +694,14 @@ static uint64_t increment(int sig, const struct emu_parts *p)
 	case SIG_FE_LAT: return p->fe_lat;
 	case SIG_ALLOC: return p->alloc;
 	case SIG_MS: return p->ms;
+	case SIG_MEM_LOADS:
+		return p->mem_cyc[0] + p->mem_cyc[1] + p->mem_cyc[2] +
+		       p->mem_cyc[3];
+	case SIG_MEM_L1D_MISS:
+		return p->mem_cyc[1] + p->mem_cyc[2] + p->mem_cyc[3];
+	case SIG_MEM_L2_MISS: return p->mem_cyc[2] + p->mem_cyc[3];
+	case SIG_MEM_L3_MISS: return p->mem_cyc[3];
+	case SIG_MEM_STORES: return p->mem_cyc[4];
 	default: return 0;
 	}
 }
@@ -730,6 +743,77 @@ static void run_chunk(uint64_t slots, const struct emu_mix *m)
 	split(slots, m, &p);
 	for (int j = 0; j < emu_cpu.gen_nr; j++)
 		run_group(emu_cpu.gen_list[j], slots, &p);
+}
+
+/*
+ * Golden Cove's encodings (perf's sapphirerapids and alderlake
+ * pipeline.json, memory.json: event | umask << 8 | cmask << 24) of the
+ * events the memory drill-down reads, and CPU_CLK_UNHALTED.THREAD as
+ * the raw 0x3c; what the kernel takes them for on the core PMU.
+ */
+static const struct map gc_mem_map[] = {
+	{ 0x3c, SIG_CYCLES },
+	{ 0x050021a6, SIG_MEM_LOADS },    /* EXE_ACTIVITY.BOUND_ON_LOADS */
+	{ 0x03000347, SIG_MEM_L1D_MISS }, /* MEMORY_ACTIVITY.STALLS_L1D_MISS */
+	{ 0x05000547, SIG_MEM_L2_MISS },  /* MEMORY_ACTIVITY.STALLS_L2_MISS */
+	{ 0x09000947, SIG_MEM_L3_MISS },  /* MEMORY_ACTIVITY.STALLS_L3_MISS */
+	{ 0x020040a6, SIG_MEM_STORES },   /* EXE_ACTIVITY.BOUND_ON_STORES */
+	{ 0, SIG_NONE }
+};
+
+#define EMU_GC_WIDTH 6 /* Golden Cove's slots per cycle */
+
+int emu_mem_signal(uint64_t config)
+{
+	if (emu.profile != EMU_SPR && emu.profile != EMU_ADL)
+		return SIG_NONE;
+	for (const struct map *m = gc_mem_map; m->sig; m++)
+		if (m->config == config)
+			return m->sig;
+	return SIG_NONE;
+}
+
+void emu_set_mem_shares(const double share[5])
+{
+	for (int i = 0; i < 5; i++)
+		emu_cpu.mem_share[i] = share[i];
+}
+
+/*
+ * A P-core's run: clocks and memory stall cycles to the core PMU's
+ * ordinary groups (those scheduled here), truth by level.  The last
+ * level takes what rounding left, so the levels sum to mem_slots.
+ */
+void emu_mem_run(uint64_t slots, uint64_t mem_slots)
+{
+	struct emu_cpu *c = &emu_cpu;
+	struct emu_parts p;
+	uint64_t used = 0, lvl[5];
+	double sum = 0;
+	int big = 0;
+
+	memset(&p, 0, sizeof(p));
+	for (int i = 0; i < 5; i++)
+		sum += c->mem_share[i];
+	for (int i = 0; i < 5; i++) {
+		double s = sum > 0 ? c->mem_share[i] / sum : i == 0;
+
+		lvl[i] = (uint64_t)((double)mem_slots * s);
+		used += lvl[i];
+		if (s > 0)
+			big = i;
+	}
+	lvl[big] += mem_slots - used; /* rounding, to the last level with a share */
+	for (int i = 0; i < 5; i++) {
+		c->truth.mem[i] += lvl[i];
+		p.mem_cyc[i] = lvl[i] / EMU_GC_WIDTH;
+	}
+	c->mem_slot_rem += slots;
+	p.cycles = c->mem_slot_rem / EMU_GC_WIDTH;
+	c->mem_slot_rem %= EMU_GC_WIDTH;
+	for (int j = 0; j < emu_cpu.gen_nr; j++)
+		if (!emu_cpu.gen_list[j]->atom)
+			run_group(emu_cpu.gen_list[j], slots, &p);
 }
 
 /* Work in pieces between the multiplexing timer's ticks. */

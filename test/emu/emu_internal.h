@@ -75,6 +75,8 @@ struct emu_cpu {
 	uint64_t mux_left;       /* slots until the next rotation tick */
 	struct emu_group *gen_group2; /* a second one (Arm level 2), or NULL */
 	uint64_t gen_slot_rem;   /* slots not yet a whole cycle */
+	double mem_share[5];     /* emu_set_mem_shares */
+	uint64_t mem_slot_rem;   /* P-core clocks: slots not yet a cycle */
 	struct emu_truth truth;
 	bool descheduled;
 	int cpu;                 /* emulated CPU this thread runs on */
@@ -149,7 +151,10 @@ enum emu_sig { SIG_NONE, SIG_CYCLES, SIG_FE, SIG_BE, SIG_SMT, SIG_DISP,
 	       SIG_PORTS_1, SIG_PORTS_2,
 	       /* Atom TopdownL2: FRONTEND_LATENCY, ALLOC_RESTRICTIONS,
 	        * UOPS_RETIRED.MS */
-	       SIG_FE_LAT, SIG_ALLOC, SIG_MS };
+	       SIG_FE_LAT, SIG_ALLOC, SIG_MS,
+	       /* Golden Cove memory stall events (emu_set_mem_shares) */
+	       SIG_MEM_LOADS, SIG_MEM_L1D_MISS, SIG_MEM_L2_MISS,
+	       SIG_MEM_L3_MISS, SIG_MEM_STORES };
 
 /* What one emu_run makes of its slots: truth and every event's share. */
 struct emu_parts {
@@ -170,6 +175,9 @@ struct emu_parts {
 	uint64_t inst, macro_fused, fe_cyc0, clears;
 	uint64_t stalls_mem, bound_stores, stalls_total, ports_1, ports_2;
 	uint64_t alloc, ms;
+	/* Golden Cove: stall cycles of memory bound by level (L1, L2, L3,
+	 * DRAM, store) */
+	uint64_t mem_cyc[5];
 };
 
 struct emu_state {
@@ -244,6 +252,10 @@ int emu_gen_validate(const struct emu_group *g, const struct emu_event *e);
 void emu_gen_stop(struct emu_group *g);
 void emu_gen_fold(struct emu_group *g);
 void emu_gen_run(uint64_t slots, const struct emu_mix *m);
+/* PERF_METRICS profiles: the core's memory events (SIG_MEM_*) of a run
+ * whose memory-bound slots were mem_slots; SIG_NONE for another config */
+int emu_mem_signal(uint64_t config);
+void emu_mem_run(uint64_t slots, uint64_t mem_slots);
 uint64_t emu_gen_rdpmc(uint32_t ecx);
 /* The scheduled group counter ecx counts for, or NULL. */
 const struct emu_group *emu_gen_group_of(uint32_t ecx);

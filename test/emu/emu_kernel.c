@@ -205,9 +205,12 @@ long emu_sys_perf_event_open(struct perf_event_attr *attr, pid_t pid, int cpu,
 	e = new_event(attr, fd);
 	if (!emu.has_topdown && e->kind != EMU_EV_RAW)
 		e->kind = EMU_EV_RAW; /* no perf metrics: plain raw event */
-	if (emu.gen_width || attr->type == EMU_ATOM_TYPE) { /* emu_generic.c */
+	if (emu.gen_width || attr->type == EMU_ATOM_TYPE ||
+	    emu_mem_signal(attr->config) != SIG_NONE) { /* emu_generic.c */
 		e->kind = EMU_EV_GP;
-		e->sig = emu_gen_signal(attr->config & ~EMU_ANY);
+		e->sig = attr->type == EMU_ATOM_TYPE || emu.gen_width
+				 ? emu_gen_signal(attr->config & ~EMU_ANY)
+				 : emu_mem_signal(attr->config);
 		e->any = attr->config & EMU_ANY;
 		e->counter = -1;
 		e->last_counter = -1;

@@ -109,6 +109,16 @@ static uint64_t emulate_rdpmc(uint32_t ecx)
 		emu_preload_rdpmc(emu_gen_group_of(ecx), ecx);
 		return emu_gen_rdpmc(ecx);
 	}
+	if (emu.has_topdown && !(ecx & ((1u << 30) | (1u << 29)))) {
+		/* a GP counter of a PERF_METRICS core (SPR: 8) */
+		if (!rdpmc_allowed())
+			die("CR4.PCE clear (no RDPMC-capable event mapped)");
+		if (ecx >= emu.gp_counters)
+			die("no such general-purpose counter");
+		__atomic_fetch_add(&emu.stats.rdpmcs, 1, __ATOMIC_RELAXED);
+		emu_preload_rdpmc(emu_gen_group_of(ecx), ecx);
+		return emu_gen_rdpmc(ecx);
+	}
 	if (!emu.has_topdown)
 		die("no fixed counter 3 / PERF_METRICS on this PMU");
 	if (emu_is_ecore(emu_cpu.cpu))

@@ -108,6 +108,7 @@ void td_hybrid_fast_setup(struct td *td)
 {
 	td->src_fast = td->path == TD_PATH_RDPMC && td_hybrid_of(td)->rseq &&
 		       td_hybrid_of(td)->pcores && !td_pm_of(td)->pm.clear_mode &&
+		       !td_pm_of(td)->pm.mem.on && /* its reads: general route */
 		       td->policy.kind != TD_RESET_ALWAYS;
 }
 #else

@@ -64,7 +64,11 @@ static int hybrid_open(struct td *td, const struct td_open_req *req)
 	if (h->pcores)
 		pm->guarded_read = guarded_read;
 	pm->saved_read_fallback = h->ecore != NULL;
-	return 0; /* never fast_capable: the E-cores fault on the selectors */
+	/* never fast_capable: the E-cores fault on the selectors */
+	err = td_pm_mem_open(td, req);
+	if (err == 0 && req->memory)
+		td->src = &td_source_hybrid_memory;
+	return err;
 }
 
 static void hybrid_close(struct td *td)
@@ -129,4 +133,40 @@ const struct td_source_ops td_source_hybrid = {
 	.fast_begin = td_hybrid_fast_begin,
 	.fast_end = td_hybrid_fast_end,
 	.ready = td_hybrid_fast_setup,
+};
+
+/* TD_OPT_MEMORY: the same, reading and decoding the memory events too. */
+static int hybrid_mem_sample(struct td *td, struct td_sample *s)
+{
+	int err = hybrid_sample(td, s);
+
+	if (err == 0)
+		td_pm_mem_sample(td, s);
+	return err;
+}
+
+static unsigned hybrid_mem_delta(const struct td *td,
+				 const struct td_counts *a, uint64_t raw_slots,
+				 uint64_t raw, const struct td_counts *b,
+				 struct td_delta *d)
+{
+	td_pm_mem_delta(a, b, d);
+	return hybrid_delta(td, a, raw_slots, raw, b, d);
+}
+
+const struct td_source_ops td_source_hybrid_memory = {
+	.name = "hybrid",
+	.handle_size = sizeof(struct td_hybrid_handle),
+	.open = hybrid_open,
+	.close = hybrid_close,
+	.sample = hybrid_mem_sample,
+	.reset = td_pm_reset,
+	.delta = hybrid_mem_delta,
+	.consistent = td_pm_consistent,
+	.info = hybrid_info,
+	.fast_begin = td_hybrid_fast_begin,
+	.fast_end = td_hybrid_fast_end,
+	.ready = td_hybrid_fast_setup,
+	.decode_more = td_pm_mem_decode,
+	.record_more = td_pm_mem_record,
 };

@@ -37,11 +37,16 @@ static int pm_open(struct td *td, const struct td_open_req *req)
 	 */
 	if (err == 0)
 		td->fast_capable = !td_pm_of(td)->pm.clear_mode;
+	if (err == 0)
+		err = td_pm_mem_open(td, req);
+	if (err == 0 && req->memory)
+		td->src = &td_source_perf_metrics_memory;
 	return err;
 }
 
 void td_pm_close(struct td *td)
 {
+	td_pm_mem_close(td);
 	if (td->leader_fd >= 0)
 		td_group_close(td);
 }
@@ -109,4 +114,43 @@ const struct td_source_ops td_source_perf_metrics = {
 	.ready = td_pm_fast_setup,
 	.fast_begin = td_pm_clear_fast_begin,
 	.fast_end = td_pm_clear_fast_end,
+};
+
+/*
+ * TD_OPT_MEMORY: the same source reading and decoding the memory events
+ * too (pm_memory.c), a table of its own so that a handle without them
+ * runs not one instruction more.
+ */
+static int pm_mem_sample(struct td *td, struct td_sample *s)
+{
+	int err = td_pm_sample(td, s);
+
+	if (err == 0)
+		td_pm_mem_sample(td, s);
+	return err;
+}
+
+static unsigned pm_mem_delta(const struct td *td, const struct td_counts *a,
+			     uint64_t raw_slots, uint64_t raw,
+			     const struct td_counts *b, struct td_delta *d)
+{
+	td_pm_mem_delta(a, b, d);
+	return td_pm_delta(td, a, raw_slots, raw, b, d);
+}
+
+const struct td_source_ops td_source_perf_metrics_memory = {
+	.name = "perf_metrics",
+	.handle_size = sizeof(struct td_pm_handle),
+	.open = pm_open,
+	.close = td_pm_close,
+	.sample = pm_mem_sample,
+	.reset = td_pm_reset,
+	.delta = pm_mem_delta,
+	.consistent = td_pm_consistent,
+	.info = td_pm_info,
+	.ready = td_pm_fast_setup,
+	.fast_begin = td_pm_clear_fast_begin,
+	.fast_end = td_pm_clear_fast_end,
+	.decode_more = td_pm_mem_decode,
+	.record_more = td_pm_mem_record,
 };

@@ -37,6 +37,24 @@ struct td_pm_pmu {
 };
 
 /*
+ * The memory drill-down's events (pm_memory.c), in struct td_counts
+ * from cat[TD_PM_MEM0] on: the thread's clocks and the stall counts
+ * perf's level-3 memory nodes are made of.
+ */
+enum td_pm_mem_ev {
+	TD_PMM_CLKS, TD_PMM_LOADS, TD_PMM_L1D_MISS, TD_PMM_L2_MISS,
+	TD_PMM_L3_MISS, TD_PMM_STORES, TD_PMM_NR
+};
+#define TD_PM_MEM0 (TD_M_SMT + 1)
+
+/* TD_OPT_MEMORY: the group of those events, beside SLOTS/PERF_METRICS. */
+struct td_pm_mem {
+	bool on;
+	int fd[TD_PMM_NR];
+	struct perf_event_mmap_page *pc[TD_PMM_NR];
+};
+
+/*
  * The PERF_METRICS source's own state (sources/perf_metrics/, also used
  * by the hybrid source it serves), embedded in the handle: the fast path
  * reads only pmu.nr_metrics (whether to decode level 2) and the
@@ -103,6 +121,8 @@ struct td_pm {
 		uint64_t en, run;    /* the page's time_enabled, time_running */
 		uint64_t en_now;     /* time_enabled from read(2) */
 	} saved;
+	/* TD_OPT_MEMORY: the memory drill-down's group (pm_memory.c) */
+	struct td_pm_mem mem;
 };
 
 /*
@@ -197,6 +217,22 @@ TD_HIDDEN int td_end_with_reading(struct td *td, struct td_region_priv *p,
 TD_HIDDEN int td_pm_end_reading(struct td *td, struct td_region_priv *p,
 				struct td_result *res, uint64_t slots,
 				uint64_t metrics);
+/*
+ * pm_memory.c: the memory drill-down (TD_OPT_MEMORY).  open: its group
+ * where req->memory (-EOPNOTSUPP or -ENOSPC where the CPU has none, the
+ * reason for td_strerror set), nothing otherwise; sample: its counts
+ * into a reading; delta: into a region's delta; decode: the nodes (the
+ * sources' decode_more).
+ */
+TD_HIDDEN int td_pm_mem_open(struct td *td, const struct td_open_req *req);
+TD_HIDDEN void td_pm_mem_close(struct td *td);
+TD_HIDDEN void td_pm_mem_sample(struct td *td, struct td_sample *s);
+TD_HIDDEN void td_pm_mem_delta(const struct td_counts *a,
+			       const struct td_counts *b, struct td_delta *d);
+TD_HIDDEN void td_pm_mem_decode(const struct td *td, const struct td_delta *d,
+				struct td_result *res);
+TD_HIDDEN void td_pm_mem_record(const struct td *td, const struct td_delta *d,
+				struct td_record *rec);
 /* The kernel's caps/pmu_name of the core PMU, "" when it does not say. */
 TD_HIDDEN void td_pm_pmu_name(const struct td *td, char *out, size_t len);
 
