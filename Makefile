@@ -229,9 +229,14 @@ test-abi: $(B)/libtopdown.so test/abi_layout.c test/check-abi.sh
 # The command end to end, on the emulator: check, run, plot (rendered by
 # rsvg-convert and checked pixel by pixel), help and bad arguments.
 test-cmd: $(B)/topdown $(B)/libtdemu.so $(B)/examples/harness \
-	  $(B)/examples/threads
+	  $(B)/examples/threads $(B)/test/report_prog
 	@echo "== test/test_cmd.sh"
 	@sh test/test_cmd.sh $(B)
+
+# What a user's program does under topdown run (test/test_cmd.sh).
+$(B)/test/report_prog: test/report_prog.c $(STATIC_LIB)
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) $(CFLAGS) -o $@ $< $(STATIC_LIB) -lm -lpthread
 
 # ---- arm64: cross-built, run under qemu-aarch64 ----------------------------
 # EL0 MRS of a PMU register raises SIGILL under qemu-user; the emulator

@@ -93,6 +93,56 @@ expect 0 "run --emulate -f table (default: stderr)" "$td" run --emulate -- "$B/e
 has "the table is labelled EMULATED" "^EMULATED PMU \(profile spr\)" "$tmp/out"
 has "the table has the all rows" "^chase +all " "$tmp/out"
 
+# ---- run: a program stopped by a signal keeps its report ---------------
+P="$B/test/report_prog"
+for s in INT:130 TERM:143; do
+	expect "${s#*:}" "run: SIG${s%:*} ends PROG: its status" "$td" run --emulate -f csv \
+		-o "$tmp/sig.csv" -- "$P" signal "${s%:*}"
+	has "run: SIG${s%:*}: the report says partial, and why" \
+		"^# partial: SIG${s%:*} stopped the process" "$tmp/sig.csv"
+	has "run: SIG${s%:*}: the calls ended before it" '^region,ended,all,3,' "$tmp/sig.csv"
+	has "run: SIG${s%:*}: the region running shows open" '^region,running,all,0,.*,1,1,emulated:spr$' "$tmp/sig.csv"
+	has "run: SIG${s%:*}: the CSV header after the mark" '^kind,name,thread,.*,pmu$' "$tmp/sig.csv"
+	if grep -q "linked" "$tmp/out"; then fail "run: SIG${s%:*}: blames linking"; else
+		ok "run: SIG${s%:*}: no word of linking"; fi
+done
+expect 137 "run: SIGKILL: PROG's status" "$td" run --emulate -- "$P" signal KILL
+has "run: SIGKILL: says killed, and why no report" "killed by signal 9.*no program can write one" "$tmp/out"
+if grep -q "linked" "$tmp/out"; then fail "run: SIGKILL: blames linking"; else
+	ok "run: SIGKILL: no word of linking"; fi
+# Ctrl-C: SIGINT to the whole process group, topdown run and PROG (a
+# session of their own, SIGINT at its default as in a terminal); then
+# kill(1) of topdown run alone, which passes SIGTERM on.
+# until_ready FILE: PROG has begun "running" (at most 20 s)
+until_ready() {
+	n=0
+	while [ ! -e "$1" ] && [ "$n" -lt 400 ]; do sleep 0.05; n=$((n + 1)); done
+}
+# running PID: not ended (an ended child is a zombie until waited for)
+running() {
+	st=$(cut -d' ' -f3 "/proc/$1/stat" 2>/dev/null)
+	[ -n "$st" ] && [ "$st" != Z ]
+}
+for s in INT TERM; do
+	rm -f "$tmp/ready"
+	setsid env --default-signal=INT "$td" run --emulate -f jsonl -o "$tmp/sig.jsonl" -- \
+		"$P" wait "$tmp/ready" >"$tmp/out" 2>&1 &
+	pid=$!
+	until_ready "$tmp/ready"
+	if [ "$s" = INT ]; then kill -INT "-$pid"; want=130; else kill -TERM "$pid"; want=143; fi
+	n=0 # a signal not acted on must not hang the test: KILLed after 20 s
+	while running "$pid" && [ "$n" -lt 400 ]; do sleep 0.05; n=$((n + 1)); done
+	kill -KILL "-$pid" 2>/dev/null
+	wait "$pid"
+	got=$?
+	[ "$got" -eq "$want" ] && ok "run: SIG$s from outside: PROG's status $want" ||
+		{ fail "run: SIG$s from outside: exit $got, want $want"; cat "$tmp/out"; }
+	has "run: SIG$s from outside: partial, and why" \
+		"^\\{\"kind\":\"partial\",\"reason\":\"SIG$s\",\"pmu\":\"emulated:spr\"\\}$" "$tmp/sig.jsonl"
+	has "run: SIG$s from outside: the calls ended" '"name":"ended","thread":"all","calls":3,' "$tmp/sig.jsonl"
+done
+expect 0 "plot of a partial report" "$td" plot "$tmp/sig.jsonl" -o "$tmp/sig.svg"
+
 # ---- plot, rendered ----------------------------------------------------
 expect 0 "plot r.jsonl -o r.svg" "$td" plot "$tmp/r.jsonl" -o "$tmp/r.svg"
 expect 0 "run -f jsonl of 4 threads" "$td" run --emulate -f jsonl -o "$tmp/t.jsonl" -- "$B/examples/threads"

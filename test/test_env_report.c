@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
@@ -44,9 +45,13 @@ static void temp_path(char *path)
 	close(fd);
 }
 
-/* Run child(arg) in a fork with the report settings; it exits. */
-static void in_child(void (*child)(void *), void *arg, const char *report,
-		     const char *format, const char *stderr_path)
+/*
+ * Run child(arg) in a fork with the report settings; it exits with 0, or
+ * is ended by signal sig when sig is not 0.
+ */
+static void in_child_ends(void (*child)(void *), void *arg,
+			  const char *report, const char *format,
+			  const char *stderr_path, int sig)
 {
 	int status;
 	pid_t pid = fork();
@@ -67,8 +72,21 @@ static void in_child(void (*child)(void *), void *arg, const char *report,
 		exit(0);
 	}
 	assert_int_equal(waitpid(pid, &status, 0), pid);
+	if (sig) {
+		if (!WIFSIGNALED(status))
+			fail_msg("child exited %d, want killed by %d",
+				 WEXITSTATUS(status), sig);
+		assert_int_equal(WTERMSIG(status), sig);
+		return;
+	}
 	assert_true(WIFEXITED(status));
 	assert_int_equal(WEXITSTATUS(status), 0);
+}
+
+static void in_child(void (*child)(void *), void *arg, const char *report,
+		     const char *format, const char *stderr_path)
+{
+	in_child_ends(child, arg, report, format, stderr_path, 0);
 }
 
 /* ---- a 4-thread program ------------------------------------------------- */
@@ -471,6 +489,170 @@ static void test_fork_child_silent(void **state)
 	unlink(path);
 }
 
+/* ---- a report that survives SIGINT and SIGTERM ------------------------ */
+
+#define SIG_CALLS 3
+#define SIG_SLOTS 2000000
+
+/* SIG_CALLS calls of "ended", then "running" begun and never ended. */
+static struct td *measure_then_begin(void)
+{
+	static struct td_named ended = TD_NAMED_INIT("ended");
+	static struct td_named running = TD_NAMED_INIT("running");
+	struct td *td;
+
+	if (td_open(&td, NULL) < 0)
+		exit(10);
+	for (int c = 0; c < SIG_CALLS; c++) {
+		if (td_named_begin(td, &ended) < 0)
+			exit(11);
+		emu_run(SIG_SLOTS, &MIX_DRAM);
+		if (td_named_end(td, &ended, NULL) < 0)
+			exit(12);
+	}
+	if (td_named_begin(td, &running) < 0)
+		exit(13);
+	emu_run(SIG_SLOTS, &MIX_CHAIN);
+	return td;
+}
+
+static void killed_child(void *arg)
+{
+	measure_then_begin();
+	raise(*(int *)arg);
+	exit(30); /* not reached: the default action ends the process */
+}
+
+/*
+ * Killed by the signal, as without the library, and the report has
+ * every call ended before it, says it is partial and why, and shows the
+ * region that was running as open.
+ */
+static void killed_by(int sig, const char *name)
+{
+	char path[32], mark[64];
+	struct table *t = calloc(1, sizeof(*t));
+	char *text, *body;
+
+	assert_non_null(t);
+	temp_path(path);
+	in_child_ends(killed_child, &sig, path, "csv", NULL, sig);
+	text = slurp(path);
+	snprintf(mark, sizeof(mark), "# partial: %s stopped the process", name);
+	assert_memory_equal(text, mark, strlen(mark));
+	body = strchr(text, '\n') + 1;
+	parse_csv(body, t);
+	assert_int_equal(t->lines, 4); /* ended, running: thread and all */
+	assert_true(row_num(t, "ended", "all", 0, "calls") == SIG_CALLS);
+	assert_true(row_num(t, "ended", "all", 0, "slots") ==
+		    (double)SIG_CALLS * SIG_SLOTS);
+	for (int i = 0; i < TD_L1_COUNT; i++)
+		assert_true(fabs(row_num(t, "ended", "all", 0, td_l1_name(i)) -
+				 MIX_DRAM.f[i]) <=
+			    row_num(t, "ended", "all", 0, "err") + 1e-6);
+	assert_true(row_num(t, "running", "all", 0, "calls") == 0);
+	assert_true(row_num(t, "running", "all", 0, "open") == 1);
+	free(text);
+	free(t);
+	unlink(path);
+}
+
+static void test_sigterm_partial(void **state)
+{
+	(void)state;
+	killed_by(SIGTERM, "SIGTERM");
+}
+
+static void test_sigint_partial(void **state)
+{
+	(void)state;
+	killed_by(SIGINT, "SIGINT");
+}
+
+static volatile sig_atomic_t own_handler_ran;
+
+static void own_handler(int sig)
+{
+	(void)sig;
+	own_handler_ran++;
+}
+
+/*
+ * The program's own SIGINT handler, installed before td_open, still runs
+ * (once); the program goes on, and its report at exit is the whole one,
+ * in place of the partial one: every call, one header, no partial mark.
+ */
+static void own_handler_child(void *arg)
+{
+	static struct td_named after = TD_NAMED_INIT("after");
+	struct td *td;
+
+	(void)arg;
+	if (signal(SIGINT, own_handler) == SIG_ERR)
+		exit(20);
+	td = measure_then_begin();
+	raise(SIGINT);
+	if (own_handler_ran != 1)
+		exit(21);
+	td_named_begin(td, &after);
+	emu_run(SIG_SLOTS, &MIX_STREAM);
+	td_named_end(td, &after, NULL);
+}
+
+static void test_own_handler_kept(void **state)
+{
+	char path[32];
+	struct table *t = calloc(1, sizeof(*t));
+	char *text;
+
+	(void)state;
+	assert_non_null(t);
+	temp_path(path);
+	in_child(own_handler_child, NULL, path, "csv", NULL);
+	text = slurp(path);
+	assert_null(strstr(text, "partial"));
+	parse_csv(text, t); /* one header, the first line */
+	assert_int_equal(t->lines, 6);
+	assert_true(row_num(t, "ended", "all", 0, "calls") == SIG_CALLS);
+	assert_true(row_num(t, "after", "all", 0, "calls") == 1);
+	free(text);
+	free(t);
+	unlink(path);
+}
+
+/* Threads' handles too, in JSON Lines: the mark is an object of its own. */
+static void threads_killed_child(void *arg)
+{
+	threads_child(arg);
+	raise(SIGTERM);
+	exit(30);
+}
+
+static void test_threads_sigterm_jsonl(void **state)
+{
+	char path[32];
+	char *text, *line, *save = NULL;
+	int lines = 0, all = 0;
+
+	(void)state;
+	temp_path(path);
+	in_child_ends(threads_killed_child, NULL, path, "jsonl", NULL, SIGTERM);
+	text = slurp(path);
+	line = strtok_r(text, "\n", &save);
+	assert_non_null(line);
+	assert_string_equal(line, "{\"kind\":\"partial\",\"reason\":\"SIGTERM\"}");
+	while ((line = strtok_r(NULL, "\n", &save))) {
+		if (strstr(line, "\"thread\":\"all\""))
+			all++;
+		lines++;
+	}
+	/* as test_threads_jsonl: closed handles, open ones and the main's */
+	assert_int_equal(lines, (5 + 1) + 5 * 2);
+	assert_int_equal(all, 6);
+	free(text);
+	unlink(path);
+}
+
 /* ---- bad settings ------------------------------------------------------- */
 
 static void measure_child(void *arg)
@@ -564,6 +746,10 @@ int main(void)
 		cmocka_unit_test(test_jobs_table),
 		cmocka_unit_test(test_close_reports_at_exit),
 		cmocka_unit_test(test_fork_child_silent),
+		cmocka_unit_test(test_sigterm_partial),
+		cmocka_unit_test(test_sigint_partial),
+		cmocka_unit_test(test_own_handler_kept),
+		cmocka_unit_test(test_threads_sigterm_jsonl),
 		cmocka_unit_test(test_bad_format),
 		cmocka_unit_test(test_unwritable_path),
 		cmocka_unit_test(test_empty_path),

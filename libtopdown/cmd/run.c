@@ -47,8 +47,10 @@ static int usage(FILE *f, int status)
 		"\n"
 		"Exit status: PROG's (128 + N when killed by signal N); 2 a bad\n"
 		"argument; 125 no report (PROG not linked with libtopdown, no\n"
-		"handle opened, or it did not exit normally) or an I/O error;\n"
-		"126 PROG not executable; 127 PROG not found.\n");
+		"handle opened) or an I/O error; 126 PROG not executable; 127\n"
+		"PROG not found.  PROG stopped by SIGINT or SIGTERM (Ctrl-C or\n"
+		"kill reach it) leaves a partial report, marked so; topdown run\n"
+		"itself waits for PROG's report on Ctrl-C and passes SIGTERM on.\n");
 	return status;
 }
 
@@ -121,24 +123,66 @@ static int parse_args(int argc, char **argv, struct run *r)
 	return 0;
 }
 
+static volatile sig_atomic_t child_pid;
+
+/* kill(1) of topdown run reaches PROG, which writes what it has. */
+static void forward(int sig)
+{
+	if (child_pid > 0)
+		kill((pid_t)child_pid, sig);
+}
+
+/*
+ * While PROG runs, a Ctrl-C (SIGINT to the terminal's whole process
+ * group, PROG included) does not end topdown run, which still has PROG's
+ * report to hand on (as system(3) ignores SIGINT while it waits);
+ * SIGTERM is passed on to PROG.  PROG starts with both as they were.
+ */
+static void watch_signals(struct sigaction old[2])
+{
+	struct sigaction ign = { .sa_handler = SIG_IGN }, fwd = { .sa_handler = forward };
+
+	sigemptyset(&ign.sa_mask);
+	sigemptyset(&fwd.sa_mask);
+	sigaction(SIGINT, &ign, &old[0]);
+	sigaction(SIGTERM, &fwd, &old[1]);
+}
+
+static void restore_signals(const struct sigaction old[2])
+{
+	sigaction(SIGINT, &old[0], NULL);
+	sigaction(SIGTERM, &old[1], NULL);
+}
+
 /* PROG's exit status, as a shell reports it; -1 when it could not run. */
 static int run_child(char **prog)
 {
+	struct sigaction old[2];
 	int status;
-	pid_t pid = fork();
+	pid_t pid;
 
+	watch_signals(old);
+	pid = fork();
 	if (pid < 0) {
 		cmd_error("run: fork: %s", strerror(errno));
+		restore_signals(old);
 		return -1;
 	}
 	if (pid == 0) {
+		restore_signals(old);
 		execvp(prog[0], prog);
 		cmd_error("run: cannot run '%s': %s", prog[0], strerror(errno));
 		_exit(errno == ENOENT ? CMD_NOTFOUND : CMD_NOEXEC);
 	}
-	while (waitpid(pid, &status, 0) < 0)
-		if (errno != EINTR)
+	child_pid = pid;
+	while (waitpid(pid, &status, 0) < 0) {
+		if (errno != EINTR) {
+			restore_signals(old);
 			return -1;
+		}
+	}
+	child_pid = 0;
+	restore_signals(old);
 	if (WIFSIGNALED(status))
 		return 128 + WTERMSIG(status);
 	return WEXITSTATUS(status);
@@ -149,7 +193,9 @@ static void put_line(FILE *out, const struct run *r, char *l, bool header)
 {
 	size_t n = strlen(l);
 
-	if (r->fmt == F_CSV) {
+	if (r->fmt == F_CSV && l[0] == '#') {
+		fprintf(out, "%s\n", l); /* a comment: partial, and why */
+	} else if (r->fmt == F_CSV) {
 		fprintf(out, "%s,%s\n", l, header ? "pmu" : r->pmu);
 	} else if (n > 0 && l[n - 1] == '}') {
 		l[n - 1] = '\0';
@@ -173,8 +219,8 @@ static void convert(FILE *in, FILE *out, const struct run *r)
 		if (r->fmt == F_TABLE)
 			fprintf(out, "%s\n", line);
 		else
-			put_line(out, r, line, first);
-		first = false;
+			put_line(out, r, line, first && line[0] != '#');
+		first = first && line[0] == '#';
 	}
 }
 
@@ -249,6 +295,14 @@ static int set_report_env(const char *tmp, enum fmt f)
 
 static int no_report(const struct run *r, int status)
 {
+	if (status > 128) {
+		cmd_error("run: '%s' was killed by signal %d (%s) and wrote no "
+			  "report: a report is written at exit, and on SIGINT "
+			  "and SIGTERM, but no program can write one when "
+			  "killed by SIGKILL or a crash", r->prog[0],
+			  status - 128, strsignal(status - 128));
+		return status;
+	}
 	cmd_error("run: '%s' wrote no report (exit status %d): it must be "
 		  "linked with libtopdown, open a handle, and exit normally%s",
 		  r->prog[0], status,

@@ -26,6 +26,14 @@ TD_HIDDEN const char *td_named_at(const struct td *td, size_t i,
 TD_HIDDEN int td_env_report_init(struct td *td);
 TD_HIDDEN void td_env_report_register(struct td *td);
 TD_HIDDEN void td_env_report_close(struct td *td);
+/* The report so far, marked partial: sig stopped the process. */
+TD_HIDDEN void td_env_report_partial(int sig);
+
+/* env_signal.c: the report written on SIGINT and SIGTERM. */
+TD_HIDDEN void td_env_signal_start(void);
+TD_HIDDEN void td_env_signal_stop(void);
+TD_HIDDEN void td_env_signal_lock_held(bool held);
+TD_HIDDEN const char *td_env_signal_name(int sig);
 
 /* report.c: the rows of named-region totals, one line each. */
 TD_HIDDEN void td_report_totals_header(FILE *f, enum td_format fmt);
