@@ -141,6 +141,16 @@ for s in INT TERM; do
 		"^\\{\"kind\":\"partial\",\"reason\":\"SIG$s\",\"pmu\":\"emulated:spr\"\\}$" "$tmp/sig.jsonl"
 	has "run: SIG$s from outside: the calls ended" '"name":"ended","thread":"all","calls":3,' "$tmp/sig.jsonl"
 done
+# ---- run: unnamed regions only: say what to do -------------------------
+for f in table csv jsonl; do
+	expect 125 "run -f $f: unnamed regions only is no report" "$td" run --emulate -f "$f" \
+		-o "$tmp/unnamed.$f" -- "$P" unnamed
+	has "run -f $f: unnamed only: says to name the regions" \
+		"measured no named region.*td_named_begin.*td_named_begin_str" "$tmp/out"
+	if grep -q "linked" "$tmp/out"; then fail "run -f $f: unnamed only: blames linking"; else
+		ok "run -f $f: unnamed only: no word of linking"; fi
+done
+has "the table says it too" "^no named region was measured" "$tmp/unnamed.table"
 expect 0 "plot of a partial report" "$td" plot "$tmp/sig.jsonl" -o "$tmp/sig.svg"
 
 # ---- plot, rendered ----------------------------------------------------

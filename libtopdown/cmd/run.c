@@ -25,6 +25,7 @@ struct run {
 	const char *profile;
 	char **prog;             /* PROG ARGS..., NULL-terminated */
 	char pmu[40];            /* the pmu column's value */
+	bool rows;               /* the report has a region or a record */
 };
 
 static int usage(FILE *f, int status)
@@ -47,10 +48,11 @@ static int usage(FILE *f, int status)
 		"\n"
 		"Exit status: PROG's (128 + N when killed by signal N); 2 a bad\n"
 		"argument; 125 no report (PROG not linked with libtopdown, no\n"
-		"handle opened) or an I/O error; 126 PROG not executable; 127\n"
-		"PROG not found.  PROG stopped by SIGINT or SIGTERM (Ctrl-C or\n"
-		"kill reach it) leaves a partial report, marked so; topdown run\n"
-		"itself waits for PROG's report on Ctrl-C and passes SIGTERM on.\n");
+		"handle opened, no named region measured) or an I/O error; 126\n"
+		"PROG not executable; 127 PROG not found.  PROG stopped by\n"
+		"SIGINT or SIGTERM (Ctrl-C or kill reach it) leaves a partial\n"
+		"report, marked so; topdown run itself waits for PROG's report\n"
+		"on Ctrl-C and passes SIGTERM on.\n");
 	return status;
 }
 
@@ -205,7 +207,17 @@ static void put_line(FILE *out, const struct run *r, char *l, bool header)
 	}
 }
 
-static void convert(FILE *in, FILE *out, const struct run *r)
+/* A line of a region or record: the table's, or a CSV or JSONL row. */
+static bool is_row(const char *l, enum fmt f)
+{
+	if (f == F_TABLE) /* the library's line for a report without one */
+		return strncmp(l, "no named region", 15) != 0;
+	return !strncmp(l, "region,", 7) || !strncmp(l, "record,", 7) ||
+	       !strncmp(l, "{\"kind\":\"region\"", 16) ||
+	       !strncmp(l, "{\"kind\":\"record\"", 16);
+}
+
+static void convert(FILE *in, FILE *out, struct run *r)
 {
 	char line[8192];
 	bool first = true;
@@ -214,8 +226,13 @@ static void convert(FILE *in, FILE *out, const struct run *r)
 		fprintf(out, "EMULATED PMU (profile %s): synthetic counts from "
 			"the test emulator, not a measurement of %s\n",
 			r->profile, r->prog[0]);
+	r->rows = r->fmt == F_TABLE;
 	while (fgets(line, sizeof(line), in)) {
 		line[strcspn(line, "\n")] = '\0';
+		if (r->fmt == F_TABLE)
+			r->rows = r->rows && is_row(line, r->fmt);
+		else
+			r->rows = r->rows || is_row(line, r->fmt);
 		if (r->fmt == F_TABLE)
 			fprintf(out, "%s\n", line);
 		else
@@ -224,7 +241,7 @@ static void convert(FILE *in, FILE *out, const struct run *r)
 	}
 }
 
-static int write_svg(FILE *in, const struct run *r)
+static int write_svg(FILE *in, struct run *r)
 {
 	struct cmd_report rep = { 0 };
 	FILE *tmp = tmpfile(), *out;
@@ -233,6 +250,10 @@ static int write_svg(FILE *in, const struct run *r)
 	if (!tmp)
 		return -errno;
 	convert(in, tmp, r); /* the pmu column marks it emulated */
+	if (!r->rows) { /* nothing to draw: cmd_run says why */
+		fclose(tmp);
+		return 0;
+	}
 	rewind(tmp);
 	err = cmd_report_read(tmp, "the report", &rep);
 	fclose(tmp);
@@ -252,18 +273,14 @@ static int write_svg(FILE *in, const struct run *r)
 	return err;
 }
 
-static int deliver(const char *tmp, const struct run *r)
+static int deliver(const char *tmp, struct run *r)
 {
 	FILE *in = fopen(tmp, "r"), *out;
 	int err = 0;
 
+	/* the library creates the file when a handle reports at exit */
 	if (!in)
-		return -errno;
-	if (fgetc(in) == EOF) {
-		fclose(in);
-		return -ENODATA;
-	}
-	rewind(in);
+		return errno == ENOENT ? -ENODATA : -errno;
 	if (r->fmt == F_SVG) {
 		err = write_svg(in, r);
 		fclose(in);
@@ -311,12 +328,24 @@ static int no_report(const struct run *r, int status)
 	return status ? status : CMD_FAILED;
 }
 
+/* Handles opened, no named region: the README's first example. */
+static int no_rows(const struct run *r, int status)
+{
+	cmd_error("run: '%s' measured no named region, so its report has "
+		  "no row: results of td_region_begin/td_region_end (and of "
+		  "topdown_benchmark.hpp) go to the program only.  Name the "
+		  "regions to report: td_named_begin/td_named_end with a "
+		  "static struct td_named, or td_named_begin_str(td, "
+		  "\"name\") (README \"Harnesses and reports\")", r->prog[0]);
+	return status ? status : CMD_FAILED;
+}
+
 int cmd_run(int argc, char **argv)
 {
 	struct run r = { .fmt = F_TABLE, .profile = "spr" };
 	const char *dir = getenv("TMPDIR");
-	char tmp[4096];
-	int fd, status, err = parse_args(argc, argv, &r);
+	char tmpdir[4000], tmp[4096];
+	int status, err = parse_args(argc, argv, &r);
 
 	if (err)
 		return err > 0 ? usage(stdout, CMD_OK) : CMD_USAGE;
@@ -326,23 +355,36 @@ int cmd_run(int argc, char **argv)
 		snprintf(r.pmu, sizeof(r.pmu), "emulated:%s", r.profile);
 	else
 		snprintf(r.pmu, sizeof(r.pmu), "hardware");
-	snprintf(tmp, sizeof(tmp), "%s/topdown-run-XXXXXX",
+	/*
+	 * The report's path in a directory of its own, not created: the
+	 * file exists after PROG only if a handle reported (no named region
+	 * measured gives an empty JSON Lines report, not no report).
+	 */
+	snprintf(tmpdir, sizeof(tmpdir), "%s/topdown-run-XXXXXX",
 		 dir && *dir ? dir : "/tmp");
-	fd = mkstemp(tmp);
-	if (fd < 0 || set_report_env(tmp, r.fmt) < 0) {
-		cmd_error("run: temporary report file %s: %s", tmp,
+	if (!mkdtemp(tmpdir)) {
+		cmd_error("run: temporary directory %s: %s", tmpdir,
 			  strerror(errno));
 		return CMD_FAILED;
 	}
-	close(fd);
+	snprintf(tmp, sizeof(tmp), "%s/report", tmpdir);
+	if (set_report_env(tmp, r.fmt) < 0) {
+		cmd_error("run: setting TOPDOWN_REPORT: %s", strerror(errno));
+		rmdir(tmpdir);
+		return CMD_FAILED;
+	}
 	status = run_child(r.prog);
 	if (status < 0 || status == CMD_NOTFOUND || status == CMD_NOEXEC) {
 		unlink(tmp);
+		rmdir(tmpdir);
 		return status < 0 ? CMD_FAILED : status;
 	}
 	err = deliver(tmp, &r);
 	unlink(tmp);
+	rmdir(tmpdir);
 	if (err == -ENODATA)
 		return no_report(&r, status);
+	if (!err && !r.rows)
+		return no_rows(&r, status);
 	return err < 0 ? CMD_FAILED : status;
 }

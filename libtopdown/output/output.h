@@ -58,6 +58,11 @@ TD_HIDDEN int td_rows_add_handle(struct td_report_rows *rows,
 TD_HIDDEN int td_rows_copy(struct td_report_rows *dst,
 			   const struct td_report_rows *src);
 TD_HIDDEN void td_rows_free(struct td_report_rows *rows);
+/* The table of a report with no row (topdown run looks for it). */
+#define TD_NO_NAMED_REGION \
+	"no named region was measured: results of td_region_begin/" \
+	"td_region_end go to the caller only; name the regions to report " \
+	"them (td_named_begin, td_named_begin_str)"
 TD_HIDDEN int td_rows_write(FILE *f, const struct td_report_rows *rows,
 			    enum td_format fmt);
 

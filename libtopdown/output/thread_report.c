@@ -180,6 +180,9 @@ int td_rows_write(FILE *f, const struct td_report_rows *rows,
 		  enum td_format fmt)
 {
 	td_report_totals_header(f, fmt);
+	/* handles opened, nothing to show: say what would be shown */
+	if (!rows->n && fmt == TD_FORMAT_TABLE)
+		fputs(TD_NO_NAMED_REGION "\n", f);
 	for (size_t i = 0; i < rows->n; i++) {
 		const char *name = rows->v[i].name;
 		struct td_totals all;
