@@ -141,6 +141,19 @@ for s in INT TERM; do
 		"^\\{\"kind\":\"partial\",\"reason\":\"SIG$s\",\"pmu\":\"emulated:spr\"\\}$" "$tmp/sig.jsonl"
 	has "run: SIG$s from outside: the calls ended" '"name":"ended","thread":"all","calls":3,' "$tmp/sig.jsonl"
 done
+# ---- run: the table compact above a few regions, full on request --------
+expect 0 "run: 6 regions, the table" "$td" run --emulate -- "$P" named 6
+[ "$(grep -c '^region_0[0-5] ' "$tmp/out")" = 6 ] && ! grep -q '^  retiring' "$tmp/out" &&
+	ok "run: 6 regions: one line each (compact)" ||
+	{ fail "run: 6 regions: not one line each"; cat "$tmp/out"; }
+has "run: compact: says how to get the full view" "topdown run -f full" "$tmp/out"
+expect 0 "run -f full: 6 regions" "$td" run --emulate -f full -- "$P" named 6
+[ "$(grep -c '^  retiring ' "$tmp/out")" = 6 ] && [ "$(grep -c '^region_0' "$tmp/out")" = 6 ] &&
+	ok "run -f full: every share, one thread row per region (no all row)" ||
+	{ fail "run -f full: not the full view"; cat "$tmp/out"; }
+expect 0 "run -f compact: 4 threads" "$td" run --emulate -f compact -- "$B/examples/threads"
+has "run -f compact: the all row of 4 threads" '^chase +all \(4\) +20 ' "$tmp/out"
+
 # ---- run: unnamed regions only: say what to do -------------------------
 for f in table csv jsonl; do
 	expect 125 "run -f $f: unnamed regions only is no report" "$td" run --emulate -f "$f" \

@@ -386,7 +386,10 @@ static void test_jobs_forgotten_close(void **state)
 	unlink(path);
 }
 
-/* The table says so in words. */
+/*
+ * The table says so in words, on the region's line: once, since one
+ * thread measured it (its all row would say the same again).
+ */
 static void test_jobs_table(void **state)
 {
 	char path[32];
@@ -396,16 +399,130 @@ static void test_jobs_table(void **state)
 	temp_path(path);
 	in_child(jobs_child, NULL, path, "table", NULL);
 	text = slurp(path);
-	/* its thread row, then its all row, each on the region's line */
 	leak = strstr(text, "\nleak ");
-	for (int row = 0; row < 2; row++) {
-		assert_non_null(leak);
-		assert_true(strstr(leak, "still open: 1") <
-			    strchr(leak + 1, '\n'));
-		assert_non_null(strstr(leak, "still open: 1"));
-		leak = strstr(leak + 1, "\nleak ");
+	assert_non_null(leak);
+	assert_non_null(strstr(leak, "still open: 1"));
+	assert_true(strstr(leak, "still open: 1") < strchr(leak + 1, '\n'));
+	assert_null(strstr(leak + 1, "\nleak "));
+	/* hot: 4 threads, so 4 thread rows and the all row */
+	assert_non_null(strstr(text, "\nhot                      all "));
+	free(text);
+	unlink(path);
+}
+
+
+/* ---- the table: compact above a few regions, full on request --------- */
+
+#define MANY 6
+
+static void many_child(void *arg)
+{
+	struct td *td;
+	char name[16];
+
+	(void)arg;
+	if (td_open(&td, NULL) < 0)
+		exit(10);
+	for (int i = 0; i < MANY; i++) {
+		snprintf(name, sizeof(name), "many_%d", i);
+		for (int c = 0; c < 2; c++) {
+			td_named_begin_str(td, name);
+			emu_run(1000000 * (uint64_t)(i + 1), &MIX_BRANCHY);
+			td_named_end_str(td, name, NULL);
+		}
 	}
-	assert_null(leak);
+}
+
+/* Lines of text that start with prefix. */
+static int lines_starting(const char *text, const char *prefix)
+{
+	int n = 0;
+
+	for (const char *l = text; l; l = strchr(l, '\n'), l = l ? l + 1 : l)
+		n += !strncmp(l, prefix, strlen(prefix));
+	return n;
+}
+
+/*
+ * Above TOPDOWN_FORMAT=table's few regions, one line per region: its
+ * calls, slots, the four level-1 shares and err, as the CSV has them.
+ */
+static void test_many_regions_compact(void **state)
+{
+	char path[32], csv_path[32], want[160];
+	struct table *t = calloc(1, sizeof(*t));
+	char *text, *csv;
+
+	(void)state;
+	assert_non_null(t);
+	temp_path(path);
+	temp_path(csv_path);
+	in_child(many_child, NULL, path, "table", NULL);
+	in_child(many_child, NULL, csv_path, "csv", NULL);
+	text = slurp(path);
+	csv = slurp(csv_path);
+	parse_csv(csv, t);
+	assert_int_equal(lines_starting(text, "region "), 1);
+	assert_int_equal(lines_starting(text, "many_"), MANY);
+	assert_int_equal(lines_starting(text, "  "), 0); /* no category lines */
+	for (int i = 0; i < MANY; i++) {
+		char name[16], *line;
+
+		snprintf(name, sizeof(name), "many_%d ", i);
+		line = strstr(text, name);
+		assert_non_null(line);
+		name[strlen(name) - 1] = '\0';
+		/* the same figures as the CSV's all row, in the table's units */
+		snprintf(want, sizeof(want), " %8.0f %16.0f %8.1f%% %8.1f%% "
+			 "%8.1f%% %8.1f%% %7.2fpp\n",
+			 row_num(t, name, "all", 0, "calls"),
+			 row_num(t, name, "all", 0, "slots"),
+			 100 * row_num(t, name, "all", 0, "retiring"),
+			 100 * row_num(t, name, "all", 0, "bad_speculation"),
+			 100 * row_num(t, name, "all", 0, "frontend_bound"),
+			 100 * row_num(t, name, "all", 0, "backend_bound"),
+			 100 * row_num(t, name, "all", 0, "err"));
+		assert_non_null(strstr(line, want));
+		assert_true(strstr(line, want) < strchr(line, '\n'));
+	}
+	assert_non_null(strstr(text, "TOPDOWN_FORMAT=full"));
+	free(text);
+	free(csv);
+	free(t);
+	unlink(path);
+	unlink(csv_path);
+}
+
+/* TOPDOWN_FORMAT=full: every share of every region, whatever their number. */
+static void test_many_regions_full(void **state)
+{
+	char path[32];
+	char *text;
+
+	(void)state;
+	temp_path(path);
+	in_child(many_child, NULL, path, "full", NULL);
+	text = slurp(path);
+	assert_int_equal(lines_starting(text, "many_"), MANY);
+	assert_int_equal(lines_starting(text, "  retiring "), MANY);
+	assert_int_equal(lines_starting(text, "    memory_bound "), MANY);
+	free(text);
+	unlink(path);
+}
+
+/* Compact, several threads: the all row, with their number. */
+static void test_threads_compact(void **state)
+{
+	char path[32];
+	char *text;
+
+	(void)state;
+	temp_path(path);
+	in_child(threads_child, NULL, path, "compact", NULL);
+	text = slurp(path);
+	assert_int_equal(lines_starting(text, "common "), 1);
+	assert_int_equal(lines_starting(text, "common                   all (5) "), 1);
+	assert_int_equal(lines_starting(text, "own_"), NR_THREADS + 1);
 	free(text);
 	unlink(path);
 }
@@ -744,6 +861,9 @@ int main(void)
 		cmocka_unit_test(test_threads_jsonl),
 		cmocka_unit_test(test_jobs_forgotten_close),
 		cmocka_unit_test(test_jobs_table),
+		cmocka_unit_test(test_many_regions_compact),
+		cmocka_unit_test(test_many_regions_full),
+		cmocka_unit_test(test_threads_compact),
 		cmocka_unit_test(test_close_reports_at_exit),
 		cmocka_unit_test(test_fork_child_silent),
 		cmocka_unit_test(test_sigterm_partial),

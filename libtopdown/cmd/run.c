@@ -23,6 +23,7 @@ struct run {
 	enum fmt fmt;
 	bool emulate;
 	const char *profile;
+	const char *view;        /* -f compact|full: the table's view */
 	char **prog;             /* PROG ARGS..., NULL-terminated */
 	char pmu[40];            /* the pmu column's value */
 	bool rows;               /* the report has a region or a record */
@@ -31,7 +32,7 @@ struct run {
 static int usage(FILE *f, int status)
 {
 	fprintf(f,
-		"usage: topdown run [-o FILE] [-f table|csv|jsonl|svg] [--emulate]\n"
+		"usage: topdown run [-o FILE] [-f FORMAT] [--emulate]\n"
 		"                   [--profile spr|icl] -- PROG [ARGS...]\n"
 		"\n"
 		"Runs PROG, a program linked with libtopdown that measures named\n"
@@ -39,7 +40,10 @@ static int usage(FILE *f, int status)
 		"thread: per-thread rows and an all-threads row per region).\n"
 		"\n"
 		"  -o FILE       write the report to FILE (default: stderr)\n"
-		"  -f FORMAT     table (default), csv, jsonl or svg (svg needs -o);\n"
+		"  -f FORMAT     table (default), compact, full, csv, jsonl or svg\n"
+		"                (svg needs -o); table is compact (one line per\n"
+		"                region: calls, slots, level 1, err) above 4\n"
+		"                regions, else full (every thread, level 2);\n"
 		"                csv and jsonl get a last column pmu: hardware or\n"
 		"                emulated:<profile>\n"
 		"  --emulate     run PROG on the emulated PMU installed with the\n"
@@ -56,17 +60,24 @@ static int usage(FILE *f, int status)
 	return status;
 }
 
-static int parse_format(const char *s, enum fmt *f)
+static int parse_format(const char *s, struct run *r)
 {
 	static const char *const names[] = { "table", "csv", "jsonl", "svg" };
 
 	for (int i = 0; i < 4; i++) {
 		if (!strcmp(s, names[i])) {
-			*f = (enum fmt)i;
+			r->fmt = (enum fmt)i;
 			return 0;
 		}
 	}
-	cmd_error("run: bad format '%s' (want table, csv, jsonl or svg)", s);
+	/* the library's table, one line per region or every share */
+	if (!strcmp(s, "compact") || !strcmp(s, "full")) {
+		r->fmt = F_TABLE;
+		r->view = s;
+		return 0;
+	}
+	cmd_error("run: bad format '%s' (want table, compact, full, csv, "
+		  "jsonl or svg)", s);
 	return -EINVAL;
 }
 
@@ -99,7 +110,7 @@ static int parse_args(int argc, char **argv, struct run *r)
 				return -EINVAL;
 			if (a[1] == 'o')
 				r->out = argv[++i];
-			else if (a[1] == 'f' && parse_format(argv[++i], &r->fmt) < 0)
+			else if (a[1] == 'f' && parse_format(argv[++i], r) < 0)
 				return -EINVAL;
 			else if (a[1] == '-')
 				r->profile = argv[++i];
@@ -300,12 +311,12 @@ static int deliver(const char *tmp, struct run *r)
 	return err;
 }
 
-static int set_report_env(const char *tmp, enum fmt f)
+static int set_report_env(const char *tmp, const struct run *r)
 {
 	static const char *const lib_fmt[] = { "table", "csv", "jsonl", "jsonl" };
 
 	if (setenv("TOPDOWN_REPORT", tmp, 1) < 0 ||
-	    setenv("TOPDOWN_FORMAT", lib_fmt[f], 1) < 0)
+	    setenv("TOPDOWN_FORMAT", r->view ? r->view : lib_fmt[r->fmt], 1) < 0)
 		return -errno;
 	return 0;
 }
@@ -368,7 +379,7 @@ int cmd_run(int argc, char **argv)
 		return CMD_FAILED;
 	}
 	snprintf(tmp, sizeof(tmp), "%s/report", tmpdir);
-	if (set_report_env(tmp, r.fmt) < 0) {
+	if (set_report_env(tmp, &r) < 0) {
 		cmd_error("run: setting TOPDOWN_REPORT: %s", strerror(errno));
 		rmdir(tmpdir);
 		return CMD_FAILED;

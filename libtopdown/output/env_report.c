@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * TOPDOWN_REPORT=stderr|<path> and TOPDOWN_FORMAT=table|csv|jsonl: the
+ * TOPDOWN_REPORT=stderr|<path> and TOPDOWN_FORMAT=table|csv|jsonl (or
+ * compact and full: the table, one line per region or every share): the
  * caller's opt-in to one named-region report per process, written at
  * process exit.  Only here does the library write anywhere the caller did
  * not hand it, and only when asked to by the environment.
@@ -30,13 +31,16 @@
 
 #include "output.h"
 
-static const char *const format_names[] = { "table", "csv", "jsonl" };
+/* compact and full: the table, one line per region or every share */
+static const char *const format_names[] = { "table", "csv", "jsonl",
+					    "compact", "full" };
 
 static struct {
 	pthread_mutex_t lock;
 	int pid;                  /* the process the rest belongs to */
 	char *path;               /* of the first handle that asked */
 	enum td_format format;
+	enum td_table_view view;
 	char *bad_format;
 	bool written;             /* the exit report is out */
 	long long start;          /* offset of the report in its file, or -1 */
@@ -85,8 +89,12 @@ static int format_from_env(struct td_env_report *env)
 	int i = 0;
 
 	env->format = TD_FORMAT_TABLE;
-	if (td_env_choice("TOPDOWN_FORMAT", format_names, 3, &i) == 0) {
-		env->format = (enum td_format)(TD_FORMAT_TABLE + i);
+	env->view = TD_VIEW_AUTO;
+	if (td_env_choice("TOPDOWN_FORMAT", format_names, 5, &i) == 0) {
+		if (i < 3)
+			env->format = (enum td_format)(TD_FORMAT_TABLE + i);
+		else
+			env->view = i == 3 ? TD_VIEW_COMPACT : TD_VIEW_FULL;
 		return 0;
 	}
 	env->bad_format = strdup(v);
@@ -150,6 +158,7 @@ void td_env_report_register(struct td *td)
 		proc.path = td->env.path;
 		proc.bad_format = td->env.bad_format;
 		proc.format = td->env.format;
+		proc.view = (enum td_table_view)td->env.view;
 		td->env.path = td->env.bad_format = NULL;
 		td_env_signal_start();
 	}
@@ -258,11 +267,12 @@ static void write_report(const struct td_report_rows *rows, const char *why)
 	if (proc.bad_format)
 		fprintf(f,
 			"libtopdown: TOPDOWN_FORMAT=\"%s\" is not one of "
-			"table, csv, jsonl: the report follows as a table\n",
+			"table, csv, jsonl, compact, full: the report follows "
+			"as a table\n",
 			proc.bad_format);
 	if (why)
 		partial_mark(f, why);
-	td_rows_write(f, rows, proc.format);
+	td_rows_write(f, rows, proc.format, proc.view);
 	if (f != stderr)
 		fclose(f);
 	else

@@ -63,7 +63,14 @@ TD_HIDDEN void td_rows_free(struct td_report_rows *rows);
 	"no named region was measured: results of td_region_begin/" \
 	"td_region_end go to the caller only; name the regions to report " \
 	"them (td_named_begin, td_named_begin_str)"
+/*
+ * The table of the process's report: every share of every thread (full),
+ * or one line per region (compact: name, thread, calls, slots, level 1,
+ * err); auto: compact above TD_COMPACT_ABOVE region names.
+ */
+enum td_table_view { TD_VIEW_AUTO, TD_VIEW_COMPACT, TD_VIEW_FULL };
+#define TD_COMPACT_ABOVE 4
 TD_HIDDEN int td_rows_write(FILE *f, const struct td_report_rows *rows,
-			    enum td_format fmt);
+			    enum td_format fmt, enum td_table_view view);
 
 #endif /* TD_OUTPUT_H */

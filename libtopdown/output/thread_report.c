@@ -175,29 +175,106 @@ static bool seen_before(const struct td_report_rows *rows, size_t i)
 	return false;
 }
 
+static size_t count_names(const struct td_report_rows *rows)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < rows->n; i++)
+		n += !seen_before(rows, i);
+	return n;
+}
+
+/* ---- the compact table: one line per region ----------------------------- */
+
+static void compact_header(FILE *f)
+{
+	fprintf(f, "%-24s %-16s %8s %16s %9s %9s %9s %9s %9s\n", "region",
+		"thread", "calls", "slots", "retiring", "bad_spec", "frontend",
+		"backend", "err");
+}
+
+/* What the full table says in words on a region's line, shortened. */
+static void compact_notes(FILE *f, const struct td_totals *t)
+{
+	if (t->unreliable)
+		fprintf(f, "  %llu unreliable", (unsigned long long)t->unreliable);
+	if (t->total.flags & TD_RESULT_CYCLES)
+		fputs("  cycles, not TopDown", f);
+	else if (t->total.flags & TD_RESULT_MULTIPLEXED)
+		fputs("  estimated", f);
+	if (t->max_depth > 1)
+		fprintf(f, "  depth %llu", (unsigned long long)t->max_depth);
+	if (t->open)
+		fprintf(f, "  still open: %llu", (unsigned long long)t->open);
+}
+
+static void compact_line(FILE *f, const char *name, const char *thread,
+			 const struct td_totals *t)
+{
+	fprintf(f, "%-24s %-16s %8llu %16llu", name, thread,
+		(unsigned long long)t->calls,
+		(unsigned long long)t->total.slots);
+	for (int i = 0; i < TD_L1_COUNT; i++)
+		fprintf(f, " %8.1f%%", 100 * t->total.l1[i]);
+	fprintf(f, " %7.2fpp", 100 * t->total.err);
+	compact_notes(f, t);
+	fputc('\n', f);
+}
+
+/*
+ * One name: its thread rows, then "all".  The table leaves out the all
+ * row of a name measured by one thread (the same figures again), and
+ * the compact table has only the all row ("all (N)") of a name measured
+ * by several.
+ */
+static void write_name(FILE *f, const struct td_report_rows *rows, size_t i,
+		       enum td_format fmt, bool compact)
+{
+	const char *name = rows->v[i].name;
+	struct td_totals all;
+	size_t threads = 0;
+	char label[32];
+
+	memset(&all, 0, sizeof(all));
+	for (size_t j = i; j < rows->n; j++) {
+		if (strcmp(rows->v[j].name, name))
+			continue;
+		threads++;
+		td_totals_merge(&all, &rows->v[j].t);
+		if (!compact)
+			td_report_totals_row(f, fmt, name, rows->v[j].thread,
+					     &rows->v[j].t);
+	}
+	if (compact && threads == 1)
+		compact_line(f, name, rows->v[i].thread, &rows->v[i].t);
+	else if (compact) {
+		snprintf(label, sizeof(label), "all (%zu)", threads);
+		compact_line(f, name, label, &all);
+	} else if (threads > 1 || fmt != TD_FORMAT_TABLE)
+		td_report_totals_row(f, fmt, name, "all", &all);
+}
+
 /* Names in the order first seen; each: its thread rows, then "all". */
 int td_rows_write(FILE *f, const struct td_report_rows *rows,
-		  enum td_format fmt)
+		  enum td_format fmt, enum td_table_view view)
 {
-	td_report_totals_header(f, fmt);
+	bool compact = fmt == TD_FORMAT_TABLE &&
+		       (view == TD_VIEW_COMPACT ||
+			(view == TD_VIEW_AUTO &&
+			 count_names(rows) > TD_COMPACT_ABOVE));
+
+	if (compact)
+		compact_header(f);
+	else
+		td_report_totals_header(f, fmt);
 	/* handles opened, nothing to show: say what would be shown */
 	if (!rows->n && fmt == TD_FORMAT_TABLE)
 		fputs(TD_NO_NAMED_REGION "\n", f);
-	for (size_t i = 0; i < rows->n; i++) {
-		const char *name = rows->v[i].name;
-		struct td_totals all;
-
-		if (seen_before(rows, i))
-			continue;
-		memset(&all, 0, sizeof(all));
-		for (size_t j = i; j < rows->n; j++) {
-			if (strcmp(rows->v[j].name, name))
-				continue;
-			td_report_totals_row(f, fmt, name, rows->v[j].thread,
-					     &rows->v[j].t);
-			td_totals_merge(&all, &rows->v[j].t);
-		}
-		td_report_totals_row(f, fmt, name, "all", &all);
-	}
+	for (size_t i = 0; i < rows->n; i++)
+		if (!seen_before(rows, i))
+			write_name(f, rows, i, fmt, compact);
+	if (compact)
+		fputs("(one line per region: TOPDOWN_FORMAT=full, topdown run "
+		      "-f full, for every thread and level 2)\n", f);
 	return ferror(f) ? -EIO : 0;
 }
