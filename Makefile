@@ -279,15 +279,12 @@ $(B)/examples/%: examples/%.c $(STATIC_LIB)
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(CFLAGS) -o $@ $< $(STATIC_LIB) -lm -lpthread
 
-# The README's picture: the harness on the emulated PMU, its totals
-# through topdown run, its per-iteration records from its own output.
+# The README's picture: the harness on the emulated PMU, its totals and
+# per-iteration records in the one report topdown run collects.
 examples/harness.svg: $(B)/topdown $(B)/libtdemu.so $(B)/examples/harness
 	$(B)/topdown run --emulate -f jsonl -o $(B)/harness-run.jsonl -- \
 		$(B)/examples/harness jsonl > $(B)/harness-out.txt
-	grep '^{"kind":"record"' $(B)/harness-out.txt | \
-		sed 's/}$$/,"pmu":"emulated:spr"}/' > $(B)/harness-plot.jsonl
-	cat $(B)/harness-run.jsonl >> $(B)/harness-plot.jsonl
-	$(B)/topdown plot $(B)/harness-plot.jsonl -o $@ \
+	$(B)/topdown plot $(B)/harness-run.jsonl -o $@ \
 		-t "examples/harness on the emulated PMU (make examples/harness.svg)"
 
 demo: $(B)/examples/demo $(B)/libtdemu.so

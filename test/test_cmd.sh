@@ -154,6 +154,34 @@ expect 0 "run -f full: 6 regions" "$td" run --emulate -f full -- "$P" named 6
 expect 0 "run -f compact: 4 threads" "$td" run --emulate -f compact -- "$B/examples/threads"
 has "run -f compact: the all row of 4 threads" '^chase +all \(4\) +20 ' "$tmp/out"
 
+# ---- run: per-iteration records in the same report, and their strip ----
+expect 0 "run -f csv: records" "$td" run --emulate -f csv -o "$tmp/rec.csv" -- "$P" records 6
+awk -F, '/^kind,/ { headers++ } $1 == "region" && $3 != "all" { thread = $3; calls = $4 }
+	 $1 == "record" { n++; if ($2 != "iter" || $3 != thread || $4 != 1) bad = 1 }
+	 END { exit !(headers == 1 && n == 6 && calls == 6 && bad == 0) }' "$tmp/rec.csv" &&
+	ok "run: records in the report: one header, 6 rows of kind record, the region's thread" ||
+	{ fail "run: records not in the report as rows of their own kind"; cat "$tmp/rec.csv"; }
+expect 0 "run -f full: records" "$td" run --emulate -f full -- "$P" records 6
+has "run -f full: the records' table" "^per-iteration records" "$tmp/out"
+[ "$(grep -c '^ *[0-5] iter ' "$tmp/out")" = 6 ] && ok "run -f full: a line per record" ||
+	{ fail "run -f full: not a line per record"; cat "$tmp/out"; }
+expect 0 "run -f compact: records" "$td" run --emulate -f compact -- "$P" records 6
+has "run -f compact: the records as one line" "^iter +[0-9]+ +6 +[0-9]+ .*  records" "$tmp/out"
+expect 0 "run -f jsonl: records" "$td" run --emulate -f jsonl -o "$tmp/rec.jsonl" -- "$P" records 6
+expect 0 "plot of records" "$td" plot "$tmp/rec.jsonl" -o "$tmp/rec.svg"
+# each iteration's column as wide as its share of the slots (520 px: the
+# bars' 100%), to the SVG's 2 decimals; err drawn as whiskers
+sed -n 's/.*"kind":"record".*"slots":\([0-9]*\),"err":\([0-9.]*\),.*/slots \1 \2/p' "$tmp/rec.jsonl" >"$tmp/rec.txt"
+sed -n 's/.*<rect id="i0-\([0-9]*\)-retiring" x="[0-9.]*" y="[0-9.]*" width="\([0-9.]*\)".*/width \1 \2/p;
+	s/.*<rect id="i0-\([0-9]*\)-err1" x="[0-9.]*" y="[0-9.]*" width="[0-9.]*" height="\([0-9.]*\)".*/err \1 \2/p' \
+	"$tmp/rec.svg" >>"$tmp/rec.txt"
+awk 'BEGIN { n = 0 } $1 == "slots" { s[n] = $2; e[n++] = $3; total += $2 } $1 == "width" { w[$2] = $3 } $1 == "err" { h[$2] = $3 }
+     END { for (k = 0; k < n; k++) { d = w[k] - 520 * s[k] / total; if (d < 0) d = -d; if (d > 0.006) bad = 1
+				       d = h[k] - 2 * e[k] * 60; if (d < 0) d = -d; if (d > 0.006) bad = 1 }
+	   exit !(n == 6 && bad == 0) }' "$tmp/rec.txt" &&
+	ok "plot: iteration widths proportional to slots, err whiskers 2 err high" ||
+	{ fail "plot: iteration widths not by slots, or err not drawn"; cat "$tmp/rec.txt"; }
+
 # ---- run: unnamed regions only: say what to do -------------------------
 for f in table csv jsonl; do
 	expect 125 "run -f $f: unnamed regions only is no report" "$td" run --emulate -f "$f" \

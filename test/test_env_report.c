@@ -411,6 +411,106 @@ static void test_jobs_table(void **state)
 }
 
 
+
+/* ---- per-iteration records in the same report --------------------------- */
+
+static struct td_named rec_region = TD_NAMED_INIT("rec");
+
+static void *records_worker(void *arg)
+{
+	static struct td_record buf[4];
+	struct td *td;
+
+	(void)arg;
+	if (td_open(&td, NULL) < 0 || td_records_attach(td, buf, 4) < 0)
+		exit(10);
+	for (uint64_t k = 7; k <= 8; k++) {
+		td_named_begin(td, &rec_region);
+		emu_run(k * 1000000, &MIX_DRAM);
+		td_named_end(td, &rec_region, NULL);
+	}
+	td_close(td); /* its records with it */
+	return NULL;
+}
+
+/*
+ * Records detached, records of a handle closed in another thread, and
+ * records still attached at exit (of an unnamed region): every one a row
+ * of kind "record" under the report's one header, with its thread, in
+ * the order each thread made them.
+ */
+static void records_child(void *arg)
+{
+	static struct td_record a[8], b[8];
+	struct td_region r = { { 0 } };
+	struct td *td;
+	pthread_t t;
+	size_t n;
+
+	(void)arg;
+	if (td_open(&td, NULL) < 0 || td_records_attach(td, a, 8) < 0)
+		exit(10);
+	for (uint64_t k = 1; k <= 3; k++) {
+		td_named_begin(td, &rec_region);
+		emu_run(k * 1000000, &MIX_STREAM);
+		td_named_end(td, &rec_region, NULL);
+	}
+	if (td_records_detach(td, &n, NULL) < 0 || n != 3)
+		exit(11);
+	if (pthread_create(&t, NULL, records_worker, NULL) ||
+	    pthread_join(t, NULL))
+		exit(12);
+	if (td_records_attach(td, b, 8) < 0)
+		exit(13);
+	for (uint64_t k = 5; k <= 6; k++) {
+		td_region_begin(td, &r);
+		emu_run(k * 1000000, &MIX_CHAIN);
+		td_region_end(td, &r, NULL);
+	}
+}
+
+static void test_records_in_report(void **state)
+{
+	static const double want_slots[] = { 1, 2, 3, 7, 8, 5, 6 };
+	char path[32], *text, *line, *save = NULL, main_thread[64] = "";
+	char f[MAX_FIELDS][64], keys[MAX_FIELDS][64];
+	int nkeys, recs = 0, regions = 0;
+
+	(void)state;
+	temp_path(path);
+	in_child(records_child, NULL, path, "csv", NULL);
+	text = slurp(path);
+	line = strtok_r(text, "\n", &save);
+	assert_non_null(line);
+	nkeys = csv_split(line, keys, MAX_FIELDS);
+	assert_string_equal(keys[0], "kind");
+	assert_string_equal(keys[5], "slots");
+	while ((line = strtok_r(NULL, "\n", &save))) {
+		assert_int_equal(csv_split(line, f, MAX_FIELDS), nkeys);
+		if (!strcmp(f[0], "region")) {
+			assert_int_equal(recs, 0); /* regions first */
+			regions++;
+			continue;
+		}
+		assert_string_equal(f[0], "record");
+		assert_true(recs < 7);
+		assert_true(strtod(f[5], NULL) == want_slots[recs] * 1e6);
+		assert_string_equal(f[1], recs < 5 ? "rec" : "");
+		assert_string_equal(f[3], "1"); /* calls */
+		if (recs == 0)
+			strcpy(main_thread, f[2]);
+		if (recs < 3 || recs >= 5) /* the main thread's */
+			assert_string_equal(f[2], main_thread);
+		else /* the worker's, its thread id */
+			assert_true(atoi(f[2]) > 0 && strcmp(f[2], main_thread));
+		recs++;
+	}
+	assert_int_equal(regions, 3); /* rec: main, worker, all */
+	assert_int_equal(recs, 7);
+	free(text);
+	unlink(path);
+}
+
 /* ---- the table: compact above a few regions, full on request --------- */
 
 #define MANY 6
@@ -861,6 +961,7 @@ int main(void)
 		cmocka_unit_test(test_threads_jsonl),
 		cmocka_unit_test(test_jobs_forgotten_close),
 		cmocka_unit_test(test_jobs_table),
+		cmocka_unit_test(test_records_in_report),
 		cmocka_unit_test(test_many_regions_compact),
 		cmocka_unit_test(test_many_regions_full),
 		cmocka_unit_test(test_threads_compact),

@@ -224,6 +224,24 @@ static void position(FILE *f)
 	}
 }
 
+/*
+ * A buffer goes back to its caller (td_records_detach, or replaced by
+ * td_records_attach): its records to the process's report.
+ */
+void td_env_report_records(struct td *td)
+{
+	if (!td->env.listed || !td->sink.buf)
+		return;
+	lock();
+	if (proc.pid == td->env.pid && proc.pid == getpid() && !proc.written) {
+		refresh_label(td);
+		td_rows_add_records(&proc.closed, td->sink.buf,
+				    (size_t)(td->sink.next - td->sink.buf),
+				    td->env.thread);
+	}
+	unlock();
+}
+
 /* Where the report goes; stderr, with the reason, when it cannot. */
 static FILE *open_report(void)
 {
