@@ -60,8 +60,13 @@ static struct {
 	struct sigaction prev[NR_CAUGHT];
 } watch = { .wake = { -1, -1 }, .done = { -1, -1 } };
 
-/* Set while this thread holds the report's mutex (env_report.c). */
-static __thread volatile sig_atomic_t holds_report_lock;
+/*
+ * Set while this thread holds the report's mutex (env_report.c).  The
+ * initial-exec model makes the handler's read one load relative to the
+ * thread pointer: a dynamic TLS access may allocate (__tls_get_addr).
+ */
+static __thread volatile sig_atomic_t holds_report_lock
+	__attribute__((tls_model("initial-exec")));
 
 void td_env_signal_lock_held(bool held)
 {
@@ -243,6 +248,7 @@ void td_env_signal_stop(void)
 			sigaction(caught[i], &watch.prev[i], NULL);
 		watch.installed[i] = false;
 	}
+	watch.pid = 0; /* a handler from now on only chains */
 	if (watch.running) {
 		while (write(watch.wake[1], &stop, 1) < 0 && errno == EINTR)
 			;
@@ -251,5 +257,4 @@ void td_env_signal_stop(void)
 	}
 	close_pair(watch.wake);
 	close_pair(watch.done);
-	watch.pid = 0;
 }
