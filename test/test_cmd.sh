@@ -105,6 +105,8 @@ for s in INT:130 TERM:143; do
 	has "run: SIG${s%:*}: the CSV header after the mark" '^kind,name,thread,.*,pmu$' "$tmp/sig.csv"
 	if grep -q "linked" "$tmp/out"; then fail "run: SIG${s%:*}: blames linking"; else
 		ok "run: SIG${s%:*}: no word of linking"; fi
+	has "run: SIG${s%:*}: says the report is partial" \
+		"stopped by signal [0-9]+ .*report in .*sig.csv is partial" "$tmp/out"
 done
 expect 137 "run: SIGKILL: PROG's status" "$td" run --emulate -- "$P" signal KILL
 has "run: SIGKILL: says killed, and why no report" "killed by signal 9.*no program can write one" "$tmp/out"

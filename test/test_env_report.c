@@ -837,6 +837,36 @@ static void test_own_handler_kept(void **state)
 	unlink(path);
 }
 
+/* A signal the program ignores (nohup) stays ignored: no partial report. */
+static void ignored_child(void *arg)
+{
+	(void)arg;
+	if (signal(SIGTERM, SIG_IGN) == SIG_ERR)
+		exit(20);
+	measure_then_begin();
+	raise(SIGTERM);
+}
+
+static void test_ignored_stays_ignored(void **state)
+{
+	char path[32];
+	struct table *t = calloc(1, sizeof(*t));
+	char *text;
+
+	(void)state;
+	assert_non_null(t);
+	temp_path(path);
+	in_child(ignored_child, NULL, path, "csv", NULL);
+	text = slurp(path);
+	assert_null(strstr(text, "partial"));
+	parse_csv(text, t);
+	assert_true(row_num(t, "ended", "all", 0, "calls") == SIG_CALLS);
+	assert_true(row_num(t, "running", "all", 0, "open") == 1);
+	free(text);
+	free(t);
+	unlink(path);
+}
+
 /* Threads' handles too, in JSON Lines: the mark is an object of its own. */
 static void threads_killed_child(void *arg)
 {
@@ -970,6 +1000,7 @@ int main(void)
 		cmocka_unit_test(test_sigterm_partial),
 		cmocka_unit_test(test_sigint_partial),
 		cmocka_unit_test(test_own_handler_kept),
+		cmocka_unit_test(test_ignored_stays_ignored),
 		cmocka_unit_test(test_threads_sigterm_jsonl),
 		cmocka_unit_test(test_bad_format),
 		cmocka_unit_test(test_unwritable_path),

@@ -397,5 +397,10 @@ int cmd_run(int argc, char **argv)
 		return no_report(&r, status);
 	if (!err && !r.rows)
 		return no_rows(&r, status);
+	if (!err && status > 128) /* the report said so first: partial */
+		cmd_error("run: '%s' was stopped by signal %d (%s): its "
+			  "report%s%s is partial", r.prog[0], status - 128,
+			  strsignal(status - 128), r.out ? " in " : "",
+			  r.out ? r.out : "");
 	return err < 0 ? CMD_FAILED : status;
 }
