@@ -9,9 +9,11 @@
  *   unnamed                3 calls of an unnamed region (td_region_*)
  *   records N              N iterations of "iter", widths 1..N of work,
  *                          recorded in an attached buffer (left attached)
+ *   unnamed-records N      the same of an unnamed region
  *   named N                one call of each of N named regions
  */
 #include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -66,17 +68,24 @@ static void unnamed(struct td *td)
 	}
 }
 
-static void records(struct td *td, int n)
+static void records(struct td *td, int n, bool named)
 {
 	static struct td_named iter = TD_NAMED_INIT("iter");
 	struct td_record *buf = calloc((size_t)n, sizeof(*buf));
+	struct td_region r = { { 0 } };
 
 	if (!buf || td_records_attach(td, buf, (size_t)n) < 0)
 		exit(3);
 	for (int i = 0; i < n; i++) {
-		td_named_begin(td, &iter);
+		if (named)
+			td_named_begin(td, &iter);
+		else
+			td_region_begin(td, &r);
 		work((unsigned long)i + 1);
-		td_named_end(td, &iter, NULL);
+		if (named)
+			td_named_end(td, &iter, NULL);
+		else
+			td_region_end(td, &r, NULL);
 	}
 }
 
@@ -111,7 +120,9 @@ int main(int argc, char **argv)
 	else if (!strcmp(argv[1], "unnamed"))
 		unnamed(td);
 	else if (!strcmp(argv[1], "records") && argc > 2)
-		records(td, atoi(argv[2]));
+		records(td, atoi(argv[2]), true);
+	else if (!strcmp(argv[1], "unnamed-records") && argc > 2)
+		records(td, atoi(argv[2]), false);
 	else if (!strcmp(argv[1], "named") && argc > 2)
 		named(td, atoi(argv[2]));
 	else

@@ -168,7 +168,11 @@ has "run -f full: the records' table" "^per-iteration records" "$tmp/out"
 [ "$(grep -c '^ *[0-5] iter ' "$tmp/out")" = 6 ] && ok "run -f full: a line per record" ||
 	{ fail "run -f full: not a line per record"; cat "$tmp/out"; }
 expect 0 "run -f compact: records" "$td" run --emulate -f compact -- "$P" records 6
-has "run -f compact: the records as one line" "^iter +[0-9]+ +6 +[0-9]+ .*  records" "$tmp/out"
+[ "$(grep -c '^iter ' "$tmp/out")" = 1 ] && ok "run -f compact: the region's records in its one line" ||
+	{ fail "run -f compact: not one line for iter"; cat "$tmp/out"; }
+has "run -f compact: says where the records are" "each of the records" "$tmp/out"
+expect 0 "run -f compact: records of an unnamed region" "$td" run --emulate -f compact -- "$P" unnamed-records 5
+has "run -f compact: unnamed records as one line" "^- +[0-9]+ +5 +[0-9]+ .*  records" "$tmp/out"
 expect 0 "run -f jsonl: records" "$td" run --emulate -f jsonl -o "$tmp/rec.jsonl" -- "$P" records 6
 expect 0 "plot of records" "$td" plot "$tmp/rec.jsonl" -o "$tmp/rec.svg"
 # each iteration's column as wide as its share of the slots (520 px: the

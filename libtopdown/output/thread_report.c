@@ -243,7 +243,23 @@ static bool group_seen(const struct td_report_rows *rows, size_t i)
 	return false;
 }
 
-/* Region names, and record groups (name and thread). */
+/*
+ * Are record i's name and thread a region's row?  Then the region's line
+ * already has its calls' totals: records add the per-iteration detail,
+ * for the full table and the picture.
+ */
+static bool group_is_region(const struct td_report_rows *rows, size_t i)
+{
+	const struct td_report_record *r = &rows->rec[i];
+
+	for (size_t j = 0; j < rows->n; j++)
+		if (!strcmp(rows->v[j].name, r->name) &&
+		    !strcmp(rows->v[j].thread, r->thread))
+			return true;
+	return false;
+}
+
+/* Region names, and groups of records (name and thread) of no region. */
 static size_t count_names(const struct td_report_rows *rows)
 {
 	size_t n = 0;
@@ -251,7 +267,7 @@ static size_t count_names(const struct td_report_rows *rows)
 	for (size_t i = 0; i < rows->n; i++)
 		n += !seen_before(rows, i);
 	for (size_t i = 0; i < rows->nrec; i++)
-		n += !group_seen(rows, i);
+		n += !group_seen(rows, i) && !group_is_region(rows, i);
 	return n;
 }
 
@@ -340,14 +356,17 @@ static void record_totals(const struct td_record *rec, struct td_totals *t)
 	memcpy(t->max, t->total.l1, sizeof(t->max));
 }
 
-/* Compact: one line per record name and thread, its iterations merged. */
+/*
+ * Compact: one line per record name and thread, its iterations merged,
+ * but for the records of a region that has its line.
+ */
 static void compact_records(FILE *f, const struct td_report_rows *rows)
 {
 	for (size_t i = 0; i < rows->nrec; i++) {
 		const struct td_report_record *r = &rows->rec[i];
 		struct td_totals all, t;
 
-		if (group_seen(rows, i))
+		if (group_seen(rows, i) || group_is_region(rows, i))
 			continue;
 		memset(&all, 0, sizeof(all));
 		for (size_t j = i; j < rows->nrec; j++) {
@@ -415,7 +434,8 @@ int td_rows_write(FILE *f, const struct td_report_rows *rows,
 	else
 		write_records(f, rows, fmt);
 	if (compact)
-		fputs("(one line per region: TOPDOWN_FORMAT=full, topdown run "
-		      "-f full, for every thread and level 2)\n", f);
+		fprintf(f, "(one line per region: TOPDOWN_FORMAT=full, topdown "
+			"run -f full, for every thread and level 2%s)\n",
+			rows->nrec ? ", and each of the records" : "");
 	return ferror(f) ? -EIO : 0;
 }
