@@ -45,7 +45,7 @@
 
 #include "output.h"
 
-#define WRITE_WAIT_MS 5000
+#define WRITE_WAIT_MS 10000
 
 static const int caught[] = { SIGINT, SIGTERM };
 #define NR_CAUGHT (sizeof(caught) / sizeof(caught[0]))
