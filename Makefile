@@ -209,6 +209,7 @@ test: $(TEST_BINS) test/cxx_header.cc test-cxx-benchmark test-man test-abi
 	$(CXX) -Iinclude $(CXXWARN) -fsyntax-only test/cxx_header.cc
 	$(if $(VALIDATE_TEST),@$(MAKE) -s $(VALIDATE_TEST))
 	$(if $(SANITIZE)$(TSAN)$(TEST_RUN),,@$(MAKE) -s test-cmd)
+	$(if $(SANITIZE)$(TSAN)$(TEST_RUN),,@$(MAKE) -s test-pool)
 	@$(if $(TD_STRESS_REGIONS),TD_STRESS_REGIONS=$(TD_STRESS_REGIONS)) \
 		TEST_RUN="$(TEST_RUN)" $(call run_tests,$(B)/test)
 
@@ -237,6 +238,24 @@ test-cmd: $(B)/topdown $(B)/libtdemu.so $(B)/examples/harness \
 $(B)/test/report_prog: test/report_prog.c $(STATIC_LIB)
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(CFLAGS) -o $@ $< $(STATIC_LIB) -lm -lpthread
+
+# examples/pool under topdown run --emulate, its report against the truth
+# kept by test/truth_shim.c, which wraps the named-region calls of the
+# example linked with libtopdown.so (test/test_pool.sh).
+$(B)/test/pool-shared: examples/pool.c $(B)/libtopdown.so
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) $(CFLAGS) -o $@ $< -L$(B) -ltopdown \
+		-Wl,-rpath,'$$ORIGIN/..' -lpthread
+$(B)/test/libtruthshim.so: test/truth_shim.c
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) $(CFLAGS) -fPIC -shared -o $@ $< -ldl -lpthread
+$(B)/test/pool_check: test/pool_check.c
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) $(CFLAGS) -o $@ $< -lm
+test-pool: $(B)/topdown $(B)/libtdemu.so $(B)/examples/pool \
+	   $(B)/test/pool-shared $(B)/test/libtruthshim.so $(B)/test/pool_check
+	@echo "== test/test_pool.sh"
+	@sh test/test_pool.sh $(B)
 
 # ---- arm64: cross-built, run under qemu-aarch64 ----------------------------
 # EL0 MRS of a PMU register raises SIGILL under qemu-user; the emulator
@@ -300,9 +319,18 @@ $(B)/bench/accuracy: $(B)/bench/accuracy.o $(EMU_OBJS) $(STATIC_LIB)
 
 OVERHEAD_OBJS := $(addprefix $(B)/bench/,overhead.o overhead_seq.o \
 		 overhead_report.o overhead_qemu.o)
+# The peer row (PAPI 7 reading the same counters), where Debian's
+# libpapi-dev installed its header; without it the bench says so.
+PAPI_HEADER := /usr/include/papi.h
+ifneq ($(wildcard $(PAPI_HEADER)),)
+OVERHEAD_OBJS += $(B)/bench/overhead_papi.o
+OVERHEAD_LIBS := -lpapi
+$(B)/bench/overhead.o: CPPFLAGS += -DTD_BENCH_PAPI
+endif
 $(B)/bench/overhead: $(OVERHEAD_OBJS) $(EMU_OBJS) $(B)/libtopdown.so
 	$(CC) $(LDFLAGS) -rdynamic -o $@ $(OVERHEAD_OBJS) $(EMU_OBJS) -L$(B) \
-		-ltopdown -Wl,-rpath,'$$ORIGIN/..' -lm -ldl -lpthread
+		-ltopdown -Wl,-rpath,'$$ORIGIN/..' $(OVERHEAD_LIBS) -lm -ldl \
+		-lpthread
 
 # The arm64 counted process (built with the cross compiler, B=build/arm64).
 GUEST_OBJS := $(addprefix $(B)/bench/,overhead_guest.o overhead_seq.o)
@@ -464,7 +492,7 @@ fuzz: $(FUZZ_TARGETS:%=$(B)/fuzz/%)
 			$(B)/fuzz/$$t.log; \
 	done
 
-.PHONY: all test test-abi test-cmd test-cxx-benchmark test-man test-arm64 \
+.PHONY: all test test-abi test-cmd test-pool test-cxx-benchmark test-man test-arm64 \
 	validate test-validate demo bench bench-arm64 bench-arm64-if-possible \
 	bench-table harness gbench install uninstall clean FORCE test-fastslow \
 	test-asan test-tsan \

@@ -1,8 +1,11 @@
 #!/bin/sh
 # The README's overhead table (markdown) from the machine-readable lines
-#   overhead,<profile>,<sequence>,<instructions>,<window>,<syscalls>,<reads>
+#   overhead,<profile>,<sequence>,<instructions>,<window>,<syscalls>,<reads>,<verdict>
+#   peer,<peer>,<profile>,pair,<instructions>,<window>,<syscalls>,<reads>
 # that build/bench/overhead and make bench-arm64 print (other lines are
-# ignored).  usage: make bench-table, or
+# ignored; the verdict, met or MISSED with the targets, is the bench's own:
+# bench/overhead_report.c holds them); a peer's row follows its profile's rows, with its ratio to
+# libtopdown's pair and pair+result.  usage: make bench-table, or
 #   ... | sh bench/overhead-table.sh [--update README.md]
 # With --update, the table between the README's overhead-table markers is
 # replaced and nothing is printed.
@@ -12,38 +15,17 @@ BEGIN {
 	print "| profile | sequence | library instructions | window | syscalls | counter reads | target |"
 	print "|---|---|---:|---:|---:|---:|---|"
 }
-# The targets of bench/overhead_report.c, for the last column.
-function target(p, s, i, w, sys, r,   pm, imax, wmax, per, unread) {
-	pm = p == "spr" || p == "lnl" || p == "adl-pcore"
-	imax = 0
-	wmax = 12
-	if (pm) {
-		if (s == "pair") imax = 60
-		if (s == "pair+result") imax = 200
-		if (s == "pair+records") imax = 80
-	} else {
-		# 20 per counter at each end of each region; an end that
-		# read nothing ("-": nothing asked of it) leaves r the begin reads
-		per = s == "nested" ? r / 4 : r / 2 # reads of one boundary
-		if (w == "-")
-			per = s == "nested" ? r / 2 : r
-		if (s == "pair" || s == "nested")
-			imax = 20 * per * 2 * (s == "nested" ? 2 : 1)
-		wmax += per
-	}
-	unread = w == "-" && !pm
-	# named regions: reported, only "no syscall" a target
-	if (s == "named" || s == "named-str")
-		return sys + 0 != 0 ? "MISSED (syscalls 0)" : "met (s=0)"
-	if ((w == "-" && !unread) || (!unread && w + 0 > wmax) ||
-	    sys + 0 != 0 || (imax && i + 0 > imax))
-		return "MISSED (" (imax ? "<= " imax ", " : "") "window <= " wmax ")"
-	return unread ? "met (the end reads nothing)" : "met"
-}
-$1 == "overhead" && NF == 7 {
-	printf "| %s | %s | %s | %s | %s | %s | %s |\n", $2, $3, $4, $5, $6, $7,
-		target($2, $3, $4, $5, $6, $7)
+$1 == "overhead" && NF == 8 {
+	instr[$2 "," $3] = $4
+	printf "| %s | %s | %s | %s | %s | %s | %s |\n", $2, $3, $4, $5, $6, $7, $8
 	n++
+}
+$1 == "peer" && NF == 8 {
+	pair = instr[$3 ",pair"]
+	res = instr[$3 ",pair+result"]
+	printf "| %s | %s pair (peer) | %s | %s | %s | %s | %s |\n", $3, $2, $5,
+		$6, $7, $8, (pair && res) ? \
+		sprintf("%.1fx pair, %.1fx pair+result", $5 / pair, $5 / res) : "-"
 }
 END { if (!n) exit 1 }')
 if [ "${1:-}" = --update ]; then

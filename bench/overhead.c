@@ -37,45 +37,110 @@
 #include "topdown.h"
 
 #if defined(__x86_64__)
+/*
+ * The code whose instructions are counted: libtopdown.so's text, or a
+ * peer's libraries (PAPI: libpapi and libpfm).  A peer that calls into
+ * libc (a read(2) wrapper, memcpy) has those instructions counted too
+ * while the call came from its own text ("follow"); the emulator's
+ * handler, in this executable, ends such a stretch.
+ */
+#define MAX_TEXTS 4
 struct lib_text {
-	unsigned long lo, hi;        /* executable mapping of libtopdown.so */
-	unsigned long begin, end;    /* td_region_begin, td_region_end */
+	unsigned long lo[MAX_TEXTS], hi[MAX_TEXTS];
+	unsigned n;
+	unsigned long follow_lo, follow_hi; /* libc, for a peer */
+	unsigned long entry[2];      /* td_region_begin/end, or PAPI_read */
+	bool following;              /* inside libc, called from counted */
 };
 
-/* Executable range of libtopdown.so and its two entry points. */
-static int lib_text(pid_t pid, struct lib_text *t)
+static bool in_text(const struct lib_text *t, unsigned long rip)
 {
-	char path[64], line[512], so[400] = "";
-	void *h;
+	for (unsigned i = 0; i < t->n; i++)
+		if (rip >= t->lo[i] && rip < t->hi[i])
+			return true;
+	return false;
+}
+
+/* Counted now: own text, or libc entered from it. */
+static bool counted(struct lib_text *t, unsigned long rip)
+{
+	if (in_text(t, rip)) {
+		t->following = t->follow_hi != 0;
+		return true;
+	}
+	if (rip >= t->follow_lo && rip < t->follow_hi)
+		return t->following;
+	t->following = false;
+	return false;
+}
+
+static bool names_any(const char *so, const char *const *libs)
+{
+	for (; *libs; libs++)
+		if (strstr(so, *libs))
+			return true;
+	return false;
+}
+
+/* Executable mappings of the child whose path names one of libs. */
+static int map_texts(pid_t pid, const char *const *libs,
+		     const char *follow, struct lib_text *t, char *first,
+		     size_t first_len)
+{
+	char path[64], line[512], so[400];
 	FILE *f;
 
 	snprintf(path, sizeof(path), "/proc/%d/maps", pid);
 	f = fopen(path, "r");
 	if (!f)
 		return -1;
-	t->lo = t->hi = 0;
+	memset(t, 0, sizeof(*t));
 	while (fgets(line, sizeof(line), f)) {
 		unsigned long a, b;
 		char perms[8];
+
+		so[0] = 0;
 		if (sscanf(line, "%lx-%lx %7s %*s %*s %*s %399s", &a, &b, perms,
-			   so) == 4 &&
-		    perms[2] == 'x' && strstr(so, "libtopdown.so")) {
-			t->lo = a;
-			t->hi = b;
-			break;
+			   so) != 4 || perms[2] != 'x')
+			continue;
+		if (names_any(so, libs) && t->n < MAX_TEXTS) {
+			if (!t->n)
+				snprintf(first, first_len, "%s", so);
+			t->lo[t->n] = a;
+			t->hi[t->n++] = b;
+		} else if (follow && strstr(so, follow)) {
+			t->follow_lo = a;
+			t->follow_hi = b;
 		}
 	}
 	fclose(f);
-	if (!t->hi)
-		return -1;
-	/* the child is a fork: the library sits at the same address here */
-	h = dlopen(so, RTLD_LAZY | RTLD_NOLOAD);
+	return t->n ? 0 : -1;
+}
+
+/* The child is a fork: a library sits at the same address here. */
+static unsigned long entry_of(const char *so, const char *sym)
+{
+	void *h = dlopen(so, RTLD_LAZY | RTLD_NOLOAD);
+	unsigned long a;
+
 	if (!h)
-		return -1;
-	t->begin = (unsigned long)dlsym(h, "td_region_begin");
-	t->end = (unsigned long)dlsym(h, "td_region_end");
+		return 0;
+	a = (unsigned long)dlsym(h, sym);
 	dlclose(h);
-	return t->begin && t->end ? 0 : -1;
+	return a;
+}
+
+/* Executable range of libtopdown.so and its two entry points. */
+static int lib_text(pid_t pid, struct lib_text *t)
+{
+	static const char *const libs[] = { "libtopdown.so", NULL };
+	char so[400];
+
+	if (map_texts(pid, libs, NULL, t, so, sizeof(so)) < 0)
+		return -1;
+	t->entry[0] = entry_of(so, "td_region_begin");
+	t->entry[1] = entry_of(so, "td_region_end");
+	return t->entry[0] && t->entry[1] ? 0 : -1;
 }
 
 /* The child's section boundary: the tracer stops at the int3. */
@@ -113,13 +178,13 @@ static int run_to_mark(pid_t pid)
 static bool native_rdpmc; /* an RDPMC did not fault: a host PMU answered */
 
 /* Look at the instruction about to execute; false at the section's end. */
-static bool account(pid_t pid, const struct lib_text *t,
+static bool account(pid_t pid, struct lib_text *t,
 		    struct user_regs_struct *regs, struct ovh_section_count *c)
 {
 	unsigned long rip = regs->rip;
 	unsigned long word = (unsigned long)ptrace(PTRACE_PEEKTEXT, pid,
 						   (void *)rip, NULL);
-	bool in_lib = rip >= t->lo && rip < t->hi;
+	bool in_lib = counted(t, rip);
 
 	if (!in_lib && (word & 0xff) == 0xcc) { /* child_mark's int3 */
 		regs->rip++;
@@ -128,7 +193,7 @@ static bool account(pid_t pid, const struct lib_text *t,
 			PTRACE_PEEKDATA, pid, (void *)&marked_syscalls, NULL);
 		return false;
 	}
-	if (rip == t->begin || rip == t->end)
+	if (rip == t->entry[0] || rip == t->entry[1])
 		ovh_count_call(c);
 	if (in_lib && (word & 0xffff) == 0x330f) /* rdpmc */
 		ovh_count_read(c);
@@ -140,7 +205,7 @@ static bool account(pid_t pid, const struct lib_text *t,
 }
 
 /* Single-step one section, up to the child's next mark. */
-static int step_section(pid_t pid, const struct lib_text *t,
+static int step_section(pid_t pid, struct lib_text *t,
 			struct ovh_section_count *c)
 {
 	int status, sig = 0;
@@ -159,7 +224,7 @@ static int step_section(pid_t pid, const struct lib_text *t,
 		if (waitpid(pid, &status, 0) < 0 || !WIFSTOPPED(status))
 			return -1;
 		sig = WSTOPSIG(status) == SIGTRAP ? 0 : WSTOPSIG(status);
-		if (!sig && rip >= t->lo && rip < t->hi) {
+		if (!sig && in_text(t, rip)) {
 			unsigned long w = (unsigned long)ptrace(
 				PTRACE_PEEKTEXT, pid, (void *)rip, NULL);
 			ptrace(PTRACE_GETREGS, pid, NULL, &regs);
@@ -168,6 +233,67 @@ static int step_section(pid_t pid, const struct lib_text *t,
 		}
 	}
 }
+
+#ifdef TD_BENCH_PAPI
+/* The peer's counted process: PAPI_read around the same work. */
+static void papi_child(const struct ovh_profile *prof)
+{
+	char why[256] = "";
+
+	ptrace(PTRACE_TRACEME, 0, NULL, NULL);
+	raise(SIGSTOP);
+	if (ovh_papi_run_sections(prof, child_mark, why, sizeof(why)) < 0) {
+		printf("%-10s %-13s not measured: %s\n", prof->name,
+		       "PAPI pair", why);
+		fflush(stdout);
+		_exit(4);
+	}
+	_exit(0);
+}
+
+/*
+ * PAPI's row for a profile: instructions inside libpapi and libpfm (and
+ * libc called from them) for two PAPI_read calls, beside libtopdown's.
+ */
+static void trace_papi(const struct ovh_profile *prof,
+		       const struct ovh_section_count *own)
+{
+	static const char *const libs[] = { "libpapi.so", "libpfm.so", NULL };
+	struct ovh_section_count sec;
+	struct lib_text t;
+	char so[400];
+	int status;
+	pid_t pid;
+
+	fflush(stdout);
+	pid = fork();
+	if (pid == 0)
+		papi_child(prof);
+	if (pid < 0 || waitpid(pid, &status, 0) < 0 || !WIFSTOPPED(status))
+		return;
+	if (map_texts(pid, libs, "libc.so", &t, so, sizeof(so)) < 0) {
+		kill(pid, SIGKILL);
+		waitpid(pid, &status, 0);
+		return;
+	}
+	t.entry[0] = t.entry[1] = (unsigned long)dlsym(RTLD_DEFAULT,
+						       "PAPI_read");
+	if (run_to_mark(pid) < 0 || step_section(pid, &t, &sec) < 0) {
+		waitpid(pid, &status, 0); /* it said why, or was killed */
+		return;
+	}
+	ptrace(PTRACE_CONT, pid, NULL, NULL);
+	waitpid(pid, &status, 0);
+	ovh_report_peer("papi", prof, &sec, own);
+}
+#else
+static void trace_papi(const struct ovh_profile *prof,
+		       const struct ovh_section_count *own)
+{
+	(void)prof;
+	(void)own;
+}
+#endif
 
 /* One profile: fork, trace, count every section, report. */
 static int trace_profile(const struct ovh_profile *prof, bool *met)
@@ -196,6 +322,7 @@ static int trace_profile(const struct ovh_profile *prof, bool *met)
 		ptrace(PTRACE_CONT, pid, NULL, NULL);
 		waitpid(pid, &status, 0);
 		*met = ovh_report_profile(prof, sec) && *met;
+		trace_papi(prof, sec);
 	} else {
 		kill(pid, SIGKILL);
 		waitpid(pid, &status, 0);

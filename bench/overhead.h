@@ -69,11 +69,23 @@ void ovh_count_read(struct ovh_section_count *c);
 typedef void (*ovh_mark_fn)(unsigned next, unsigned long syscalls);
 int ovh_run_sections(const struct ovh_profile *prof, ovh_mark_fn mark);
 
+/*
+ * The peer (PAPI) counted process: the same counters read by PAPI_read at
+ * a region's start and end (overhead_papi.c, built where papi.h is).  mark
+ * as above, with one section; on failure, -1 and the reason in why.
+ */
+int ovh_papi_run_sections(const struct ovh_profile *prof, ovh_mark_fn mark,
+			  char *why, size_t len);
+
 /* Print the rows of one profile: table (human) and overhead,... lines. */
 void ovh_report_header(const char *method);
 /* Returns false when a target of a row was missed. */
 bool ovh_report_profile(const struct ovh_profile *prof,
 			const struct ovh_section_count *sec);
+/* A peer's pair (overhead_papi.c) beside libtopdown's rows. */
+void ovh_report_peer(const char *peer, const struct ovh_profile *prof,
+		     const struct ovh_section_count *sec,
+		     const struct ovh_section_count *own);
 void ovh_report_footer(void);
 
 #endif /* TD_BENCH_OVERHEAD_H */

@@ -10,7 +10,7 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "decode.h"
+#include "pm_decode.h"
 #include "internal.h"
 
 /* A delta of S slots whose PERF_METRICS fields were f[] throughout. */

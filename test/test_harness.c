@@ -382,6 +382,72 @@ static void test_named_forgotten_end(void **state)
 	assert_int_equal(tot.total.slots, 2000000);
 }
 
+/*
+ * Ends find their region by what they name, not by what was begun last:
+ * a name buffer rewritten between nested begins, a struct and a string
+ * of one name nested both ways, a region unlinked and begun again.  Each
+ * region's slots are exactly the work between its begin and its end.
+ */
+static void test_named_lookup(void **state)
+{
+	static struct td_named n = TD_NAMED_INIT("same");
+	struct td *td = *state;
+	struct td_totals tot;
+	char buf[16];
+
+	strcpy(buf, "outer");
+	assert_int_equal(td_named_begin_str(td, buf), 0);
+	emu_run(100000, &MIX_CHAIN);
+	strcpy(buf, "inner");
+	assert_int_equal(td_named_begin_str(td, buf), 0);
+	emu_run(200000, &MIX_DRAM);
+	assert_int_equal(td_named_end_str(td, buf, NULL), 0);
+	strcpy(buf, "outer");
+	assert_int_equal(td_named_end_str(td, buf, NULL), 0);
+	assert_int_equal(td_named_totals_str("inner", &tot), 0);
+	assert_int_equal(tot.calls, 1);
+	assert_int_equal(tot.total.slots, 200000);
+	assert_int_equal(td_named_totals_str("outer", &tot), 0);
+	assert_int_equal(tot.calls, 1);
+	assert_int_equal(tot.open, 0);
+	assert_int_equal(tot.total.slots, 300000);
+
+	/* the string inside the struct: the string's end ends the string */
+	assert_int_equal(td_named_begin(td, &n), 0);
+	emu_run(100000, &MIX_CHAIN);
+	assert_int_equal(td_named_begin_str(td, "same"), 0);
+	emu_run(200000, &MIX_DRAM);
+	assert_int_equal(td_named_end(td, &n, NULL), 0);
+	emu_run(400000, &MIX_STREAM);
+	assert_int_equal(td_named_end_str(td, "same", NULL), 0);
+	/* and the struct inside the string */
+	assert_int_equal(td_named_begin_str(td, "same"), 0);
+	emu_run(800000, &MIX_CHAIN);
+	assert_int_equal(td_named_begin(td, &n), 0);
+	emu_run(1600000, &MIX_DRAM);
+	assert_int_equal(td_named_end_str(td, "same", NULL), 0);
+	emu_run(3200000, &MIX_STREAM);
+	assert_int_equal(td_named_end(td, &n, NULL), 0);
+	assert_int_equal(td_named_totals(&n, &tot), 0);
+	assert_int_equal(tot.calls, 2);
+	assert_int_equal(tot.open, 0);
+	assert_int_equal(tot.total.slots, 300000 + 1600000 + 3200000);
+	assert_int_equal(td_named_totals_str("same", &tot), 0);
+	assert_int_equal(tot.calls, 2);
+	assert_int_equal(tot.open, 0);
+	assert_int_equal(tot.total.slots, 600000 + 2400000);
+
+	/* the region begun last, unlinked, then begun on a new slot */
+	assert_int_equal(td_named_unlink(td, &n), 0);
+	assert_int_equal(td_named_end(td, &n, NULL), -ESRCH);
+	assert_int_equal(td_named_begin(td, &n), 0);
+	emu_run(50000, &MIX_CHAIN);
+	assert_int_equal(td_named_end(td, &n, NULL), 0);
+	assert_int_equal(td_named_totals(&n, &tot), 0);
+	assert_int_equal(tot.calls, 3);
+	assert_int_equal(tot.total.slots, 5100000 + 50000);
+}
+
 static void assert_same_result(const struct td_result *a,
 			       const struct td_result *b)
 {
@@ -806,6 +872,8 @@ int main(void)
 						setup_spr_never, teardown),
 		cmocka_unit_test_setup_teardown(test_named_recursion,
 						setup_spr, teardown),
+		cmocka_unit_test_setup_teardown(test_named_lookup, setup_spr,
+						teardown),
 		cmocka_unit_test_setup_teardown(test_named_forgotten_end,
 						setup_spr, teardown),
 		cmocka_unit_test_setup_teardown(test_named_errors, setup_spr,

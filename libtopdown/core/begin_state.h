@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * What a region keeps from its begin (the private layout of struct
- * td_region) and the hot path's constants, shared by the fast path
- * (pm_fast.c) and the slow path (region_slow.c).  Not installed.
+ * td_region) and the hot path's constants, shared by the sources' fast
+ * paths and the slow path (region_slow.c).  Not installed.
  */
 #ifndef TD_BEGIN_STATE_H
 #define TD_BEGIN_STATE_H
@@ -17,10 +17,9 @@ struct td_region_priv {
 	const struct td *owner;   /* non-NULL while begun */
 	uint64_t key;             /* td->epoch_hi | lock at the copy; 0: none */
 	uint64_t slots;           /* raw SLOTS at begin (0 if folded) */
-	union {                   /* raw PERF_METRICS at begin */
-		uint64_t metrics;
-		uint32_t metrics_half[2]; /* x86: little endian */
-	};
+	uint64_t raw;             /* the source's raw word read with them
+				     (0 if folded): only the source reads it
+				     (struct td_sample raw) */
 	uint64_t reset_at;        /* raw SLOTS past which the policy's
 				     error side wants a reset */
 	uint64_t len;             /* slots of its last measured call; 0:

@@ -39,7 +39,7 @@ bool td_delta_consistent(const struct td_delta *d, bool l2)
 
 /*
  * A source that measures level 2 for this delta says so in its flags
- * (TD_RESULT_L2: Arm N3/V3 per region, arm_level2.c); with TD_RESULT_L2_FE_BE
+ * (TD_RESULT_L2, where it decides per region); with TD_RESULT_L2_FE_BE
  * retiring and bad speculation have no children: 0, not the whole
  * parent that parent-minus-child would give them.
  */

@@ -12,27 +12,26 @@
 #include "kernel.h"
 
 /*
- * Counts a snapshot holds: PERF_METRICS' 8 categories, or on ordinary
- * counters up to 16 raw events where a formula is applied to a region's
- * deltas (Arm level 1 and 2, AMD level 2).
+ * Counts a snapshot holds: a delta's categories, or up to 16 raw events
+ * where a source applies its formula to a region's deltas.
  */
 #define TD_NR_COUNTS    16
 /*
  * TD_OPT_L2_MULTIPLEX: what a region passes to named totals besides its
- * record: the level-2 events' deltas (TD_ZEN2_*), then the level-1
- * group's counted (unscaled) slots, time running and enabled, and level-2
- * group B's time running.
+ * record: the level-2 events' deltas (in the source's order), then the
+ * level-1 group's counted (unscaled) slots, time running and enabled,
+ * and level-2 group B's time running.
  */
 #define TD_MUXRAW_SLOTS 8
 #define TD_MUXRAW_RUN   9
 #define TD_MUXRAW_ENA   10
 #define TD_MUXRAW_RUNB  11
 #define TD_NR_L2RAW     12
-#define TD_SLOTS_MASK   ((UINT64_C(1) << 48) - 1) /* fixed counter 3 width */
 
 /*
- * Byte order of PERF_METRICS (kernel INTEL_TD_METRIC_*): retiring, bad spec,
- * fe bound, be bound, heavy ops, br mispredict, fetch lat, mem bound.
+ * The categories of a delta (struct td_delta cat[]), level 1 then the
+ * measured child of each: retiring, bad spec, fe bound, be bound, heavy
+ * ops, br mispredict, fetch lat, mem bound.
  */
 enum td_metric_byte {
 	TD_M_RETIRING, TD_M_BAD_SPEC, TD_M_FE_BOUND, TD_M_BE_BOUND,
@@ -40,24 +39,21 @@ enum td_metric_byte {
 };
 
 /*
- * SMT contention slots (AMD Zen 4/5, TD_CAT_SMT_CONTENTION) follow the
- * eight PERF_METRICS categories, so that level 2 and SMT contention can
- * be reported together; 0 on every other source.
+ * SMT contention slots (TD_CAT_SMT_CONTENTION) follow the eight
+ * categories, so that level 2 and SMT contention can be reported
+ * together; 0 where the source does not measure them.
  */
 #define TD_M_SMT  TD_NR_METRICS
 #define TD_NR_CATS (TD_NR_METRICS + 1) /* categories a delta reports */
 
 /*
  * Monotonic counters kept in user space, in the handle's source's units:
- * only its delta operation reads them (source.h).  For PERF_METRICS,
- * cat[i] is metric i's slots times 255 (field x slots, no division),
- * slots plain slots; every reset the library issues folds the last
- * reading into them, so the difference of two snapshots is right across
- * any number of resets.  Each source lays out the entries it uses in its
- * own header: the x86 formula table and Zen multiplexing
- * (x86_formulas.h: TD_MUX_*), Arm's raw events (arm.h: TD_ARM_*), the
- * hybrid E-cores' slots (hybrid.h).  A delta's cat[] is the result's
- * categories (enum td_metric_byte, then TD_M_SMT).
+ * only its delta operation reads them (source.h).  Every reset the
+ * library issues folds the last reading into them, so the difference of
+ * two snapshots is right across any number of resets.  Each source lays
+ * out the entries it uses in its own header (sources/).  A delta's cat[]
+ * is the result's categories (enum td_metric_byte, then TD_M_SMT), in
+ * slots x 255.
  */
 struct td_counts {
 	uint64_t slots;
@@ -74,20 +70,11 @@ struct td_delta {
 	int64_t slots;
 	int64_t cat[TD_NR_COUNTS];
 	uint64_t qerr;
-	/* TD_OPT_L2_MULTIPLEX only: the level-2 events' deltas (TD_ZEN2_*),
-	 * whichever groups counted, for named totals (named.c) */
+	/* TD_OPT_L2_MULTIPLEX only: the source's raw level-2 data (the
+	 * level-2 events' deltas, whichever groups counted), for named
+	 * totals (named.c, the source's fold_named) */
 	uint64_t l2raw[TD_NR_L2RAW];
 };
-
-/* c += one reading: field x slots per category (x255 units), slots. */
-static inline void td_counts_add(struct td_counts *c, uint64_t slots,
-				 uint64_t metrics)
-{
-#pragma GCC unroll 8
-	for (unsigned i = 0; i < TD_NR_METRICS; i++)
-		c->cat[i] += ((metrics >> (8 * i)) & 0xff) * slots;
-	c->slots += slots;
-}
 
 /*
  * Counter values a region's begin keeps where the source reads its
@@ -99,18 +86,17 @@ static inline void td_counts_add(struct td_counts *c, uint64_t slots,
 struct td_sample {
 	struct td_counts c;
 	uint64_t raw_slots;   /* SLOTS since the last reset: the 8-bit error scale */
-	uint64_t raw_metrics; /* PERF_METRICS with it (cumulative RDPMC path) */
+	uint64_t raw;         /* the source's raw word read with raw_slots,
+				 which only the source interprets (a
+				 region's begin keeps both: begin_state.h) */
 	uint64_t raw_at_last; /* !valid: the source's raw SLOTS at its last
 				 reading, past snap.base (region_slow.c
 				 sample_at); set by sources that reset */
 	uint64_t qerr_base;   /* td->snap.qerr_base after this reading */
 	uint64_t unsched;     /* time_enabled - time_running, ns */
-	uint64_t p_en, p_run; /* on_ecore: cpu_core's page times (hybrid.c) */
-	uint64_t p_en_now;    /* on_ecore: its time_enabled from read(2) */
 	uint64_t qself;       /* this reading's own error scale when it is
-				 not raw_slots (x255 units; pm_reading.c) */
+				 not raw_slots (x255 units) */
 	bool valid;           /* false: the group was not counting */
-	bool on_ecore;        /* hybrid: the P half came from read(2) */
 	/*
 	 * Ordinary counters on their fast path: the counter values the
 	 * counts came from, in the source's order (what a region's begin
@@ -123,11 +109,11 @@ struct td_sample {
  * The part of a handle's state a region needs from its begin.  It changes
  * only on the slow path (folds, schedule-ins, untrusted events), so a
  * region copies it only when it changed since the region's previous begin:
- * td->epoch_hi names its version (see pm_fast.c).
+ * td->epoch_hi names its version (see the sources' fast paths).
  *
  * resets and untrusted are counters a region compares between its begin
  * and end: the library's own resets (31 bits: a region spanning 2^31 of
- * them reports the count modulo that; bit 31 is free for pm_fast.c) and
+ * them reports the count modulo that; bit 31 is free: TD_BEGIN_UNREAD) and
  * untrusted events (SLOTS seen going backwards, the group found
  * descheduled or unreadable: any change flags the region).
  */
@@ -214,29 +200,11 @@ static inline void td_policy_close(struct td_policy *p, uint64_t at)
 }
 
 /*
- * The delta between two readings of SLOTS and PERF_METRICS since the
- * same reset, in category slots x 255 (no division): what a fast end
- * with a result, a record of readings and td_decode_readings all turn
- * into fractions (decode.c).  qerr: each reading's 8-bit error scale.
- */
-static inline void td_readings_delta(uint64_t slots0, uint64_t metrics0,
-				     uint64_t slots1, uint64_t metrics1,
-				     struct td_delta *d)
-{
-	d->slots = (int64_t)(slots1 - slots0);
-	d->cat[TD_M_SMT] = 0;
-#pragma GCC unroll 8
-	for (unsigned i = 0; i < TD_NR_METRICS; i++)
-		d->cat[i] = (int64_t)(((metrics1 >> (8 * i)) & 0xff) * slots1 -
-				      ((metrics0 >> (8 * i)) & 0xff) * slots0);
-	d->qerr = slots1 + slots0;
-}
-
-/*
- * A record that holds a region's boundary readings, written by the fast
- * end (pm_fast.c) and turned into counts by record.c: slots and qerr the
- * raw SLOTS at end and begin, cat[0] and cat[1] PERF_METRICS at begin and
- * end.  A private flag bit, never in a finished record.
+ * A record that holds a region's boundary readings, written by a
+ * source's fast end and turned into counts by record.c: slots and qerr
+ * the raw SLOTS at end and begin, cat[0] and cat[1] the source's raw
+ * word (struct td_sample raw) at begin and end.  A private flag bit,
+ * never in a finished record.
  */
 #define TD_RECORD_READINGS (1u << 31)
 
@@ -303,15 +271,17 @@ struct td {
 	 * other's); a region's key is epoch_hi | the page lock it saw.
 	 */
 	uint64_t epoch_hi;
-	/* What a fast end expects to find in the page's lock (pm_fast.c). */
+	/* What a fast end expects to find in the page's lock (see
+	   td_end_key_refresh). */
 	uint64_t end_key;
 	uint64_t last_unsched;   /* time_enabled - time_running at the
 				    last reading */
 	uint32_t last_lock;      /* the source's page lock at its last slow
 				    reading: part of a region's key */
-	bool fast_capable;       /* the source: its fixed selectors exist on
-				    every CPU the thread may run on */
-	bool fast;               /* RDPMC of the fixed selectors is safe */
+	bool fast_capable;       /* the source: the counters the entry
+				    points' inlined fast path reads exist
+				    on every CPU the thread may run on */
+	bool fast;               /* that path may read them unchecked */
 	bool src_fast;           /* begin/end may take the source's own fast
 				    path (source.h fast_begin) */
 	uint64_t foreign_resets; /* SLOTS went backwards: someone else reset */
@@ -340,8 +310,8 @@ struct td {
 extern TD_HIDDEN unsigned long td_fork_generation;
 /*
  * This thread's fast handle, or TD_NO_FAST: one per thread, named by one
- * of two pointers, td_fast_td where it takes the fixed-selector path the
- * entry points inline (td->fast), td_fast_src_td where its source has a
+ * of two pointers, td_fast_td where it takes the fast path the entry
+ * points inline (td->fast), td_fast_src_td where its source has a
  * fast path of its own (td->src_fast).  initial-exec: a fixed offset
  * from the thread pointer, no __tls_get_addr call (a dlopen()ed copy
  * uses glibc's static TLS surplus for these 16 bytes).
@@ -358,11 +328,11 @@ TD_HIDDEN void td_fast_claim(struct td *td);
 TD_HIDDEN void td_owner_free(struct td *td);
 
 /*
- * The lock value a fast end must find (pm_fast.c): the last one seen, or,
- * while records are being sunk, one no 32-bit lock can equal, which sends
+ * The lock value a fast end must find: the last one seen, or, while
+ * records are being sunk, one no 32-bit lock can equal, which sends
  * every end to the path that writes records: with a buffer attached the
- * lock | TD_END_KEY_SINK (pm_fast.c's record of readings), with a named
- * region ending TD_END_KEY_NAMED too (records of counts).
+ * lock | TD_END_KEY_SINK (a record of readings), with a named region
+ * ending TD_END_KEY_NAMED too (records of counts).
  */
 #define TD_END_KEY_SINK  (UINT64_C(1) << 32)
 #define TD_END_KEY_NAMED (UINT64_C(1) << 33)
@@ -382,11 +352,6 @@ static inline void td_end_key_refresh(struct td *td)
 /* options.c: the caller's td_options, whatever their size. */
 TD_HIDDEN int td_options_copy(struct td_options *dst,
 			      const struct td_options *src);
-
-/* pm_group.c: a perf_event's attributes; td_open's errno of a failed open. */
-TD_HIDDEN void td_fill_attr(struct perf_event_attr *a, uint32_t type,
-			    uint64_t config, bool leader, bool include_kernel);
-TD_HIDDEN int td_open_error(int err);
 
 /* sample.c: take a reading through the handle's source. */
 TD_HIDDEN int td_take_sample(struct td *td, struct td_sample *s);

@@ -21,8 +21,8 @@
  *
  * The fast path's check is cheaper still: a thread-local pointer to the
  * one handle this thread may use on the fast path (td_fast_td for the
- * fixed-selector path, td_fast_src_td for a source's own; never NULL:
- * TD_NO_FAST when there is none, and at most one of the two set),
+ * path the entry points inline, td_fast_src_td for a source's own; never
+ * NULL: TD_NO_FAST when there is none, and at most one of the two set),
  * compared with the handle passed in.  It answers "not NULL, fast-capable,
  * this thread, this process" in one compare: it is set only by td_open in
  * the opening thread and cleared in a fork child.  The one way it could go

@@ -3,7 +3,7 @@
  * The slow path of td_region_begin / td_region_end: a reading through
  * the handle's source, the reset the policy asks for, the region's copy
  * of the handle's state, and the end's result and record through the
- * source's delta (pm_fast.c keeps the fast path).
+ * source's delta (the sources keep the fast paths).
  */
 #include <errno.h>
 #include <string.h>
@@ -54,8 +54,9 @@ static uint64_t sample_at(const struct td *td, const struct td_sample *s)
 
 /*
  * A source with its own fast path that keeps a region's begin as counter
- * values (begin_counts); without begin_counts (hybrid) the begin is
- * PERF_METRICS' raw reading, as on the fixed-selector path.
+ * values (begin_counts); without begin_counts the begin is the source's
+ * raw reading (raw SLOTS and raw), as on the fast path the entry points
+ * inline.
  */
 static inline bool begins_as_values(const struct td *td)
 {
@@ -68,7 +69,7 @@ static void store_begin(struct td *td, struct td_region_priv *p,
 	p->snap = td->snap;
 	p->snap.qerr_base -= s->qself; /* its own error is the region's */
 	p->slots = s->raw_slots; /* the raw reading: the error scale */
-	p->metrics = s->raw_slots ? s->raw_metrics : 0;
+	p->raw = s->raw_slots ? s->raw : 0;
 	/*
 	 * Only the fast path reads what the key vouches for; where the
 	 * policy resets, a region whose length is unknown begins on the slow
@@ -79,7 +80,7 @@ static void store_begin(struct td *td, struct td_region_priv *p,
 			 ? td->epoch_hi | td->last_lock : 0;
 	if (begins_as_values(td)) /* as the source's fast begin keeps them */
 		memcpy(td_begin_values(p), s->values, sizeof(s->values));
-	else if (!s->raw_slots) /* a folded reading: read(2), metrics-clear */
+	else if (!s->raw_slots) /* a reading the source folded at once */
 		p->snap.base = s->c;
 	if (!s->valid) {
 		p->snap.resets |= TD_BEGIN_UNREAD;
@@ -105,10 +106,10 @@ int td_slow_begin(struct td *td, struct td_region_priv *p)
 }
 
 /*
- * Anything but the fixed-selector path's handle and a closed region:
- * first this thread's handle whose source has a fast path of its own
- * (one compare stands for the NULL, thread and fork checks, as on the
- * fixed-selector path), then the checks.
+ * Anything but the inlined fast path's handle and a closed region: first
+ * this thread's handle whose source has a fast path of its own (one
+ * compare stands for the NULL, thread and fork checks, as on the inlined
+ * fast path), then the checks.
  */
 int td_begin_checked(struct td *td, struct td_region *r)
 {
@@ -149,11 +150,9 @@ static unsigned region_delta(const struct td *td,
 			     const struct td_region_priv *p,
 			     const struct td_sample *s, struct td_delta *d)
 {
-	struct td_counts begin = p->snap.base;
-	unsigned flags;
+	unsigned flags = td->src->delta(td, &p->snap.base, p->slots, p->raw,
+					&s->c, d);
 
-	td_counts_add(&begin, p->slots, p->metrics);
-	flags = td->src->delta(td, &begin, &s->c, d);
 	d->qerr = s->qerr_base + s->raw_slots - p->snap.qerr_base + p->slots;
 	return flags;
 }
@@ -249,8 +248,13 @@ int td_slow_end(struct td *td, struct td_region *r, struct td_result *res)
 	return td_slow_end_read(td, p, res);
 }
 
-int td_slow_end_read(struct td *td, struct td_region_priv *p,
-		     struct td_result *res)
+/*
+ * Out of line: inlined into td_slow_end, its sample's frame would be set
+ * up on every end that passes there to a source's fast end too.
+ */
+__attribute__((noinline)) int td_slow_end_read(struct td *td,
+					       struct td_region_priv *p,
+					       struct td_result *res)
 {
 	struct td_sample s;
 	int err = td_take_sample(td, &s);

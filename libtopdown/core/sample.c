@@ -37,7 +37,8 @@ void td_snap_publish(struct td *td, const struct td_snap *before)
 
 /*
  * A region begun before a descheduling (time_enabled - time_running grew:
- * multiplexed out, or a hybrid E-core) and ended after it did not count
+ * multiplexed out, or on a core the source's group does not count on)
+ * and ended after it did not count
  * all of its time; so does one spanning an unreadable reading.
  */
 static void note_schedule(struct td *td, const struct td_sample *s)
@@ -57,7 +58,6 @@ int td_take_sample(struct td *td, struct td_sample *s)
 
 	s->qself = 0;
 	s->raw_at_last = 0;
-	s->on_ecore = false;
 	err = td->src->sample(td, s);
 	if (err == 0)
 		note_schedule(td, s);

@@ -3,16 +3,7 @@
  * The TopDown source interface: everything that varies per CPU family
  * sits behind one table of operations, chosen once by td_open.  Generic
  * code (the region path, records, named totals, td_query) calls these and
- * never names a CPU family.  Sources:
- *   td_source_perf_metrics  Intel SLOTS + PERF_METRICS (metrics-clear mode
- *                           and the read(2) path are its own modes);
- *   td_source_hybrid        Intel hybrid: PERF_METRICS on the P-cores
- *                           composed with an ordinary-counter group on the
- *                           E-cores' PMU;
- *   td_source_counters      x86 ordinary counters: the formula table
- *                           (V4.5, Atom V1/V2, AMD Zen level 1, Zen
- *                           multiplexed level 2);
- *   td_source_arm           Arm PMUv3: Arm's formulas, N3/V3 level 2.
+ * never names a CPU family.  The sources are listed in sources/sources.h.
  * Not installed.
  */
 #ifndef TD_SOURCE_H
@@ -45,7 +36,8 @@ struct td_source_ops {
 	/*
 	 * Open the source's counters for td (its PMU already discovered),
 	 * within the counters the PMU has free; sets td->path and, where
-	 * begin/end may RDPMC fixed selectors unchecked, td->fast_capable.
+	 * the fast path the entry points inline may read its counters
+	 * unchecked on every CPU, td->fast_capable.
 	 * Returns 0 or a negative errno (td_open's list).
 	 */
 	int (*open)(struct td *td, const struct td_open_req *req);
@@ -65,9 +57,14 @@ struct td_source_ops {
 	 * region measured (level 2 zeroed where it has none); returns the
 	 * result flags the source adds (TD_RESULT_L2 where it measured level
 	 * 2 for this delta, _CYCLES, _MULTIPLEXED, _L2_FE_BE, _UNRELIABLE,
-	 * _SHORT).
+	 * _SHORT).  The begin's counts are a plus its raw reading as the
+	 * region kept it (struct td_sample raw_slots and raw; both 0 where
+	 * the reading was folded into a), which the source adds itself:
+	 * only it knows what raw holds, and its fast path keeps the sum
+	 * inline, with no call more.
 	 */
 	unsigned (*delta)(const struct td *td, const struct td_counts *a,
+			  uint64_t raw_slots, uint64_t raw,
 			  const struct td_counts *b, struct td_delta *d);
 	/* Could the delta have come from counting without an unseen reset? */
 	bool (*consistent)(const struct td *td, const struct td_delta *d);
@@ -82,16 +79,14 @@ struct td_source_ops {
 	unsigned (*fold_named)(const uint64_t *raw, struct td_delta *d);
 	/*
 	 * Called once by td_open when the handle is complete (its policy,
-	 * its owner): PERF_METRICS decides there whether begin/end may take
-	 * the fixed-selector path the entry points inline (pm_fast.c), the
-	 * hybrid source whether its own fast path may serve (td->src_fast).
-	 * NULL: nothing to do.
+	 * its owner): the source decides there whether begin/end may take
+	 * the fast path the entry points inline (td->fast) or its own
+	 * (td->src_fast).  NULL: nothing to do.
 	 */
 	void (*ready)(struct td *td);
 	/*
-	 * A fast path of the source's own (PERF_METRICS' fixed selectors
-	 * are read by pm_fast.c's path instead): ordinary counters read one
-	 * by one, the hybrid source's guarded reads; used while
+	 * A fast path of the source's own, besides the one the entry points
+	 * inline (counters read one by one, guarded reads); used while
 	 * td->src_fast.  fast_begin and fast_end do a
 	 * region's begin and end on the opening thread (the owner checks
 	 * made) and fall back to td_slow_begin / td_slow_end_read.  With
@@ -99,8 +94,8 @@ struct td_source_ops {
 	 * (struct td_sample values), which begin_counts turns into the
 	 * counts its delta takes; it returns false when the values cannot
 	 * have preceded the end's exact ones (the region is then flagged).
-	 * Without it the begin is PERF_METRICS' raw reading (the hybrid
-	 * source's fast path).  NULL: none.
+	 * Without it the begin is the source's raw reading (raw SLOTS and
+	 * raw, as struct td_sample has them).  NULL: none.
 	 */
 	int (*fast_begin)(struct td *td, struct td_region_priv *p);
 	int (*fast_end)(struct td *td, struct td_region_priv *p,
@@ -109,11 +104,6 @@ struct td_source_ops {
 			     const struct td_sample *end,
 			     struct td_counts *c);
 };
-
-extern TD_HIDDEN const struct td_source_ops td_source_perf_metrics;
-extern TD_HIDDEN const struct td_source_ops td_source_hybrid;
-extern TD_HIDDEN const struct td_source_ops td_source_counters;
-extern TD_HIDDEN const struct td_source_ops td_source_arm;
 
 /*
  * sources.c: td_open's handle, of the source that serves this machine.

@@ -6,7 +6,8 @@
  * be used from any thread and any recursion depth, so nothing a call
  * changes lives in it: each handle (one per thread) keeps a table of
  * slots, one per named region it has begun, found by the struct's
- * address or by the name through a small open-addressing hash.  A slot
+ * address or by the name through a small open-addressing hash (the slot
+ * begun last is looked at first: the innermost region's end).  A slot
  * holds the region being measured, its recursion depth and its totals.
  * The first begin of a region on a handle allocates its slot (the cold
  * path); later begins and ends allocate nothing and make no system call.
@@ -72,6 +73,7 @@ struct td_named_tab {
 	size_t n, cap;
 	struct td_named_slot **by_key;  /* 1 << bits entries, at most half used */
 	struct td_named_slot **by_name;
+	struct td_named_slot *last;     /* begun last: looked at first */
 	unsigned bits;
 	const struct td *td;
 	uint64_t thread;                /* this_thread() of td's owner */
@@ -167,6 +169,30 @@ static struct td_named_slot *find_name(const struct td_named_tab *t,
 		if (!s || (s->name_hash == h && !strcmp(s->self.name, name)))
 			return s;
 	}
+}
+
+/*
+ * The slot begun last, when it is the one named, else the hash's: a loop's
+ * next begin and the end of the innermost region find theirs in a compare
+ * or two.  Whatever an end does before its counter read is counted in
+ * the region (as whatever a begin does after its read), so the end's
+ * search is kept short.
+ */
+static struct td_named_slot *lookup_key(const struct td_named_tab *t,
+					const struct td_named *key)
+{
+	if (t && t->last && t->last->key == key)
+		return t->last;
+	return find_key(t, key);
+}
+
+static struct td_named_slot *lookup_name(const struct td_named_tab *t,
+					 const char *name)
+{
+	if (t && t->last && t->last->by_name &&
+	    !strcmp(t->last->self.name, name))
+		return t->last;
+	return find_name(t, name, hash_str(name));
 }
 
 static void put(struct td_named_slot **v, unsigned bits, size_t i,
@@ -470,21 +496,30 @@ static void fold_locked(struct td_named_slot *s)
 static int slot_begin(struct td *td, struct td_named_slot *s)
 {
 	struct td_named_acc *p = acc(&s->self);
+	uint64_t max_depth = p->max_depth;
 	int err;
 
+	td->named->last = s;
 	/* recursion: the outermost activation is the one measured */
 	if (s->depth) {
-		if (++s->depth > p->max_depth)
+		if (++s->depth > max_depth)
 			p->max_depth = s->depth;
 		return 0;
 	}
-	err = td_region_begin(td, &s->region);
-	if (err < 0)
-		return err;
+	/*
+	 * The slot's state first, the begin last: what runs after the
+	 * begin's counter read is counted in the region.  Undone if the
+	 * begin fails.
+	 */
 	s->depth = 1;
-	if (!p->max_depth)
+	if (!max_depth)
 		p->max_depth = 1;
-	return 0;
+	err = td_region_begin(td, &s->region);
+	if (err < 0) {
+		s->depth = 0;
+		p->max_depth = max_depth;
+	}
+	return err;
 }
 
 /*
@@ -498,22 +533,30 @@ static void nested_result(struct td_result *res)
 	res->flags = TD_RESULT_NESTED | TD_RESULT_UNRELIABLE;
 }
 
+/* An end that is not the outermost activation's, or of no open region. */
+static __attribute__((noinline)) int slot_end_inner(struct td_named_slot *s,
+						    struct td_result *res)
+{
+	if (!s || !s->depth)
+		return -ESRCH;
+	s->depth--;
+	if (res)
+		nested_result(res);
+	return 0;
+}
+
 static int slot_end(struct td *td, struct td_named_slot *s,
 		    struct td_result *res)
 {
 	int err;
 
-	if (!s || !s->depth)
-		return -ESRCH;
-	if (s->depth > 1) {
-		s->depth--;
-		if (res)
-			nested_result(res);
-		return 0;
-	}
+	/* one test before the counter read: the outermost end or not */
+	if (!s || s->depth != 1)
+		return slot_end_inner(s, res);
 	td->sink.pending = &s->self;
 	td->sink.to_named = named_add;
-	td_end_key_refresh(td);
+	/* td_end_key_refresh with pending set, its tests done here */
+	td->end_key = td->last_lock | TD_END_KEY_SINK | TD_END_KEY_NAMED;
 	err = td_region_end(td, &s->region, res);
 	td->sink.pending = NULL;
 	td_end_key_refresh(td);
@@ -530,7 +573,7 @@ int td_named_begin(struct td *td, struct td_named *n)
 		return -EINVAL;
 	if (!td_owner_ok(td)) /* before touching the handle's slots */
 		return td_owner_error(td);
-	s = find_key(td->named, n);
+	s = lookup_key(td->named, n);
 	if (!s)
 		s = slot_new(td, n, false);
 	return s ? slot_begin(td, s) : -ENOMEM;
@@ -542,7 +585,7 @@ int td_named_end(struct td *td, struct td_named *n, struct td_result *res)
 		return -EINVAL;
 	if (!td_owner_ok(td))
 		return td_owner_error(td);
-	return slot_end(td, find_key(td->named, n), res);
+	return slot_end(td, lookup_key(td->named, n), res);
 }
 
 int td_named_begin_str(struct td *td, const char *name)
@@ -554,7 +597,7 @@ int td_named_begin_str(struct td *td, const char *name)
 		return -EINVAL;
 	if (!td_owner_ok(td))
 		return td_owner_error(td);
-	s = find_name(td->named, name, hash_str(name));
+	s = lookup_name(td->named, name);
 	if (!s) {
 		key = intern(name);
 		s = key ? find_key(td->named, key) : NULL;
@@ -570,7 +613,7 @@ int td_named_end_str(struct td *td, const char *name, struct td_result *res)
 		return -EINVAL;
 	if (!td_owner_ok(td))
 		return td_owner_error(td);
-	return slot_end(td, find_name(td->named, name, hash_str(name)), res);
+	return slot_end(td, lookup_name(td->named, name), res);
 }
 
 /* ---- totals, enumeration, unlink ---------------------------------------- */
@@ -673,6 +716,8 @@ int td_named_unlink(struct td *td, struct td_named *n)
 	memmove(&t->order[s->index], &t->order[s->index + 1],
 		(t->n - s->index - 1) * sizeof(*t->order));
 	t->n--;
+	if (t->last == s)
+		t->last = NULL;
 	free(s);
 	reindex(t); /* open addressing: rebuilt rather than deleted from */
 	return 0;

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "output.h"
+#include "pm_decode.h"
 
 /*
  * A record of readings (TD_RECORD_READINGS, written by the fast end) as

@@ -285,6 +285,9 @@ void emu_ecore_stint_at_next_reset(uint64_t slots, const struct emu_mix *mix);
 void emu_stale_pages(bool on, uint64_t foreign);
 
 void emu_stats(struct emu_stats *s);
+/* The attributes of the perf events open now (fd order): their count. */
+struct perf_event_attr;
+unsigned emu_open_attrs(struct perf_event_attr *out, unsigned max);
 /* Set the sysfs rdpmc knob at runtime (existing events keep their flag). */
 void emu_set_rdpmc_knob(int value);
 

@@ -151,6 +151,9 @@ static int join_group(struct emu_event *e, struct emu_event *leader)
 	return 0;
 }
 
+static long open_generic(const struct perf_event_attr *attr, pid_t pid,
+			 int cpu, int group_fd, unsigned long flags);
+
 long emu_sys_perf_event_open(struct perf_event_attr *attr, pid_t pid, int cpu,
 			     int group_fd, unsigned long flags)
 {
@@ -163,6 +166,8 @@ long emu_sys_perf_event_open(struct perf_event_attr *attr, pid_t pid, int cpu,
 	emu.stats.last_open_cpu = cpu;
 	if (attr->type == PERF_TYPE_SOFTWARE)
 		return -EOPNOTSUPP; /* not emulated */
+	if (attr->type == PERF_TYPE_HARDWARE && emu.has_pmu && !emu.arm)
+		return open_generic(attr, pid, cpu, group_fd, flags);
 	if (!emu.has_pmu || (attr->type != emu.core_type &&
 			     !(emu.atom_width && attr->type == EMU_ATOM_TYPE)))
 		return -ENOENT;
@@ -219,6 +224,26 @@ long emu_sys_perf_event_open(struct perf_event_attr *attr, pid_t pid, int cpu,
 	emu.fds[fd] = e;
 	emu.stats.open_fds++;
 	return fd;
+}
+
+/*
+ * A generic hardware event (PERF_TYPE_HARDWARE), as other libraries open
+ * one (PAPI's rdpmc detection opens instructions): x86_pmu_event_init
+ * maps it through the vendor's event map to a raw config of the core PMU;
+ * instructions is 0x00c0 in both intel_perfmon_event_map and
+ * amd_perfmon_event_map (arch/x86/events/{intel,amd}/core.c).  Only
+ * instructions is emulated.
+ */
+static long open_generic(const struct perf_event_attr *attr, pid_t pid,
+			 int cpu, int group_fd, unsigned long flags)
+{
+	struct perf_event_attr raw = *attr;
+
+	if (attr->config != PERF_COUNT_HW_INSTRUCTIONS)
+		return -ENOENT;
+	raw.type = emu.core_type;
+	raw.config = 0x00c0;
+	return emu_sys_perf_event_open(&raw, pid, cpu, group_fd, flags);
 }
 
 /* _perf_event_reset: read (folds and zeroes), count = 0, page update. */
@@ -309,9 +334,16 @@ ssize_t emu_sys_read(struct emu_event *e, void *buf, size_t len)
 
 void *emu_sys_mmap(struct emu_event *e, size_t len, int prot, int flags)
 {
-	if (len != (size_t)sysconf(_SC_PAGESIZE) || (prot & PROT_WRITE) ||
-	    !(flags & MAP_SHARED))
-		return NULL; /* the library maps one read-only page */
+	/*
+	 * One page: the user page alone, no data pages (perf_mmap,
+	 * kernel/events/core.c).  The kernel maps it writable when asked
+	 * (the ring buffer's data_tail lives there), as other libraries do;
+	 * libtopdown maps it read-only.  The emulated page is private to
+	 * the process, so a write changes nothing the emulator reads.
+	 */
+	(void)prot;
+	if (len != (size_t)sysconf(_SC_PAGESIZE) || !(flags & MAP_SHARED))
+		return NULL;
 	if (!e->page) {
 		e->page = mmap(NULL, len, PROT_READ | PROT_WRITE,
 			       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -378,4 +410,25 @@ void emu_sys_close(struct emu_event *e)
 		if (!g->members[i]->maps)
 			free(g->members[i]);
 	free(g);
+}
+
+/*
+ * The attributes of the perf events open now, in fd order, for a program
+ * that opens the same counters through another library (the overhead
+ * bench's peer rows).  Returns how many there are (at most max copied).
+ */
+unsigned emu_open_attrs(struct perf_event_attr *out, unsigned max)
+{
+	unsigned n = 0;
+
+	for (int fd = 0; fd < EMU_MAX_FD; fd++) {
+		struct emu_event *e = emu.fds[fd];
+
+		if (!e || e->closed)
+			continue;
+		if (n < max)
+			out[n] = e->attr;
+		n++;
+	}
+	return n;
 }

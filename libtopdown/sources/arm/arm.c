@@ -8,6 +8,7 @@
  */
 #include "arm.h"
 #include "source.h"
+#include "sources.h"
 
 static int arm_open(struct td *td, const struct td_open_req *req)
 {
@@ -30,10 +31,15 @@ static int arm_sample(struct td *td, struct td_sample *s)
 	return err;
 }
 
-/* Arm's formulas are not linear: applied to the region's raw deltas. */
+/*
+ * Arm's formulas are not linear: applied to the region's raw deltas.
+ * Its readings are counts at once (raw_slots and raw 0: nothing to add).
+ */
 static unsigned arm_delta(const struct td *td, const struct td_counts *a,
+			  uint64_t raw_slots, uint64_t raw,
 			  const struct td_counts *b, struct td_delta *d)
 {
+	(void)raw_slots, (void)raw;
 	return td_arm_delta(&td_gen_of(td)->gen->m, a, b, d);
 }
 

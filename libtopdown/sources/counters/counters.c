@@ -17,6 +17,7 @@
 
 #include "x86_formulas.h"
 #include "source.h"
+#include "sources.h"
 
 int td_generic_open(struct td *td, const struct td_open_req *req,
 		    td_model_fn model)
@@ -115,10 +116,15 @@ static unsigned mux_delta(const struct td_gen *g, const struct td_counts *a,
 	return flags | TD_RESULT_L2;
 }
 
-/* The formula table's counts are linear: b - a, or multiplexed. */
+/*
+ * The formula table's counts are linear: b - a, or multiplexed.  Its
+ * readings are counts at once (raw_slots and raw 0: nothing to add).
+ */
 static unsigned counters_delta(const struct td *td, const struct td_counts *a,
+			       uint64_t raw_slots, uint64_t raw,
 			       const struct td_counts *b, struct td_delta *d)
 {
+	(void)raw_slots, (void)raw;
 	if (td_gen_of(td)->gen->mux[0])
 		return mux_delta(td_gen_of(td)->gen, a, b, d);
 	d->slots = (int64_t)(b->slots - a->slots);
@@ -165,7 +171,7 @@ int td_generic_sample(struct td *td, struct td_sample *s)
 		td_gen_fast_refresh(g, s->values);
 	}
 	s->raw_slots = 0;    /* nothing to reset: never triggers a reset */
-	s->raw_metrics = 0;
+	s->raw = 0;
 	s->unsched = t[0] - t[1];
 	if (g->mux[0]) {
 		err = mux_sample(g, t, &s->c);

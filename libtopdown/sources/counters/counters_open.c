@@ -11,6 +11,7 @@
 
 #include "x86_formulas.h"
 #include "source.h"
+#include "sources.h"
 
 void td_gen_close_group(struct td *td, struct td_gen *g)
 {

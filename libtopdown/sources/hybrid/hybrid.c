@@ -190,7 +190,7 @@ static int ecore_values(struct td *td, const struct td_sample *s,
 
 	if (td->path != TD_PATH_RDPMC)
 		return td_gen_values(g, false, v, t);
-	if (s->valid && !s->on_ecore)
+	if (s->valid && !td_pm_of(td)->pm.saved.used)
 		return ecore_values_off(g, v, t);
 	g->cached = false;
 	return td_gen_values(g, g->rdpmc_ok, v, t);
@@ -207,7 +207,7 @@ static int ecore_values(struct td *td, const struct td_sample *s,
  *   holds (both move while it runs), and the E group's running does not
  *   move while it is off: u = (enabled - running)(P) - running(E)
  *   = N + enabled(P) - T;
- * - cpu_core's group inactive (s->on_ecore): its page's running holds,
+ * - cpu_core's group inactive (pm.saved.used): its page's running holds,
  *   and the E group's enabled - running, from its page while it runs or
  *   from read(2): u = (enabled - running)(E) - running(P)
  *   = N + enabled(E) - T.
@@ -237,18 +237,18 @@ static int ecore_values(struct td *td, const struct td_sample *s,
  * c smaller by the time lost: the largest value seen is kept (never more
  * than the true c), so that a loss at a switch shows at any later one.
  */
-static void learn_ecore_c(struct td *td, const struct td_sample *s,
-			  const uint64_t *t, bool by_read)
+static void learn_ecore_c(struct td *td, const uint64_t *t, bool by_read)
 {
+	const struct td_pm_saved_read *sr = &td_pm_of(td)->pm.saved;
 	struct td_hybrid *h = td_hybrid_of(td);
 	const struct td_gen *g = h->ecore;
 	int64_t c;
 
 	if (by_read)
-		c = (int64_t)(s->p_en_now - t[0]);
+		c = (int64_t)(sr->en_now - t[0]);
 	else if (g->times_lock == g->cached_lock + 2 &&
 		 td->last_lock == h->p_lock + 2)
-		c = (int64_t)(s->p_en - (t[0] - (t[1] - g->ct[1])));
+		c = (int64_t)(sr->en - (t[0] - (t[1] - g->ct[1])));
 	else
 		return;
 	if (!h->ecore_c_ok || c > h->ecore_c) {
@@ -263,7 +263,7 @@ static void learn_ecore_c(struct td *td, const struct td_sample *s,
  * first, or the handle was opened on an E-core): one read(2) of the E
  * group teaches it.  Once, as a rule, in a handle's life.
  */
-static void learn_ecore_c_by_read(struct td *td, const struct td_sample *s)
+static void learn_ecore_c_by_read(struct td *td)
 {
 	uint64_t v[TD_GEN_MAX], t[2];
 	int err = td_gen_values(td_hybrid_of(td)->ecore, false, v, t);
@@ -272,7 +272,7 @@ static void learn_ecore_c_by_read(struct td *td, const struct td_sample *s)
 		return;
 	if (err & TD_GEN_SUSPECT)
 		td->untrusted++; /* the RDPMC values just folded were wrong */
-	learn_ecore_c(td, s, t, true);
+	learn_ecore_c(td, t, true);
 }
 
 /* Did N stay as the last valid reading measured it? */
@@ -297,22 +297,23 @@ static bool counted_throughout(const struct td_hybrid *h, uint64_t u,
 static void pair_times(struct td *td, struct td_sample *s, const uint64_t *t,
 		       bool by_read)
 {
+	const struct td_pm_saved_read *sr = &td_pm_of(td)->pm.saved;
 	struct td_hybrid *h = td_hybrid_of(td);
 	uint64_t u;
 
-	if (s->on_ecore) {
-		u = t[0] - t[1] - s->p_run;
-		learn_ecore_c(td, s, t, by_read);
+	if (sr->used) {
+		u = t[0] - t[1] - sr->run;
+		learn_ecore_c(td, t, by_read);
 		if (!h->ecore_c_ok)
-			learn_ecore_c_by_read(td, s);
+			learn_ecore_c_by_read(td);
 	} else {
 		u = s->unsched - t[1];
 		h->p_lock = td->last_lock;
 	}
-	if (h->have_last_u && !counted_throughout(h, u, s->on_ecore))
+	if (h->have_last_u && !counted_throughout(h, u, sr->used))
 		h->uncounted++;
 	h->last_u = u;
-	h->last_u_ecore = s->on_ecore;
+	h->last_u_ecore = sr->used;
 	h->have_last_u = true;
 	s->unsched = h->uncounted;
 }

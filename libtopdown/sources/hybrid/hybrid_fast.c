@@ -81,7 +81,7 @@ int td_hybrid_fast_begin(struct td *td, struct td_region_priv *p)
 	td_pm_of(td)->last_pair_slots = slots; /* a pair: a foreign reset folds it */
 	td_pm_of(td)->last_raw_metrics = metrics;
 	p->slots = slots;
-	p->metrics = metrics;
+	p->raw = metrics;
 	p->owner = td;
 	td_policy_open(&td->policy, slots + p->snap.base.slots);
 	return 0;

@@ -14,6 +14,7 @@
 #include "counter_group.h"
 #include "hybrid.h"
 #include "perf_metrics.h"
+#include "sources.h"
 
 /*
  * PERF_METRICS' RDPMC of SLOTS and PERF_METRICS on a hybrid part: only on
@@ -88,9 +89,10 @@ static int hybrid_sample(struct td *td, struct td_sample *s)
  * on E-cores too loses its P-only level-2 counts.
  */
 static unsigned hybrid_delta(const struct td *td, const struct td_counts *a,
+			     uint64_t raw_slots, uint64_t raw,
 			     const struct td_counts *b, struct td_delta *d)
 {
-	unsigned flags = td_pm_delta(td, a, b, d);
+	unsigned flags = td_pm_delta(td, a, raw_slots, raw, b, d);
 
 	if (b->cat[TD_C_ECORE_SLOTS] == a->cat[TD_C_ECORE_SLOTS])
 		return flags;

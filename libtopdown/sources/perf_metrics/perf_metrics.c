@@ -51,13 +51,21 @@ static bool pm_level2(const struct td *td)
 	return td_pm_of(td)->pm.pmu.nr_metrics == TD_NR_METRICS;
 }
 
-/* Counts of PERF_METRICS subtract: b - a per category. */
+/*
+ * Counts of PERF_METRICS subtract: b - a per category, a with the
+ * begin's raw reading of SLOTS and PERF_METRICS added (0, 0 where the
+ * begin folded it).
+ */
 unsigned td_pm_delta(const struct td *td, const struct td_counts *a,
+		     uint64_t raw_slots, uint64_t raw,
 		     const struct td_counts *b, struct td_delta *d)
 {
-	d->slots = (int64_t)(b->slots - a->slots);
+	struct td_counts begin = *a;
+
+	td_counts_add(&begin, raw_slots, raw);
+	d->slots = (int64_t)(b->slots - begin.slots);
 	for (unsigned i = 0; i < TD_NR_METRICS; i++)
-		d->cat[i] = (int64_t)(b->cat[i] - a->cat[i]);
+		d->cat[i] = (int64_t)(b->cat[i] - begin.cat[i]);
 	d->cat[TD_M_SMT] = 0;
 	return pm_level2(td) ? TD_RESULT_L2 : 0;
 }

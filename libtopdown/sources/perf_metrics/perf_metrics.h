@@ -6,7 +6,21 @@
 #ifndef TD_PERF_METRICS_H
 #define TD_PERF_METRICS_H
 
+#include <string.h>
+
+#include "pm_decode.h"
 #include "source.h"
+
+/*
+ * PERF_METRICS' byte i is the slots fraction x 255 of category i of enum
+ * td_metric_byte (arch/x86/include/asm/perf_event.h: INTEL_TD_METRIC_*
+ * in that order), so a reading adds to struct td_counts cat[i] as it is.
+ */
+_Static_assert(TD_M_RETIRING == 0 && TD_M_BAD_SPEC == 1 &&
+	       TD_M_FE_BOUND == 2 && TD_M_BE_BOUND == 3 &&
+	       TD_M_HEAVY_OPS == 4 && TD_M_BR_MISPREDICT == 5 &&
+	       TD_M_FETCH_LAT == 6 && TD_M_MEM_BOUND == 7,
+	       "PERF_METRICS' byte order");
 
 enum td_clear_trigger {
 	TD_CLEAR_UNKNOWN,     /* not learnt yet: probe with extra reads */
@@ -68,6 +82,18 @@ struct td_pm {
 	 * the hybrid source, whose E-core group counts meanwhile.
 	 */
 	bool saved_read_fallback;
+	/*
+	 * The last reading (td_pm_sample), where its counts were those the
+	 * kernel saved (saved_read_fallback; pm_reading.c ecore_p_sample):
+	 * cpu_core's page times then and its time_enabled from read(2),
+	 * which the hybrid source pairs with the E group's (hybrid.c
+	 * pair_times).
+	 */
+	struct td_pm_saved_read {
+		bool used;           /* the last reading was such a one */
+		uint64_t en, run;    /* the page's time_enabled, time_running */
+		uint64_t en_now;     /* time_enabled from read(2) */
+	} saved;
 };
 
 /*
@@ -98,6 +124,27 @@ struct td_pm_handle {
 _Static_assert(offsetof(struct td_pm_handle, td) == 0,
 	       "a handle is freed as its struct td");
 
+/* c += one reading: field x slots per category (x255 units), slots. */
+static inline void td_counts_add(struct td_counts *c, uint64_t slots,
+				 uint64_t metrics)
+{
+#pragma GCC unroll 8
+	for (unsigned i = 0; i < TD_NR_METRICS; i++)
+		c->cat[i] += ((metrics >> (8 * i)) & 0xff) * slots;
+	c->slots += slots;
+}
+
+/*
+ * PERF_METRICS as RDPMC gave it, in two halves (EDX:EAX), into a word
+ * that holds it whole (a region's begin: begin_state.h raw): two 32-bit
+ * stores, not joined first (x86 is little endian).
+ */
+static inline void td_pm_store_halves(uint64_t *w, uint32_t lo, uint32_t hi)
+{
+	memcpy(w, &lo, sizeof(lo));
+	memcpy((char *)w + sizeof(lo), &hi, sizeof(hi));
+}
+
 static inline struct td_pm_handle *td_pm_of(const struct td *td)
 {
 	return td_container_of(td, struct td_pm_handle, td);
@@ -122,6 +169,7 @@ TD_HIDDEN void td_pm_fold_pending(struct td *td);
 TD_HIDDEN int td_pm_group_open(struct td *td, const struct td_open_req *req);
 TD_HIDDEN void td_pm_close(struct td *td);
 TD_HIDDEN unsigned td_pm_delta(const struct td *td, const struct td_counts *a,
+			       uint64_t raw_slots, uint64_t raw,
 			       const struct td_counts *b, struct td_delta *d);
 TD_HIDDEN bool td_pm_consistent(const struct td *td, const struct td_delta *d);
 TD_HIDDEN void td_pm_info(const struct td *td, struct td_info *i);

@@ -79,7 +79,7 @@ static inline bool clear_read2(const struct td *td, uint32_t sidx,
  * The begin copies the handle's state first, reads last, and keeps the
  * reading raw, as the fixed-selector path does: its counts are the copy's
  * plus the reading (region_slow.c region_delta adds p->slots and
- * p->metrics), and the handle folds it later (td_pm_fold_pending).  The
+ * p->raw), and the handle folds it later (td_pm_fold_pending).  The
  * error scale: a region's is the readings' since its begin, not its
  * begin's own (the slow path copies the state after folding it), and
  * region_delta adds p->slots back, hence twice the slots here.
@@ -98,7 +98,7 @@ int td_pm_clear_fast_begin(struct td *td, struct td_region_priv *p)
 	if (TD_UNLIKELY(!clear_read2(td, sidx, midx, &slots, &metrics)))
 		return td_slow_begin(td, p);
 	p->slots = slots;
-	p->metrics = metrics;
+	p->raw = metrics;
 	p->snap.qerr_base += 2 * slots;
 	td_pm_of(td)->pm.pend_slots = slots;
 	td_pm_of(td)->pm.pend_metrics = metrics;
@@ -117,12 +117,11 @@ static __attribute__((noinline)) int end_sampled(struct td *td,
 
 	s.c = td->snap.base;
 	s.raw_slots = 0;
-	s.raw_metrics = 0;
+	s.raw = 0;
 	s.qerr_base = td->snap.qerr_base;
 	s.qself = 0;
 	s.unsched = td->last_unsched; /* the page unchanged: as last seen */
 	s.valid = true;
-	s.on_ecore = false;
 	td_end_sampled(td, p, &s, res);
 	return 0;
 }

@@ -39,11 +39,11 @@
 #include <stddef.h>
 #include <string.h>
 
-#include "decode.h"
 #include "arch.h"
 #include "barrier.h"
 #include "begin_state.h"
 #include "perf_metrics.h"
+#include "pm_decode.h"
 #include "source.h"
 
 /*
@@ -98,7 +98,7 @@ __attribute__((noinline)) int td_end_with_reading(struct td *td, struct td_regio
 	h->last_raw_metrics = metrics;
 	s.valid = true;
 	s.raw_slots = slots;
-	s.raw_metrics = metrics;
+	s.raw = metrics;
 	s.unsched = td->last_unsched;
 	s.qerr_base = td->snap.qerr_base;
 	s.c = td->snap.base;
@@ -132,8 +132,7 @@ int td_region_begin(struct td *td, struct td_region *r)
 	td_policy_open(&td->policy, slots + p->snap.base.slots);
 	td_compiler_barrier();
 	td_rdpmc_halves(TD_RDPMC_METRICS, &lo, &hi);
-	p->metrics_half[0] = (uint32_t)lo;
-	p->metrics_half[1] = (uint32_t)hi;
+	td_pm_store_halves(&p->raw, (uint32_t)lo, (uint32_t)hi);
 	/*
 	 * With last_pair_slots, the pair a foreign reset folds (pm_reading.c):
 	 * two stores of the halves, as RDPMC gave them (volatile: not joined
@@ -173,7 +172,7 @@ static __attribute__((noinline)) int end_decode_wide(
 	struct td_result *res)
 {
 	res->resets = 0;
-	if (!td_decode_readings_scalar(p->slots, p->metrics, s1, m1, l2, res))
+	if (!td_decode_readings_scalar(p->slots, p->raw, s1, m1, l2, res))
 		td_record_mark_unreliable(res);
 	return 0;
 }
@@ -208,7 +207,7 @@ static inline __attribute__((always_inline)) int end_same_snap_l2(
 	 */
 	if (TD_UNLIKELY(!td_decode_readings_exact(UINT64_C(0), slots)))
 		return end_decode_wide(p, slots, metrics, l2, res);
-	if (TD_UNLIKELY(!td_decode_readings_end(p->slots, &p->metrics, slots,
+	if (TD_UNLIKELY(!td_decode_readings_end(p->slots, &p->raw, slots,
 						metrics, l2, res)))
 		return end_inconsistent(res);
 	return 0;
@@ -290,7 +289,7 @@ static void end_to_record(struct td *td, struct td_region_priv *p,
 	k->next = rec + 1;
 	rec->slots = slots;
 	rec->qerr = p->slots;
-	rec->cat[0] = (int64_t)p->metrics;
+	rec->cat[0] = (int64_t)p->raw;
 	/* PERF_METRICS at end as RDPMC gave it: two halves, little endian */
 	memcpy((char *)&rec->cat[1], &metrics_lo, 4);
 	memcpy((char *)&rec->cat[1] + 4, &metrics_hi, 4);

@@ -23,6 +23,7 @@
 
 #include "arch.h"
 #include "perf_metrics.h"
+#include "sources.h"
 
 /* One member of a counting group (both sources): identical exclude bits. */
 void td_fill_attr(struct perf_event_attr *a, uint32_t type, uint64_t config,

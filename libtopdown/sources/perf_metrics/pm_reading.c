@@ -144,7 +144,7 @@ static void cumulative_sample(struct td *td, const struct raw_reading *r,
 	td_pm_of(td)->last_raw_slots = r->slots;
 	td_pm_of(td)->last_pair_slots = r->slots;
 	td_pm_of(td)->last_raw_metrics = r->metrics;
-	s->raw_metrics = r->metrics;
+	s->raw = r->metrics;
 	s->c = td->snap.base;
 	td_counts_add(&s->c, r->slots, r->metrics);
 	s->raw_slots = r->slots;
@@ -207,13 +207,13 @@ static bool ecore_p_sample(struct td *td, struct td_sample *s)
 	 * group would zero the kernel's counts, not the saved registers).
 	 */
 	s->raw_slots = 0;
-	s->raw_metrics = 0;
+	s->raw = 0;
 	s->unsched = en - run; /* hybrid.c pairs it with the E group's */
-	s->p_en = en;
-	s->p_run = run;
-	s->p_en_now = buf[1];
+	td_pm_of(td)->pm.saved.en = en;
+	td_pm_of(td)->pm.saved.run = run;
+	td_pm_of(td)->pm.saved.en_now = buf[1];
 	s->valid = true;
-	s->on_ecore = true;
+	td_pm_of(td)->pm.saved.used = true;
 	return true;
 }
 
@@ -378,6 +378,7 @@ static int read_sample(struct td *td, struct td_sample *s)
 /* The PERF_METRICS source's reading: metrics-clear, RDPMC or read(2). */
 static int sample_by_path(struct td *td, struct td_sample *s)
 {
+	td_pm_of(td)->pm.saved.used = false;
 	td_pm_fold_pending(td); /* a fast begin's reading, kept raw */
 	if (TD_UNLIKELY(td_pm_of(td)->pm.clear_mode))
 		return clear_sample(td, s);
@@ -426,7 +427,8 @@ static int td_fold_and_reset(struct td *td, const struct td_sample *s)
  * reset stands, 0 when none was made or it was undone, a negative errno
  * when the ioctl failed.  None is made in metrics-clear mode (it needs
  * none) nor at a hybrid reading that found cpu_core's group inactive
- * (s->on_ecore): there IOC_RESET would zero only the kernel's counts,
+ * (pm.saved.used: s is the last reading): there IOC_RESET would zero
+ * only the kernel's counts,
  * which that reading pairs with the folded base, not the saved registers
  * the group's next schedule-in restores (_perf_event_reset reaches the
  * hardware only through pmu->read of an active event), and the reading
@@ -444,11 +446,11 @@ static int td_fold_and_reset(struct td *td, const struct td_sample *s)
 int td_pm_reset(struct td *td, struct td_sample *s)
 {
 	struct td_snap saved = td->snap;
-	uint64_t fold_slots = s->raw_slots, fold_metrics = s->raw_metrics;
+	uint64_t fold_slots = s->raw_slots, fold_metrics = s->raw;
 	struct td_counts folded_base;
 	int err;
 
-	if (td_pm_of(td)->pm.clear_mode || s->on_ecore)
+	if (td_pm_of(td)->pm.clear_mode || td_pm_of(td)->pm.saved.used)
 		return 0;
 	err = td_fold_and_reset(td, s);
 	if (err < 0)
