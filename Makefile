@@ -317,13 +317,18 @@ test-abi: $(B)/libtopdown.so test/abi_layout.c test/check-abi.sh
 # rsvg-convert and checked pixel by pixel), help and bad arguments.
 test-cmd: $(B)/topdown $(B)/libtdemu.so $(B)/examples/harness \
 	  $(B)/examples/threads $(B)/examples/functions \
-	  $(B)/libtopdown-functions.so
+	  $(B)/libtopdown-functions.so $(B)/test/report_prog
 	@echo "== test/test_cmd.sh"
 	@sh test/test_cmd.sh $(B)
 	@echo "== test/test_functions_cmd.sh"
 	@sh test/test_functions_cmd.sh $(B)
 	@echo "== test/test_labels.sh"
 	@sh test/test_labels.sh $(B)
+
+# What a user's program does under topdown run (test/test_cmd.sh).
+$(B)/test/report_prog: test/report_prog.c $(STATIC_LIB)
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) $(CFLAGS) -o $@ $< $(STATIC_LIB) -lm -lpthread
 
 # examples/pool under topdown run --emulate, its report against the truth
 # kept by test/truth_shim.c, which wraps the named-region calls of the
@@ -390,15 +395,12 @@ $(B)/examples/functions: examples/functions.c
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(CFLAGS) -finstrument-functions -o $@ $< -ldl
 
-# The README's picture: the harness on the emulated PMU, its totals
-# through topdown run, its per-iteration records from its own output.
+# The README's picture: the harness on the emulated PMU, its totals and
+# per-iteration records in the one report topdown run collects.
 examples/harness.svg: $(B)/topdown $(B)/libtdemu.so $(B)/examples/harness
 	$(B)/topdown run --emulate -f jsonl -o $(B)/harness-run.jsonl -- \
 		$(B)/examples/harness jsonl > $(B)/harness-out.txt
-	grep '^{"kind":"record"' $(B)/harness-out.txt | \
-		sed 's/}$$/,"pmu":"emulated:spr"}/' > $(B)/harness-plot.jsonl
-	cat $(B)/harness-run.jsonl >> $(B)/harness-plot.jsonl
-	$(B)/topdown plot $(B)/harness-plot.jsonl -o $@ \
+	$(B)/topdown plot $(B)/harness-run.jsonl -o $@ \
 		-t "examples/harness on the emulated PMU (make examples/harness.svg)"
 
 # The README's flame graph: examples/functions on the emulated PMU.

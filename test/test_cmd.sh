@@ -107,6 +107,113 @@ TOPDOWN_MEMORY=1 expect 0 "TOPDOWN_MEMORY=1 passes through run" "$td" run \
 	--emulate -f csv -o "$tmp/m2.csv" -- "$B/examples/threads"
 has "TOPDOWN_MEMORY=1: nodes measured" ",[0-9]+,[0-9]+,0\.[0-9]{6},0\.[0-9]{6},0\.[0-9]{6},0\.[0-9]{6},0\.[0-9]{6}," "$tmp/m2.csv"
 
+# ---- run: a program stopped by a signal keeps its report ---------------
+P="$B/test/report_prog"
+for s in INT:130 TERM:143; do
+	expect "${s#*:}" "run: SIG${s%:*} ends PROG: its status" "$td" run --emulate -f csv \
+		-o "$tmp/sig.csv" -- "$P" signal "${s%:*}"
+	has "run: SIG${s%:*}: the report says partial, and why" \
+		"^# partial: SIG${s%:*} stopped the process" "$tmp/sig.csv"
+	has "run: SIG${s%:*}: the calls ended before it" '^region,ended,all,3,' "$tmp/sig.csv"
+	has "run: SIG${s%:*}: the region running shows open" '^region,running,all,0,.*,1,1,,,,,,emulated:spr$' "$tmp/sig.csv"
+	has "run: SIG${s%:*}: the CSV header after the mark" '^kind,name,thread,.*,pmu$' "$tmp/sig.csv"
+	if grep -q "linked" "$tmp/out"; then fail "run: SIG${s%:*}: blames linking"; else
+		ok "run: SIG${s%:*}: no word of linking"; fi
+	has "run: SIG${s%:*}: says the report is partial" \
+		"stopped by signal [0-9]+ .*report in .*sig.csv is partial" "$tmp/out"
+done
+expect 137 "run: SIGKILL: PROG's status" "$td" run --emulate -- "$P" signal KILL
+has "run: SIGKILL: says killed, and why no report" "killed by signal 9.*no program can write one" "$tmp/out"
+if grep -q "linked" "$tmp/out"; then fail "run: SIGKILL: blames linking"; else
+	ok "run: SIGKILL: no word of linking"; fi
+# Ctrl-C: SIGINT to the whole process group, topdown run and PROG (a
+# session of their own, SIGINT at its default as in a terminal); then
+# kill(1) of topdown run alone, which passes SIGTERM on.
+# until_ready FILE: PROG has begun "running" (at most 20 s)
+until_ready() {
+	n=0
+	while [ ! -e "$1" ] && [ "$n" -lt 400 ]; do sleep 0.05; n=$((n + 1)); done
+}
+# running PID: not ended (an ended child is a zombie until waited for)
+running() {
+	st=$(cut -d' ' -f3 "/proc/$1/stat" 2>/dev/null)
+	[ -n "$st" ] && [ "$st" != Z ]
+}
+for s in INT TERM; do
+	rm -f "$tmp/ready"
+	setsid env --default-signal=INT "$td" run --emulate -f jsonl -o "$tmp/sig.jsonl" -- \
+		"$P" wait "$tmp/ready" >"$tmp/out" 2>&1 &
+	pid=$!
+	until_ready "$tmp/ready"
+	if [ "$s" = INT ]; then kill -INT "-$pid"; want=130; else kill -TERM "$pid"; want=143; fi
+	n=0 # a signal not acted on must not hang the test: KILLed after 20 s
+	while running "$pid" && [ "$n" -lt 400 ]; do sleep 0.05; n=$((n + 1)); done
+	kill -KILL "-$pid" 2>/dev/null
+	wait "$pid"
+	got=$?
+	[ "$got" -eq "$want" ] && ok "run: SIG$s from outside: PROG's status $want" ||
+		{ fail "run: SIG$s from outside: exit $got, want $want"; cat "$tmp/out"; }
+	has "run: SIG$s from outside: partial, and why" \
+		"^\\{\"kind\":\"partial\",\"reason\":\"SIG$s\",\"pmu\":\"emulated:spr\"\\}$" "$tmp/sig.jsonl"
+	has "run: SIG$s from outside: the calls ended" '"name":"ended","thread":"all","calls":3,' "$tmp/sig.jsonl"
+done
+# ---- run: the table compact above a few regions, full on request --------
+expect 0 "run: 6 regions, the table" "$td" run --emulate -- "$P" named 6
+[ "$(grep -c '^region_0[0-5] ' "$tmp/out")" = 6 ] && ! grep -q '^  retiring' "$tmp/out" &&
+	ok "run: 6 regions: one line each (compact)" ||
+	{ fail "run: 6 regions: not one line each"; cat "$tmp/out"; }
+has "run: compact: says how to get the full view" "topdown run -f full" "$tmp/out"
+expect 0 "run -f full: 6 regions" "$td" run --emulate -f full -- "$P" named 6
+[ "$(grep -c '^  retiring ' "$tmp/out")" = 6 ] && [ "$(grep -c '^region_0' "$tmp/out")" = 6 ] &&
+	ok "run -f full: every share, one thread row per region (no all row)" ||
+	{ fail "run -f full: not the full view"; cat "$tmp/out"; }
+expect 0 "run -f compact: 4 threads" "$td" run --emulate -f compact -- "$B/examples/threads"
+has "run -f compact: the all row of 4 threads" '^chase +all \(4\) +20 ' "$tmp/out"
+
+# ---- run: per-iteration records in the same report, and their strip ----
+expect 0 "run -f csv: records" "$td" run --emulate -f csv -o "$tmp/rec.csv" -- "$P" records 6
+awk -F, '/^kind,/ { headers++ } $1 == "region" && $3 != "all" { thread = $3; calls = $4 }
+	 $1 == "record" { n++; if ($2 != "iter" || $3 != thread || $4 != 1) bad = 1 }
+	 END { exit !(headers == 1 && n == 6 && calls == 6 && bad == 0) }' "$tmp/rec.csv" &&
+	ok "run: records in the report: one header, 6 rows of kind record, the region's thread" ||
+	{ fail "run: records not in the report as rows of their own kind"; cat "$tmp/rec.csv"; }
+expect 0 "run -f full: records" "$td" run --emulate -f full -- "$P" records 6
+has "run -f full: the records' table" "^per-iteration records" "$tmp/out"
+[ "$(grep -c '^ *[0-5] iter ' "$tmp/out")" = 6 ] && ok "run -f full: a line per record" ||
+	{ fail "run -f full: not a line per record"; cat "$tmp/out"; }
+expect 0 "run -f compact: records" "$td" run --emulate -f compact -- "$P" records 6
+[ "$(grep -c '^iter ' "$tmp/out")" = 1 ] && ok "run -f compact: the region's records in its one line" ||
+	{ fail "run -f compact: not one line for iter"; cat "$tmp/out"; }
+has "run -f compact: says where the records are" "each of the records" "$tmp/out"
+expect 0 "run -f compact: records of an unnamed region" "$td" run --emulate -f compact -- "$P" unnamed-records 5
+has "run -f compact: unnamed records as one line" "^- +[0-9]+ +5 +[0-9]+ .*  records" "$tmp/out"
+expect 0 "run -f jsonl: records" "$td" run --emulate -f jsonl -o "$tmp/rec.jsonl" -- "$P" records 6
+expect 0 "plot of records" "$td" plot "$tmp/rec.jsonl" -o "$tmp/rec.svg"
+# each iteration's column as wide as its share of the slots (520 px: the
+# bars' 100%), to the SVG's 2 decimals; err drawn as whiskers
+sed -n 's/.*"kind":"record".*"slots":\([0-9]*\),"err":\([0-9.]*\),.*/slots \1 \2/p' "$tmp/rec.jsonl" >"$tmp/rec.txt"
+sed -n 's/.*<rect id="i0-\([0-9]*\)-retiring" x="[0-9.]*" y="[0-9.]*" width="\([0-9.]*\)".*/width \1 \2/p;
+	s/.*<rect id="i0-\([0-9]*\)-err1" x="[0-9.]*" y="[0-9.]*" width="[0-9.]*" height="\([0-9.]*\)".*/err \1 \2/p' \
+	"$tmp/rec.svg" >>"$tmp/rec.txt"
+awk 'BEGIN { n = 0 } $1 == "slots" { s[n] = $2; e[n++] = $3; total += $2 } $1 == "width" { w[$2] = $3 } $1 == "err" { h[$2] = $3 }
+     END { for (k = 0; k < n; k++) { d = w[k] - 520 * s[k] / total; if (d < 0) d = -d; if (d > 0.006) bad = 1
+				       d = h[k] - 2 * e[k] * 60; if (d < 0) d = -d; if (d > 0.006) bad = 1 }
+	   exit !(n == 6 && bad == 0) }' "$tmp/rec.txt" &&
+	ok "plot: iteration widths proportional to slots, err whiskers 2 err high" ||
+	{ fail "plot: iteration widths not by slots, or err not drawn"; cat "$tmp/rec.txt"; }
+
+# ---- run: unnamed regions only: say what to do -------------------------
+for f in table csv jsonl; do
+	expect 125 "run -f $f: unnamed regions only is no report" "$td" run --emulate -f "$f" \
+		-o "$tmp/unnamed.$f" -- "$P" unnamed
+	has "run -f $f: unnamed only: says to name the regions" \
+		"measured no named region.*td_named_begin.*td_named_begin_str" "$tmp/out"
+	if grep -q "linked" "$tmp/out"; then fail "run -f $f: unnamed only: blames linking"; else
+		ok "run -f $f: unnamed only: no word of linking"; fi
+done
+has "the table says it too" "^no named region was measured" "$tmp/unnamed.table"
+expect 0 "plot of a partial report" "$td" plot "$tmp/sig.jsonl" -o "$tmp/sig.svg"
+
 # ---- plot, rendered ----------------------------------------------------
 expect 0 "plot r.jsonl -o r.svg" "$td" plot "$tmp/r.jsonl" -o "$tmp/r.svg"
 expect 0 "run -f jsonl of 4 threads" "$td" run --emulate -f jsonl -o "$tmp/t.jsonl" -- "$B/examples/threads"

@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
@@ -44,9 +45,13 @@ static void temp_path(char *path)
 	close(fd);
 }
 
-/* Run child(arg) in a fork with the report settings; it exits. */
-static void in_child(void (*child)(void *), void *arg, const char *report,
-		     const char *format, const char *stderr_path)
+/*
+ * Run child(arg) in a fork with the report settings; it exits with 0, or
+ * is ended by signal sig when sig is not 0.
+ */
+static void in_child_ends(void (*child)(void *), void *arg,
+			  const char *report, const char *format,
+			  const char *stderr_path, int sig)
 {
 	int status;
 	pid_t pid = fork();
@@ -67,8 +72,21 @@ static void in_child(void (*child)(void *), void *arg, const char *report,
 		exit(0);
 	}
 	assert_int_equal(waitpid(pid, &status, 0), pid);
+	if (sig) {
+		if (!WIFSIGNALED(status))
+			fail_msg("child exited %d, want killed by %d",
+				 WEXITSTATUS(status), sig);
+		assert_int_equal(WTERMSIG(status), sig);
+		return;
+	}
 	assert_true(WIFEXITED(status));
 	assert_int_equal(WEXITSTATUS(status), 0);
+}
+
+static void in_child(void (*child)(void *), void *arg, const char *report,
+		     const char *format, const char *stderr_path)
+{
+	in_child_ends(child, arg, report, format, stderr_path, 0);
 }
 
 /* ---- a 4-thread program ------------------------------------------------- */
@@ -368,7 +386,10 @@ static void test_jobs_forgotten_close(void **state)
 	unlink(path);
 }
 
-/* The table says so in words. */
+/*
+ * The table says so in words, on the region's line: once, since one
+ * thread measured it (its all row would say the same again).
+ */
 static void test_jobs_table(void **state)
 {
 	char path[32];
@@ -378,16 +399,230 @@ static void test_jobs_table(void **state)
 	temp_path(path);
 	in_child(jobs_child, NULL, path, "table", NULL);
 	text = slurp(path);
-	/* its thread row, then its all row, each on the region's line */
 	leak = strstr(text, "\nleak ");
-	for (int row = 0; row < 2; row++) {
-		assert_non_null(leak);
-		assert_true(strstr(leak, "still open: 1") <
-			    strchr(leak + 1, '\n'));
-		assert_non_null(strstr(leak, "still open: 1"));
-		leak = strstr(leak + 1, "\nleak ");
+	assert_non_null(leak);
+	assert_non_null(strstr(leak, "still open: 1"));
+	assert_true(strstr(leak, "still open: 1") < strchr(leak + 1, '\n'));
+	assert_null(strstr(leak + 1, "\nleak "));
+	/* hot: 4 threads, so 4 thread rows and the all row */
+	assert_non_null(strstr(text, "\nhot                      all "));
+	free(text);
+	unlink(path);
+}
+
+
+
+/* ---- per-iteration records in the same report --------------------------- */
+
+static struct td_named rec_region = TD_NAMED_INIT("rec");
+
+static void *records_worker(void *arg)
+{
+	static struct td_record buf[4];
+	struct td *td;
+
+	(void)arg;
+	if (td_open(&td, NULL) < 0 || td_records_attach(td, buf, 4) < 0)
+		exit(10);
+	for (uint64_t k = 7; k <= 8; k++) {
+		td_named_begin(td, &rec_region);
+		emu_run(k * 1000000, &MIX_DRAM);
+		td_named_end(td, &rec_region, NULL);
 	}
-	assert_null(leak);
+	td_close(td); /* its records with it */
+	return NULL;
+}
+
+/*
+ * Records detached, records of a handle closed in another thread, and
+ * records still attached at exit (of an unnamed region): every one a row
+ * of kind "record" under the report's one header, with its thread, in
+ * the order each thread made them.
+ */
+static void records_child(void *arg)
+{
+	static struct td_record a[8], b[8];
+	struct td_region r = { { 0 } };
+	struct td *td;
+	pthread_t t;
+	size_t n;
+
+	(void)arg;
+	if (td_open(&td, NULL) < 0 || td_records_attach(td, a, 8) < 0)
+		exit(10);
+	for (uint64_t k = 1; k <= 3; k++) {
+		td_named_begin(td, &rec_region);
+		emu_run(k * 1000000, &MIX_STREAM);
+		td_named_end(td, &rec_region, NULL);
+	}
+	if (td_records_detach(td, &n, NULL) < 0 || n != 3)
+		exit(11);
+	if (pthread_create(&t, NULL, records_worker, NULL) ||
+	    pthread_join(t, NULL))
+		exit(12);
+	if (td_records_attach(td, b, 8) < 0)
+		exit(13);
+	for (uint64_t k = 5; k <= 6; k++) {
+		td_region_begin(td, &r);
+		emu_run(k * 1000000, &MIX_CHAIN);
+		td_region_end(td, &r, NULL);
+	}
+}
+
+static void test_records_in_report(void **state)
+{
+	static const double want_slots[] = { 1, 2, 3, 7, 8, 5, 6 };
+	char path[32], *text, *line, *save = NULL, main_thread[64] = "";
+	char f[MAX_FIELDS][64], keys[MAX_FIELDS][64];
+	int nkeys, recs = 0, regions = 0;
+
+	(void)state;
+	temp_path(path);
+	in_child(records_child, NULL, path, "csv", NULL);
+	text = slurp(path);
+	line = strtok_r(text, "\n", &save);
+	assert_non_null(line);
+	nkeys = csv_split(line, keys, MAX_FIELDS);
+	assert_string_equal(keys[0], "kind");
+	assert_string_equal(keys[5], "slots");
+	while ((line = strtok_r(NULL, "\n", &save))) {
+		assert_int_equal(csv_split(line, f, MAX_FIELDS), nkeys);
+		if (!strcmp(f[0], "region")) {
+			assert_int_equal(recs, 0); /* regions first */
+			regions++;
+			continue;
+		}
+		assert_string_equal(f[0], "record");
+		assert_true(recs < 7);
+		assert_true(strtod(f[5], NULL) == want_slots[recs] * 1e6);
+		assert_string_equal(f[1], recs < 5 ? "rec" : "");
+		assert_string_equal(f[3], "1"); /* calls */
+		if (recs == 0)
+			strcpy(main_thread, f[2]);
+		if (recs < 3 || recs >= 5) /* the main thread's */
+			assert_string_equal(f[2], main_thread);
+		else /* the worker's, its thread id */
+			assert_true(atoi(f[2]) > 0 && strcmp(f[2], main_thread));
+		recs++;
+	}
+	assert_int_equal(regions, 3); /* rec: main, worker, all */
+	assert_int_equal(recs, 7);
+	free(text);
+	unlink(path);
+}
+
+/* ---- the table: compact above a few regions, full on request --------- */
+
+#define MANY 6
+
+static void many_child(void *arg)
+{
+	struct td *td;
+	char name[16];
+
+	(void)arg;
+	if (td_open(&td, NULL) < 0)
+		exit(10);
+	for (int i = 0; i < MANY; i++) {
+		snprintf(name, sizeof(name), "many_%d", i);
+		for (int c = 0; c < 2; c++) {
+			td_named_begin_str(td, name);
+			emu_run(1000000 * (uint64_t)(i + 1), &MIX_BRANCHY);
+			td_named_end_str(td, name, NULL);
+		}
+	}
+}
+
+/* Lines of text that start with prefix. */
+static int lines_starting(const char *text, const char *prefix)
+{
+	int n = 0;
+
+	for (const char *l = text; l; l = strchr(l, '\n'), l = l ? l + 1 : l)
+		n += !strncmp(l, prefix, strlen(prefix));
+	return n;
+}
+
+/*
+ * Above TOPDOWN_FORMAT=table's few regions, one line per region: its
+ * calls, slots, the four level-1 shares and err, as the CSV has them.
+ */
+static void test_many_regions_compact(void **state)
+{
+	char path[32], csv_path[32], want[160];
+	struct table *t = calloc(1, sizeof(*t));
+	char *text, *csv;
+
+	(void)state;
+	assert_non_null(t);
+	temp_path(path);
+	temp_path(csv_path);
+	in_child(many_child, NULL, path, "table", NULL);
+	in_child(many_child, NULL, csv_path, "csv", NULL);
+	text = slurp(path);
+	csv = slurp(csv_path);
+	parse_csv(csv, t);
+	assert_int_equal(lines_starting(text, "region "), 1);
+	assert_int_equal(lines_starting(text, "many_"), MANY);
+	assert_int_equal(lines_starting(text, "  "), 0); /* no category lines */
+	for (int i = 0; i < MANY; i++) {
+		char name[16], *line;
+
+		snprintf(name, sizeof(name), "many_%d ", i);
+		line = strstr(text, name);
+		assert_non_null(line);
+		name[strlen(name) - 1] = '\0';
+		/* the same figures as the CSV's all row, in the table's units */
+		snprintf(want, sizeof(want), " %8.0f %16.0f %8.1f%% %8.1f%% "
+			 "%8.1f%% %8.1f%% %7.2fpp\n",
+			 row_num(t, name, "all", 0, "calls"),
+			 row_num(t, name, "all", 0, "slots"),
+			 100 * row_num(t, name, "all", 0, "retiring"),
+			 100 * row_num(t, name, "all", 0, "bad_speculation"),
+			 100 * row_num(t, name, "all", 0, "frontend_bound"),
+			 100 * row_num(t, name, "all", 0, "backend_bound"),
+			 100 * row_num(t, name, "all", 0, "err"));
+		assert_non_null(strstr(line, want));
+		assert_true(strstr(line, want) < strchr(line, '\n'));
+	}
+	assert_non_null(strstr(text, "TOPDOWN_FORMAT=full"));
+	free(text);
+	free(csv);
+	free(t);
+	unlink(path);
+	unlink(csv_path);
+}
+
+/* TOPDOWN_FORMAT=full: every share of every region, whatever their number. */
+static void test_many_regions_full(void **state)
+{
+	char path[32];
+	char *text;
+
+	(void)state;
+	temp_path(path);
+	in_child(many_child, NULL, path, "full", NULL);
+	text = slurp(path);
+	assert_int_equal(lines_starting(text, "many_"), MANY);
+	assert_int_equal(lines_starting(text, "  retiring "), MANY);
+	assert_int_equal(lines_starting(text, "    memory_bound "), MANY);
+	free(text);
+	unlink(path);
+}
+
+/* Compact, several threads: the all row, with their number. */
+static void test_threads_compact(void **state)
+{
+	char path[32];
+	char *text;
+
+	(void)state;
+	temp_path(path);
+	in_child(threads_child, NULL, path, "compact", NULL);
+	text = slurp(path);
+	assert_int_equal(lines_starting(text, "common "), 1);
+	assert_int_equal(lines_starting(text, "common                   all (5) "), 1);
+	assert_int_equal(lines_starting(text, "own_"), NR_THREADS + 1);
 	free(text);
 	unlink(path);
 }
@@ -467,6 +702,200 @@ static void test_fork_child_silent(void **state)
 	assert_non_null(strstr(text, "\"name\":\"parent_only\""));
 	/* one thread row and one all row: written once */
 	assert_int_equal(strchr(strchr(text, '\n') + 1, '\n')[1], 0);
+	free(text);
+	unlink(path);
+}
+
+/* ---- a report that survives SIGINT and SIGTERM ------------------------ */
+
+#define SIG_CALLS 3
+#define SIG_SLOTS 2000000
+
+/* SIG_CALLS calls of "ended", then "running" begun and never ended. */
+static struct td *measure_then_begin(void)
+{
+	static struct td_named ended = TD_NAMED_INIT("ended");
+	static struct td_named running = TD_NAMED_INIT("running");
+	struct td *td;
+
+	if (td_open(&td, NULL) < 0)
+		exit(10);
+	for (int c = 0; c < SIG_CALLS; c++) {
+		if (td_named_begin(td, &ended) < 0)
+			exit(11);
+		emu_run(SIG_SLOTS, &MIX_DRAM);
+		if (td_named_end(td, &ended, NULL) < 0)
+			exit(12);
+	}
+	if (td_named_begin(td, &running) < 0)
+		exit(13);
+	emu_run(SIG_SLOTS, &MIX_CHAIN);
+	return td;
+}
+
+static void killed_child(void *arg)
+{
+	measure_then_begin();
+	raise(*(int *)arg);
+	exit(30); /* not reached: the default action ends the process */
+}
+
+/*
+ * Killed by the signal, as without the library, and the report has
+ * every call ended before it, says it is partial and why, and shows the
+ * region that was running as open.
+ */
+static void killed_by(int sig, const char *name)
+{
+	char path[32], mark[64];
+	struct table *t = calloc(1, sizeof(*t));
+	char *text, *body;
+
+	assert_non_null(t);
+	temp_path(path);
+	in_child_ends(killed_child, &sig, path, "csv", NULL, sig);
+	text = slurp(path);
+	snprintf(mark, sizeof(mark), "# partial: %s stopped the process", name);
+	assert_memory_equal(text, mark, strlen(mark));
+	body = strchr(text, '\n') + 1;
+	parse_csv(body, t);
+	assert_int_equal(t->lines, 4); /* ended, running: thread and all */
+	assert_true(row_num(t, "ended", "all", 0, "calls") == SIG_CALLS);
+	assert_true(row_num(t, "ended", "all", 0, "slots") ==
+		    (double)SIG_CALLS * SIG_SLOTS);
+	for (int i = 0; i < TD_L1_COUNT; i++)
+		assert_true(fabs(row_num(t, "ended", "all", 0, td_l1_name(i)) -
+				 MIX_DRAM.f[i]) <=
+			    row_num(t, "ended", "all", 0, "err") + 1e-6);
+	assert_true(row_num(t, "running", "all", 0, "calls") == 0);
+	assert_true(row_num(t, "running", "all", 0, "open") == 1);
+	free(text);
+	free(t);
+	unlink(path);
+}
+
+static void test_sigterm_partial(void **state)
+{
+	(void)state;
+	killed_by(SIGTERM, "SIGTERM");
+}
+
+static void test_sigint_partial(void **state)
+{
+	(void)state;
+	killed_by(SIGINT, "SIGINT");
+}
+
+static volatile sig_atomic_t own_handler_ran;
+
+static void own_handler(int sig)
+{
+	(void)sig;
+	own_handler_ran++;
+}
+
+/*
+ * The program's own SIGINT handler, installed before td_open, still runs
+ * (once); the program goes on, and its report at exit is the whole one,
+ * in place of the partial one: every call, one header, no partial mark.
+ */
+static void own_handler_child(void *arg)
+{
+	static struct td_named after = TD_NAMED_INIT("after");
+	struct td *td;
+
+	(void)arg;
+	if (signal(SIGINT, own_handler) == SIG_ERR)
+		exit(20);
+	td = measure_then_begin();
+	raise(SIGINT);
+	if (own_handler_ran != 1)
+		exit(21);
+	td_named_begin(td, &after);
+	emu_run(SIG_SLOTS, &MIX_STREAM);
+	td_named_end(td, &after, NULL);
+}
+
+static void test_own_handler_kept(void **state)
+{
+	char path[32];
+	struct table *t = calloc(1, sizeof(*t));
+	char *text;
+
+	(void)state;
+	assert_non_null(t);
+	temp_path(path);
+	in_child(own_handler_child, NULL, path, "csv", NULL);
+	text = slurp(path);
+	assert_null(strstr(text, "partial"));
+	parse_csv(text, t); /* one header, the first line */
+	assert_int_equal(t->lines, 6);
+	assert_true(row_num(t, "ended", "all", 0, "calls") == SIG_CALLS);
+	assert_true(row_num(t, "after", "all", 0, "calls") == 1);
+	free(text);
+	free(t);
+	unlink(path);
+}
+
+/* A signal the program ignores (nohup) stays ignored: no partial report. */
+static void ignored_child(void *arg)
+{
+	(void)arg;
+	if (signal(SIGTERM, SIG_IGN) == SIG_ERR)
+		exit(20);
+	measure_then_begin();
+	raise(SIGTERM);
+}
+
+static void test_ignored_stays_ignored(void **state)
+{
+	char path[32];
+	struct table *t = calloc(1, sizeof(*t));
+	char *text;
+
+	(void)state;
+	assert_non_null(t);
+	temp_path(path);
+	in_child(ignored_child, NULL, path, "csv", NULL);
+	text = slurp(path);
+	assert_null(strstr(text, "partial"));
+	parse_csv(text, t);
+	assert_true(row_num(t, "ended", "all", 0, "calls") == SIG_CALLS);
+	assert_true(row_num(t, "running", "all", 0, "open") == 1);
+	free(text);
+	free(t);
+	unlink(path);
+}
+
+/* Threads' handles too, in JSON Lines: the mark is an object of its own. */
+static void threads_killed_child(void *arg)
+{
+	threads_child(arg);
+	raise(SIGTERM);
+	exit(30);
+}
+
+static void test_threads_sigterm_jsonl(void **state)
+{
+	char path[32];
+	char *text, *line, *save = NULL;
+	int lines = 0, all = 0;
+
+	(void)state;
+	temp_path(path);
+	in_child_ends(threads_killed_child, NULL, path, "jsonl", NULL, SIGTERM);
+	text = slurp(path);
+	line = strtok_r(text, "\n", &save);
+	assert_non_null(line);
+	assert_string_equal(line, "{\"kind\":\"partial\",\"reason\":\"SIGTERM\"}");
+	while ((line = strtok_r(NULL, "\n", &save))) {
+		if (strstr(line, "\"thread\":\"all\""))
+			all++;
+		lines++;
+	}
+	/* as test_threads_jsonl: closed handles, open ones and the main's */
+	assert_int_equal(lines, (5 + 1) + 5 * 2);
+	assert_int_equal(all, 6);
 	free(text);
 	unlink(path);
 }
@@ -562,8 +991,17 @@ int main(void)
 		cmocka_unit_test(test_threads_jsonl),
 		cmocka_unit_test(test_jobs_forgotten_close),
 		cmocka_unit_test(test_jobs_table),
+		cmocka_unit_test(test_records_in_report),
+		cmocka_unit_test(test_many_regions_compact),
+		cmocka_unit_test(test_many_regions_full),
+		cmocka_unit_test(test_threads_compact),
 		cmocka_unit_test(test_close_reports_at_exit),
 		cmocka_unit_test(test_fork_child_silent),
+		cmocka_unit_test(test_sigterm_partial),
+		cmocka_unit_test(test_sigint_partial),
+		cmocka_unit_test(test_own_handler_kept),
+		cmocka_unit_test(test_ignored_stays_ignored),
+		cmocka_unit_test(test_threads_sigterm_jsonl),
 		cmocka_unit_test(test_bad_format),
 		cmocka_unit_test(test_unwritable_path),
 		cmocka_unit_test(test_empty_path),

@@ -4,7 +4,9 @@
  * (a header row "kind,...", then rows), as the library writes them
  * (topdown.h, "Reports"), plus topdown run's pmu column.  Columns are
  * found by name, so reports of other versions with more columns still
- * read; a line that is neither is an error naming the line.
+ * read; a line that is neither is an error naming the line.  A partial
+ * report's mark (a "# " comment, a JSON object of kind "partial") is
+ * skipped.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -226,6 +228,8 @@ static int add_row(struct cmd_report *rep, const struct kv *kv)
 	memset(r, 0, sizeof(*r));
 	for (int i = 0; i < kv->n; i++)
 		set_field(r, kv->key[i], kv->val[i]);
+	if (!strcmp(r->kind, "partial")) /* the process did not exit */
+		return 0;
 	if (strcmp(r->kind, "region") && strcmp(r->kind, "record"))
 		return -EINVAL;
 	if (!strncmp(r->pmu, "emulated", 8))
@@ -269,7 +273,7 @@ int cmd_report_read(FILE *f, const char *what, struct cmd_report *rep)
 
 		lineno++;
 		line[strcspn(line, "\r\n")] = '\0';
-		if (!line[0])
+		if (!line[0] || line[0] == '#') /* a CSV comment: partial */
 			continue;
 		err = parse_line(line, &kv, &header);
 		if (err == 0)

@@ -22,26 +22,30 @@ struct run {
 	const char *out;         /* -o FILE, or NULL: stderr */
 	enum fmt fmt;
 	bool emulate;
+	const char *profile;
+	const char *view;        /* -f compact|full: the table's view */
 	bool functions;          /* --functions: preload the hooks */
 	bool memory;             /* --memory: TOPDOWN_MEMORY=1 */
-	const char *profile;
 	char **prog;             /* PROG ARGS..., NULL-terminated */
 	char pmu[40];            /* the pmu column's value */
+	bool rows;               /* the report has a region or a record */
 };
 
 static int usage(FILE *f, int status)
 {
 	fprintf(f,
-		"usage: topdown run [-o FILE] [-f table|csv|jsonl|svg] [--emulate]\n"
-		"                   [--profile P] [--functions] [--memory]\n"
-		"                   -- PROG [ARGS...]\n"
+		"usage: topdown run [-o FILE] [-f FORMAT] [--emulate] [--profile P]\n"
+		"                   [--functions] [--memory] -- PROG [ARGS...]\n"
 		"\n"
 		"Runs PROG, a program linked with libtopdown that measures named\n"
 		"regions, and collects its report for the whole process (every\n"
 		"thread: per-thread rows and an all-threads row per region).\n"
 		"\n"
 		"  -o FILE       write the report to FILE (default: stderr)\n"
-		"  -f FORMAT     table (default), csv, jsonl or svg (svg needs -o);\n"
+		"  -f FORMAT     table (default), compact, full, csv, jsonl or svg\n"
+		"                (svg needs -o); table is compact (one line per\n"
+		"                region: calls, slots, level 1, err) above 4\n"
+		"                regions, else full (every thread, level 2);\n"
 		"                csv and jsonl get a last column pmu: hardware or\n"
 		"                emulated:<profile>\n"
 		"  --emulate     run PROG on the emulated PMU installed with the\n"
@@ -57,24 +61,34 @@ static int usage(FILE *f, int status)
 		"\n"
 		"Exit status: PROG's (128 + N when killed by signal N), or\n"
 		"topdown run's own, 124 to 127: 124 a bad argument; 125 no\n"
-		"report (PROG not linked with libtopdown, no handle opened, or\n"
-		"it did not exit normally), an I/O error, or PROG cannot be\n"
-		"emulated; 126 PROG not executable; 127 PROG not found.\n",
+		"report (PROG not linked with libtopdown, no handle opened, no\n"
+		"named region measured), an I/O error, or PROG cannot be\n"
+		"emulated; 126 PROG not executable; 127 PROG not found.  PROG\n"
+		"stopped by SIGINT or SIGTERM (Ctrl-C or kill reach it) leaves a\n"
+		"partial report, marked so; topdown run itself waits for PROG's\n"
+		"report on Ctrl-C and passes SIGTERM on.\n",
 		cmd_profiles);
 	return status;
 }
 
-static int parse_format(const char *s, enum fmt *f)
+static int parse_format(const char *s, struct run *r)
 {
 	static const char *const names[] = { "table", "csv", "jsonl", "svg" };
 
 	for (int i = 0; i < 4; i++) {
 		if (!strcmp(s, names[i])) {
-			*f = (enum fmt)i;
+			r->fmt = (enum fmt)i;
 			return 0;
 		}
 	}
-	cmd_error("run: bad format '%s' (want table, csv, jsonl or svg)", s);
+	/* the library's table, one line per region or every share */
+	if (!strcmp(s, "compact") || !strcmp(s, "full")) {
+		r->fmt = F_TABLE;
+		r->view = s;
+		return 0;
+	}
+	cmd_error("run: bad format '%s' (want table, compact, full, csv, "
+		  "jsonl or svg)", s);
 	return -EINVAL;
 }
 
@@ -111,7 +125,7 @@ static int parse_args(int argc, char **argv, struct run *r)
 				return -EINVAL;
 			if (a[1] == 'o')
 				r->out = argv[++i];
-			else if (a[1] == 'f' && parse_format(argv[++i], &r->fmt) < 0)
+			else if (a[1] == 'f' && parse_format(argv[++i], r) < 0)
 				return -EINVAL;
 			else if (a[1] == '-')
 				r->profile = argv[++i];
@@ -138,24 +152,66 @@ static int parse_args(int argc, char **argv, struct run *r)
 	return 0;
 }
 
+static volatile sig_atomic_t child_pid;
+
+/* kill(1) of topdown run reaches PROG, which writes what it has. */
+static void forward(int sig)
+{
+	if (child_pid > 0)
+		kill((pid_t)child_pid, sig);
+}
+
+/*
+ * While PROG runs, a Ctrl-C (SIGINT to the terminal's whole process
+ * group, PROG included) does not end topdown run, which still has PROG's
+ * report to hand on (as system(3) ignores SIGINT while it waits);
+ * SIGTERM is passed on to PROG.  PROG starts with both as they were.
+ */
+static void watch_signals(struct sigaction old[2])
+{
+	struct sigaction ign = { .sa_handler = SIG_IGN }, fwd = { .sa_handler = forward };
+
+	sigemptyset(&ign.sa_mask);
+	sigemptyset(&fwd.sa_mask);
+	sigaction(SIGINT, &ign, &old[0]);
+	sigaction(SIGTERM, &fwd, &old[1]);
+}
+
+static void restore_signals(const struct sigaction old[2])
+{
+	sigaction(SIGINT, &old[0], NULL);
+	sigaction(SIGTERM, &old[1], NULL);
+}
+
 /* PROG's exit status, as a shell reports it; -1 when it could not run. */
 static int run_child(char **prog)
 {
+	struct sigaction old[2];
 	int status;
-	pid_t pid = fork();
+	pid_t pid;
 
+	watch_signals(old);
+	pid = fork();
 	if (pid < 0) {
 		cmd_error("run: fork: %s", strerror(errno));
+		restore_signals(old);
 		return -1;
 	}
 	if (pid == 0) {
+		restore_signals(old);
 		execvp(prog[0], prog);
 		cmd_error("run: cannot run '%s': %s", prog[0], strerror(errno));
 		_exit(errno == ENOENT ? CMD_NOTFOUND : CMD_NOEXEC);
 	}
-	while (waitpid(pid, &status, 0) < 0)
-		if (errno != EINTR)
+	child_pid = pid;
+	while (waitpid(pid, &status, 0) < 0) {
+		if (errno != EINTR) {
+			restore_signals(old);
 			return -1;
+		}
+	}
+	child_pid = 0;
+	restore_signals(old);
 	if (WIFSIGNALED(status))
 		return 128 + WTERMSIG(status);
 	return WEXITSTATUS(status);
@@ -163,15 +219,15 @@ static int run_child(char **prog)
 
 /*
  * One line of the library's CSV or JSONL report, with the pmu column
- * unless the library wrote it (it does on the emulator).
+ * unless the library wrote it (it does on the emulator), or a comment.
  */
 static void put_line(FILE *out, const struct run *r, char *l, bool header,
 		     bool labelled)
 {
 	size_t n = strlen(l);
 
-	if (labelled)
-		fprintf(out, "%s\n", l);
+	if (labelled || (r->fmt == F_CSV && l[0] == '#'))
+		fprintf(out, "%s\n", l); /* as is: labelled, or partial */
 	else if (r->fmt == F_CSV)
 		fprintf(out, "%s,%s\n", l, header ? "pmu" : r->pmu);
 	else if (n > 0 && l[n - 1] == '}' && !strstr(l, "\"pmu\":"))
@@ -193,19 +249,45 @@ static bool library_labelled(const struct run *r, const char *first)
 	return r->fmt == F_CSV && n >= 4 && !strcmp(first + n - 4, ",pmu");
 }
 
-static void convert(FILE *in, FILE *out, const struct run *r)
+/* A line before the report proper: the partial mark (any format). */
+static bool is_mark(const char *l)
+{
+	return l[0] == '#' || !strncmp(l, "partial:", 8) ||
+	       !strncmp(l, "{\"kind\":\"partial\"", 17);
+}
+
+/* A line of a region or record: the table's, or a CSV or JSONL row. */
+static bool is_row(const char *l, enum fmt f)
+{
+	if (f == F_TABLE) /* the library's line for a report without one */
+		return strncmp(l, "no named region", 15) != 0;
+	return !strncmp(l, "region,", 7) || !strncmp(l, "record,", 7) ||
+	       !strncmp(l, "function,", 9) ||
+	       !strncmp(l, "{\"kind\":\"region\"", 16) ||
+	       !strncmp(l, "{\"kind\":\"record\"", 16) ||
+	       !strncmp(l, "{\"kind\":\"function\"", 18);
+}
+
+static void convert(FILE *in, FILE *out, struct run *r)
 {
 	char line[8192];
 	bool first = true, header, labelled = false;
 
+	r->rows = r->fmt == F_TABLE;
 	while (fgets(line, sizeof(line), in)) {
 		line[strcspn(line, "\n")] = '\0';
-		/* a CSV header starts a section (the functions' report,
-		 * then the regions'): each says whether it is labelled */
-		header = first || (r->fmt == F_CSV && cmd_csv_header(line));
+		if (r->fmt == F_TABLE)
+			r->rows = r->rows && is_row(line, r->fmt);
+		else
+			r->rows = r->rows || is_row(line, r->fmt);
+		/* a CSV header starts a section (the functions' report, then
+		 * the regions'): each says whether the library labelled it */
+		header = !is_mark(line) &&
+			 (first || (r->fmt == F_CSV && cmd_csv_header(line)));
 		if (header)
 			labelled = library_labelled(r, line);
-		if (first && r->fmt == F_TABLE && r->emulate && !labelled)
+		if (header && first && r->fmt == F_TABLE && r->emulate &&
+		    !labelled)
 			fprintf(out, "EMULATED PMU (profile %s): synthetic "
 				"counts from the test emulator, not a "
 				"measurement of %s\n", r->profile, r->prog[0]);
@@ -213,11 +295,11 @@ static void convert(FILE *in, FILE *out, const struct run *r)
 			fprintf(out, "%s\n", line);
 		else
 			put_line(out, r, line, header, labelled);
-		first = false;
+		first = first && is_mark(line);
 	}
 }
 
-static int write_svg(FILE *in, const struct run *r)
+static int write_svg(FILE *in, struct run *r)
 {
 	struct cmd_report rep = { 0 };
 	FILE *tmp = tmpfile(), *out;
@@ -226,6 +308,10 @@ static int write_svg(FILE *in, const struct run *r)
 	if (!tmp)
 		return -errno;
 	convert(in, tmp, r); /* the pmu column marks it emulated */
+	if (!r->rows) { /* nothing to draw: cmd_run says why */
+		fclose(tmp);
+		return 0;
+	}
 	rewind(tmp);
 	err = cmd_report_read(tmp, "the report", &rep);
 	fclose(tmp);
@@ -245,18 +331,14 @@ static int write_svg(FILE *in, const struct run *r)
 	return err;
 }
 
-static int deliver(const char *tmp, const struct run *r)
+static int deliver(const char *tmp, struct run *r)
 {
 	FILE *in = fopen(tmp, "r"), *out;
 	int err = 0;
 
+	/* the library creates the file when a handle reports at exit */
 	if (!in)
-		return -errno;
-	if (fgetc(in) == EOF) {
-		fclose(in);
-		return -ENODATA;
-	}
-	rewind(in);
+		return errno == ENOENT ? -ENODATA : -errno;
 	if (r->fmt == F_SVG) {
 		err = write_svg(in, r);
 		fclose(in);
@@ -276,18 +358,26 @@ static int deliver(const char *tmp, const struct run *r)
 	return err;
 }
 
-static int set_report_env(const char *tmp, enum fmt f)
+static int set_report_env(const char *tmp, const struct run *r)
 {
 	static const char *const lib_fmt[] = { "table", "csv", "jsonl", "jsonl" };
 
 	if (setenv("TOPDOWN_REPORT", tmp, 1) < 0 ||
-	    setenv("TOPDOWN_FORMAT", lib_fmt[f], 1) < 0)
+	    setenv("TOPDOWN_FORMAT", r->view ? r->view : lib_fmt[r->fmt], 1) < 0)
 		return -errno;
 	return 0;
 }
 
 static int no_report(const struct run *r, int status)
 {
+	if (status > 128) {
+		cmd_error("run: '%s' was killed by signal %d (%s) and wrote no "
+			  "report: a report is written at exit, and on SIGINT "
+			  "and SIGTERM, but no program can write one when "
+			  "killed by SIGKILL or a crash", r->prog[0],
+			  status - 128, strsignal(status - 128));
+		return status;
+	}
 	cmd_error("run: '%s' wrote no report (exit status %d): it must be "
 		  "linked with libtopdown, open a handle, and exit normally%s",
 		  r->prog[0], status,
@@ -296,12 +386,24 @@ static int no_report(const struct run *r, int status)
 	return status ? status : CMD_FAILED;
 }
 
+/* Handles opened, no named region: the README's first example. */
+static int no_rows(const struct run *r, int status)
+{
+	cmd_error("run: '%s' measured no named region, so its report has "
+		  "no row: results of td_region_begin/td_region_end (and of "
+		  "topdown_benchmark.hpp) go to the program only.  Name the "
+		  "regions to report: td_named_begin/td_named_end with a "
+		  "static struct td_named, or td_named_begin_str(td, "
+		  "\"name\") (README \"Harnesses and reports\")", r->prog[0]);
+	return status ? status : CMD_FAILED;
+}
+
 int cmd_run(int argc, char **argv)
 {
 	struct run r = { .fmt = F_TABLE, .profile = "spr" };
 	const char *dir = getenv("TMPDIR");
-	char tmp[4096];
-	int fd, status, err = parse_args(argc, argv, &r);
+	char tmpdir[4000], tmp[4096];
+	int status, err = parse_args(argc, argv, &r);
 
 	if (err)
 		return err > 0 ? usage(stdout, CMD_OK) : CMD_RUN_USAGE;
@@ -316,23 +418,41 @@ int cmd_run(int argc, char **argv)
 		snprintf(r.pmu, sizeof(r.pmu), "emulated:%s", r.profile);
 	else
 		snprintf(r.pmu, sizeof(r.pmu), "hardware");
-	snprintf(tmp, sizeof(tmp), "%s/topdown-run-XXXXXX",
+	/*
+	 * The report's path in a directory of its own, not created: the
+	 * file exists after PROG only if a handle reported (no named region
+	 * measured gives an empty JSON Lines report, not no report).
+	 */
+	snprintf(tmpdir, sizeof(tmpdir), "%s/topdown-run-XXXXXX",
 		 dir && *dir ? dir : "/tmp");
-	fd = mkstemp(tmp);
-	if (fd < 0 || set_report_env(tmp, r.fmt) < 0) {
-		cmd_error("run: temporary report file %s: %s", tmp,
+	if (!mkdtemp(tmpdir)) {
+		cmd_error("run: temporary directory %s: %s", tmpdir,
 			  strerror(errno));
 		return CMD_FAILED;
 	}
-	close(fd);
+	snprintf(tmp, sizeof(tmp), "%s/report", tmpdir);
+	if (set_report_env(tmp, &r) < 0) {
+		cmd_error("run: setting TOPDOWN_REPORT: %s", strerror(errno));
+		rmdir(tmpdir);
+		return CMD_FAILED;
+	}
 	status = run_child(r.prog);
 	if (status < 0 || status == CMD_NOTFOUND || status == CMD_NOEXEC) {
 		unlink(tmp);
+		rmdir(tmpdir);
 		return status < 0 ? CMD_FAILED : status;
 	}
 	err = deliver(tmp, &r);
 	unlink(tmp);
+	rmdir(tmpdir);
 	if (err == -ENODATA)
 		return no_report(&r, status);
+	if (!err && !r.rows)
+		return no_rows(&r, status);
+	if (!err && status > 128) /* the report said so first: partial */
+		cmd_error("run: '%s' was stopped by signal %d (%s): its "
+			  "report%s%s is partial", r.prog[0], status - 128,
+			  strsignal(status - 128), r.out ? " in " : "",
+			  r.out ? r.out : "");
 	return err < 0 ? CMD_FAILED : status;
 }

@@ -5,7 +5,8 @@
  * stacked level-1 bar, its level-2 split in a strip below, the err band
  * as whiskers above each boundary between categories, calls, slots and
  * the flags in words; its threads as thin bars under it.  Per record
- * name: a strip with one stacked level-1 column per iteration.
+ * name: a strip with one stacked level-1 column per iteration, as wide
+ * as its share of the strip's slots, its err as whiskers.
  *
  * Every drawn bar segment has an id ("r<row>-<category>", "i<group>-<n>")
  * so that tests can find it in the rendered image.
@@ -298,21 +299,53 @@ static void region_group(struct svg *s, const struct cmd_report *rep,
 
 #define STRIP_H 60
 
+/*
+ * err of one iteration: every share within +-err, so each boundary
+ * between two shares within that; whiskers at the column's right edge,
+ * clear of the segments' centres.
+ */
+static void record_err(struct svg *s, const struct cmd_row *r, double x,
+		       double w, int group, size_t k)
+{
+	double cum = 0, ww = w * 0.15;
+	char id[48], title[64];
+
+	snprintf(title, sizeof(title), "err: each share within +-%.2f pp",
+		 100 * r->err);
+	for (int i = 0; i < TD_L1_COUNT - 1; i++) {
+		cum += r->l1[i];
+		snprintf(id, sizeof(id), "i%d-%zu-err%d", group, k, i);
+		rect(s, id, x + w - ww, s->y + (1 - cum - r->err) * STRIP_H,
+		     ww, 2 * r->err * STRIP_H, "#444444", title);
+	}
+}
+
+/*
+ * One column per iteration, its width the iteration's share of the
+ * strip's slots (equal widths when none counted): a long iteration
+ * weighs as much in the picture as in the totals.
+ */
 static void record_strip(struct svg *s, const struct cmd_report *rep,
 			 size_t first, int group)
 {
 	const char *name = rep->v[first].name;
 	size_t n = 0, k = 0, bad = 0;
-	char id[48], title[160], line[128];
+	double total = 0, x = X0, max_err = 0;
+	char id[48], title[160], line[160];
 
-	for (size_t j = first; j < rep->n; j++)
-		n += !strcmp(rep->v[j].kind, "record") &&
-		     !strcmp(rep->v[j].name, name);
+	for (size_t j = first; j < rep->n; j++) {
+		if (strcmp(rep->v[j].kind, "record") ||
+		    strcmp(rep->v[j].name, name))
+			continue;
+		n++;
+		total += rep->v[j].slots;
+	}
 	text(s, X0 - 10, s->y + STRIP_H / 2, "end", 13, "#000000",
 	     name[0] ? name : "(unnamed)");
 	for (size_t j = first; j < rep->n; j++) {
 		const struct cmd_row *r = &rep->v[j];
-		double w = (double)BW / (double)n, x = X0 + (double)k * w;
+		double w = total > 0 ? BW * r->slots / total
+				     : (double)BW / (double)n;
 		double y = s->y + STRIP_H;
 
 		if (strcmp(r->kind, "record") || strcmp(r->name, name))
@@ -334,13 +367,22 @@ static void record_strip(struct svg *s, const struct cmd_report *rep,
 				 l1_label[i], 100 * r->l1[i], r->slots);
 			rect(s, id, x, y, w, h, l1_colour[i], title);
 		}
+		if (!(r->unreliable > 0)) {
+			record_err(s, r, x, w, group, k);
+			if (r->err > max_err)
+				max_err = r->err;
+		}
+		x += w;
 		k++;
 	}
 	snprintf(line, sizeof(line), "%zu iterations, left to right%s", n,
 		 bad ? " (grey: unreliable)" : "");
 	text(s, XTEXT, s->y + 14, "start", 11, "#000000", line);
+	snprintf(line, sizeof(line), "widths by slots; err up to %.2f pp",
+		 100 * max_err);
+	text(s, XTEXT, s->y + 28, "start", 10, "#444444", line);
 	if (s->emulated)
-		text(s, XTEXT, s->y + 28, "start", 10, "#b00000",
+		text(s, XTEXT, s->y + 42, "start", 10, "#b00000",
 		     "emulated PMU: synthetic");
 	s->y += STRIP_H + 14;
 }

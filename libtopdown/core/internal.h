@@ -250,6 +250,7 @@ struct td_sink {
 struct td_env_report {
 	char *path;              /* NULL: no report; "stderr" or a file */
 	enum td_format format;
+	int view;                /* the table's: enum td_table_view (output.h) */
 	char *bad_format;        /* TOPDOWN_FORMAT not accepted, or NULL */
 	bool listed;             /* on the process's list of open handles */
 	int pid, tid;            /* the opening process and thread */

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * TOPDOWN_REPORT=stderr|stdout|-|<path> and TOPDOWN_FORMAT=table|csv|jsonl: the
+ * TOPDOWN_REPORT=stderr|stdout|-|<path> and TOPDOWN_FORMAT=table|csv|jsonl
+ * (or compact and full: the table, one line per region or every share): the
  * caller's opt-in to one named-region report per process, written at
  * process exit.  Only here does the library write anywhere the caller did
  * not hand it, and only when asked to by the environment.
@@ -12,30 +13,53 @@
  * the report is written once (thread_report.c).  A mutex guards both
  * lists (cold path only: td_open, td_close, exit).
  *
+ * A process stopped by SIGINT or SIGTERM writes the report it has so far,
+ * marked partial (env_signal.c); one that goes on and exits writes its
+ * whole report in place of it (a file is cut back to where the partial
+ * one began; stderr gets both).
+ *
  * A bad report setting never stops measurement: an unknown TOPDOWN_FORMAT
  * gives the table, and an unwritable TOPDOWN_REPORT gives stderr, each
  * with a line naming the bad value and the accepted ones.
  */
 #include <errno.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "output.h"
 
-static const char *const format_names[] = { "table", "csv", "jsonl" };
+/* compact and full: the table, one line per region or every share */
+static const char *const format_names[] = { "table", "csv", "jsonl",
+					    "compact", "full" };
 
 static struct {
 	pthread_mutex_t lock;
 	int pid;                  /* the process the rest belongs to */
 	char *path;               /* of the first handle that asked */
 	enum td_format format;
+	enum td_table_view view;
 	char *bad_format;
 	bool written;             /* the exit report is out */
+	long long start;          /* offset of the report in its file, or -1 */
 	struct td *open;          /* open handles that will report */
 	struct td_report_rows closed; /* totals of closed handles */
-} proc = { .lock = PTHREAD_MUTEX_INITIALIZER };
+} proc = { .lock = PTHREAD_MUTEX_INITIALIZER, .start = -1 };
+
+/* The mutex, known to the signal handler when this thread holds it. */
+static void lock(void)
+{
+	pthread_mutex_lock(&proc.lock);
+	td_env_signal_lock_held(true);
+}
+
+static void unlock(void)
+{
+	td_env_signal_lock_held(false);
+	pthread_mutex_unlock(&proc.lock);
+}
 
 /*
  * The report's thread column: the thread id, with its name (comm, set by
@@ -65,8 +89,12 @@ static int format_from_env(struct td_env_report *env)
 	int i = 0;
 
 	env->format = TD_FORMAT_TABLE;
-	if (td_env_choice("TOPDOWN_FORMAT", format_names, 3, &i) == 0) {
-		env->format = (enum td_format)(TD_FORMAT_TABLE + i);
+	env->view = TD_VIEW_AUTO;
+	if (td_env_choice("TOPDOWN_FORMAT", format_names, 5, &i) == 0) {
+		if (i < 3)
+			env->format = (enum td_format)(TD_FORMAT_TABLE + i);
+		else
+			env->view = i == 3 ? TD_VIEW_COMPACT : TD_VIEW_FULL;
 		return 0;
 	}
 	env->bad_format = strdup(v);
@@ -113,6 +141,7 @@ static void adopt_process(void)
 	proc.path = proc.bad_format = NULL;
 	proc.open = NULL;
 	proc.written = false;
+	proc.start = -1;
 	proc.pid = pid;
 }
 
@@ -123,13 +152,15 @@ void td_env_report_register(struct td *td)
 
 	if (!td->env.path)
 		return;
-	pthread_mutex_lock(&proc.lock);
+	lock();
 	adopt_process();
 	if (!proc.path) { /* the first handle's settings are the report's */
 		proc.path = td->env.path;
 		proc.bad_format = td->env.bad_format;
 		proc.format = td->env.format;
+		proc.view = (enum td_table_view)td->env.view;
 		td->env.path = td->env.bad_format = NULL;
+		td_env_signal_start();
 	}
 	link = &proc.open; /* in the order opened */
 	while (*link)
@@ -137,7 +168,7 @@ void td_env_report_register(struct td *td)
 	td->env.next = NULL;
 	*link = td;
 	td->env.listed = true;
-	pthread_mutex_unlock(&proc.lock);
+	unlock();
 }
 
 static void unlist(struct td *td)
@@ -166,7 +197,7 @@ void td_env_report_close(struct td *td)
 	free_settings(&td->env);
 	if (!td->env.listed)
 		return;
-	pthread_mutex_lock(&proc.lock);
+	lock();
 	if (proc.pid == td->env.pid && proc.pid == getpid()) {
 		unlist(td);
 		if (!proc.written) {
@@ -175,7 +206,40 @@ void td_env_report_close(struct td *td)
 		}
 	}
 	td->env.listed = false;
-	pthread_mutex_unlock(&proc.lock);
+	unlock();
+}
+
+/*
+ * A file's report starts where the file ended when the process first
+ * wrote to it; written again (the whole report after a partial one), the
+ * file is cut back there.
+ */
+static void position(FILE *f)
+{
+	if (proc.start < 0) {
+		if (fseeko(f, 0, SEEK_END) == 0)
+			proc.start = ftello(f);
+	} else if (ftruncate(fileno(f), (off_t)proc.start) == 0) {
+		fseeko(f, 0, SEEK_END);
+	}
+}
+
+/*
+ * A buffer goes back to its caller (td_records_detach, or replaced by
+ * td_records_attach): its records to the process's report.
+ */
+void td_env_report_records(struct td *td)
+{
+	if (!td->env.listed || !td->sink.buf)
+		return;
+	lock();
+	if (proc.pid == td->env.pid && proc.pid == getpid() && !proc.written) {
+		refresh_label(td);
+		td_rows_add_records(&proc.closed, td->sink.buf,
+				    (size_t)(td->sink.next - td->sink.buf),
+				    td->env.thread);
+	}
+	unlock();
 }
 
 /* Where the report goes; stderr, with the reason, when it cannot. */
@@ -188,8 +252,10 @@ static FILE *open_report(void)
 	if (strcmp(proc.path, "stdout") == 0 || strcmp(proc.path, "-") == 0)
 		return stdout;
 	f = *proc.path ? fopen(proc.path, "ae") : NULL;
-	if (f)
+	if (f) {
+		position(f);
 		return f;
+	}
 	fprintf(stderr,
 		"libtopdown: TOPDOWN_REPORT=\"%s\" cannot be written (%s); "
 		"accepted: stderr, stdout (or -) or a writable file path; "
@@ -199,39 +265,73 @@ static FILE *open_report(void)
 	return stderr;
 }
 
-static void write_report(const struct td_report_rows *rows)
+/*
+ * A report the process did not finish says so first, in its format's
+ * own terms: a line of the table, a CSV comment, a JSON object of its
+ * own kind.
+ */
+static void partial_mark(FILE *f, const char *why)
+{
+	if (proc.format == TD_FORMAT_JSONL)
+		fprintf(f, "{\"kind\":\"partial\",\"reason\":\"%s\"}\n", why);
+	else
+		fprintf(f, "%spartial: %s stopped the process before it "
+			"exited; calls it had ended are counted, a region "
+			"still running shows under open\n",
+			proc.format == TD_FORMAT_CSV ? "# " : "", why);
+}
+
+static void write_report(const struct td_report_rows *rows, const char *why)
 {
 	FILE *f = open_report();
 
 	if (proc.bad_format)
 		fprintf(f,
 			"libtopdown: TOPDOWN_FORMAT=\"%s\" is not one of "
-			"table, csv, jsonl: the report follows as a table\n",
+			"table, csv, jsonl, compact, full: the report follows "
+			"as a table\n",
 			proc.bad_format);
-	td_rows_write(f, rows, proc.format);
+	if (why)
+		partial_mark(f, why);
+	td_rows_write(f, rows, proc.format, proc.view);
 	if (f != stderr && f != stdout)
 		fclose(f);
 	else
 		fflush(f);
 }
 
+/* The closed handles' totals and the open ones' (lock held). */
+static void write_now(const char *why)
+{
+	struct td_report_rows rows = { 0 };
+	int err = td_rows_copy(&rows, &proc.closed);
+
+	for (struct td *td = proc.open; td && !err; td = td->env.next) {
+		refresh_label(td);
+		err = td_rows_add_handle(&rows, td);
+	}
+	write_report(&rows, why);
+	td_rows_free(&rows);
+}
+
+/* A signal stops the process (env_signal.c's thread): the report so far. */
+void td_env_report_partial(int sig)
+{
+	lock();
+	if (proc.path && !proc.written && proc.pid == getpid())
+		write_now(td_env_signal_name(sig));
+	unlock();
+}
+
 /* Process exit (or unload): the one report, open handles included. */
 __attribute__((destructor)) static void report_at_exit(void)
 {
-	struct td_report_rows rows = { 0 };
-
-	pthread_mutex_lock(&proc.lock);
+	td_env_signal_stop(); /* its thread takes the mutex */
+	lock();
 	if (proc.path && !proc.written && proc.pid == getpid()) {
-		int err = td_rows_copy(&rows, &proc.closed);
-
-		for (struct td *td = proc.open; td && !err; td = td->env.next) {
-			refresh_label(td);
-			err = td_rows_add_handle(&rows, td);
-		}
-		write_report(&rows);
+		write_now(NULL);
 		proc.written = true;
 	}
-	td_rows_free(&rows);
 	td_rows_free(&proc.closed);
-	pthread_mutex_unlock(&proc.lock);
+	unlock();
 }

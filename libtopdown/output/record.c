@@ -40,6 +40,10 @@ int td_records_attach(struct td *td, struct td_record *buf, size_t cap)
 {
 	if (!td || !buf || !cap)
 		return -EINVAL;
+	if (td->sink.buf) { /* replaced: the old buffer's records are done */
+		td_records_finish(td);
+		td_env_report_records(td);
+	}
 	td->sink.buf = buf;
 	td->sink.next = buf;
 	td->sink.end = buf + cap;
@@ -66,6 +70,7 @@ int td_records_detach(struct td *td, size_t *count, uint64_t *dropped)
 	if (!td->sink.buf)
 		return -ENOENT;
 	td_records_finish(td);
+	td_env_report_records(td); /* TOPDOWN_REPORT: in the report */
 	if (count)
 		*count = (size_t)(td->sink.next - td->sink.buf);
 	if (dropped)

@@ -349,6 +349,29 @@ int td_report_named(FILE *f, const struct td *td, enum td_format fmt)
 	return finish(f);
 }
 
+void td_report_records_header(FILE *f)
+{
+	table_record_header(f);
+}
+
+void td_report_record_row(FILE *f, enum td_format fmt, const char *pmu,
+			  const struct td_record *rec, const char *name,
+			  const char *thread, size_t idx)
+{
+	struct out o = { f, fmt, false, 0, pmu };
+	struct td_result r;
+	struct row w;
+
+	td_record_decode(rec, &r);
+	w = (struct row){ "record", name, thread, 1,
+			  r.flags & TD_RESULT_UNRELIABLE ? 1 : 0, &r,
+			  r.l1, r.l1, 0, 0 };
+	if (fmt == TD_FORMAT_TABLE)
+		table_record(f, idx, &w);
+	else
+		put_row(&o, &w);
+}
+
 int td_report_records(FILE *f, const struct td_record *recs, size_t n,
 		      enum td_format fmt)
 {
@@ -361,21 +384,10 @@ int td_report_records(FILE *f, const struct td_record *recs, size_t n,
 	if (fmt == TD_FORMAT_TABLE)
 		table_record_header(f);
 	put_header(&o);
-	for (size_t i = 0; i < n; i++) {
-		struct td_result r;
-		struct row w;
-
-		td_record_decode(&recs[i], &r);
-		/* a record of readings (buffer still attached) has no name */
-		w = (struct row){ "record",
-				  recs[i].flags & TD_RECORD_READINGS
-					  ? NULL : recs[i].name, "", 1,
-				  r.flags & TD_RESULT_UNRELIABLE ? 1 : 0, &r,
-				  r.l1, r.l1, 0, 0 };
-		if (fmt == TD_FORMAT_TABLE)
-			table_record(f, i, &w);
-		else
-			put_row(&o, &w);
-	}
+	/* a record of readings (buffer still attached) has no name */
+	for (size_t i = 0; i < n; i++)
+		td_report_record_row(f, fmt, o.pmu, &recs[i],
+				     recs[i].flags & TD_RECORD_READINGS
+					     ? NULL : recs[i].name, "", i);
 	return finish(f);
 }

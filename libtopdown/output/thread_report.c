@@ -2,7 +2,8 @@
 /*
  * The process's report across threads: one row per (thread, region
  * name), merged when a thread had several handles, and after each name's
- * thread rows an all-threads row ("all").  Merging keeps the meaning of
+ * thread rows an all-threads row ("all"); then the per-iteration records
+ * of every thread, in the order each made them.  Merging keeps the meaning of
  * every column: counts and slots add up, fractions and err are
  * slot-weighted (a fraction of the summed slots, never an average of
  * ratios), min and max are the extremes over every thread's calls.
@@ -148,6 +149,49 @@ static int add_row(struct td_report_rows *rows, const char *name,
 	return 0;
 }
 
+static int add_record(struct td_report_rows *rows,
+		      const struct td_record *rec, const char *name,
+		      const char *thread)
+{
+	struct td_report_record *r;
+
+	if (rows->nrec == rows->caprec) {
+		size_t cap = rows->caprec ? 2 * rows->caprec : 64;
+		struct td_report_record *v = realloc(rows->rec,
+						     cap * sizeof(*v));
+
+		if (!v)
+			return -ENOMEM;
+		rows->rec = v;
+		rows->caprec = cap;
+	}
+	r = &rows->rec[rows->nrec];
+	r->name = strdup(name ? name : "");
+	if (!r->name)
+		return -ENOMEM;
+	r->rec = *rec;
+	r->rec.name = NULL;
+	snprintf(r->thread, sizeof(r->thread), "%s", thread);
+	rows->nrec++;
+	return 0;
+}
+
+int td_rows_add_records(struct td_report_rows *rows,
+			const struct td_record *recs, size_t n,
+			const char *thread)
+{
+	for (size_t i = 0; i < n; i++) {
+		/* a record of readings (still attached) has no name */
+		const char *name = recs[i].flags & TD_RECORD_READINGS
+					   ? NULL : recs[i].name;
+		int err = add_record(rows, &recs[i], name, thread);
+
+		if (err < 0)
+			return err;
+	}
+	return 0;
+}
+
 int td_rows_add_handle(struct td_report_rows *rows, const struct td *td)
 {
 	for (size_t i = 0; i < td_named_count(td); i++) {
@@ -158,26 +202,38 @@ int td_rows_add_handle(struct td_report_rows *rows, const struct td *td)
 		if (err < 0)
 			return err;
 	}
-	return 0;
+	if (!td->sink.buf)
+		return 0;
+	return td_rows_add_records(rows, td->sink.buf,
+				   (size_t)(td->sink.next - td->sink.buf),
+				   td->env.thread);
 }
 
 int td_rows_copy(struct td_report_rows *dst, const struct td_report_rows *src)
 {
-	for (size_t i = 0; i < src->n; i++) {
-		const struct td_report_row *r = &src->v[i];
-		int err = add_row(dst, r->name, r->thread, &r->t);
+	int err = 0;
 
-		if (err < 0)
-			return err;
+	for (size_t i = 0; i < src->n && !err; i++) {
+		const struct td_report_row *r = &src->v[i];
+
+		err = add_row(dst, r->name, r->thread, &r->t);
 	}
-	return 0;
+	for (size_t i = 0; i < src->nrec && !err; i++) {
+		const struct td_report_record *r = &src->rec[i];
+
+		err = add_record(dst, &r->rec, r->name, r->thread);
+	}
+	return err;
 }
 
 void td_rows_free(struct td_report_rows *rows)
 {
 	for (size_t i = 0; i < rows->n; i++)
 		free(rows->v[i].name);
+	for (size_t i = 0; i < rows->nrec; i++)
+		free(rows->rec[i].name);
 	free(rows->v);
+	free(rows->rec);
 	memset(rows, 0, sizeof(*rows));
 }
 
@@ -190,29 +246,214 @@ static bool seen_before(const struct td_report_rows *rows, size_t i)
 	return false;
 }
 
-/* Names in the order first seen; each: its thread rows, then "all". */
-int td_rows_write(FILE *f, const struct td_report_rows *rows,
-		  enum td_format fmt)
+/* Has an earlier record the name and thread of record i? */
+static bool group_seen(const struct td_report_rows *rows, size_t i)
 {
-	char label[48];
-	const char *pmu = td_report_label(f, fmt, label, sizeof(label));
+	const struct td_report_record *r = &rows->rec[i];
 
-	td_report_totals_header(f, fmt, pmu);
-	for (size_t i = 0; i < rows->n; i++) {
-		const char *name = rows->v[i].name;
-		struct td_totals all;
+	for (size_t j = 0; j < i; j++)
+		if (!strcmp(rows->rec[j].name, r->name) &&
+		    !strcmp(rows->rec[j].thread, r->thread))
+			return true;
+	return false;
+}
 
-		if (seen_before(rows, i))
+/*
+ * Are record i's name and thread a region's row?  Then the region's line
+ * already has its calls' totals: records add the per-iteration detail,
+ * for the full table and the picture.
+ */
+static bool group_is_region(const struct td_report_rows *rows, size_t i)
+{
+	const struct td_report_record *r = &rows->rec[i];
+
+	for (size_t j = 0; j < rows->n; j++)
+		if (!strcmp(rows->v[j].name, r->name) &&
+		    !strcmp(rows->v[j].thread, r->thread))
+			return true;
+	return false;
+}
+
+/* Region names, and groups of records (name and thread) of no region. */
+static size_t count_names(const struct td_report_rows *rows)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < rows->n; i++)
+		n += !seen_before(rows, i);
+	for (size_t i = 0; i < rows->nrec; i++)
+		n += !group_seen(rows, i) && !group_is_region(rows, i);
+	return n;
+}
+
+/* ---- the compact table: one line per region ----------------------------- */
+
+static void compact_header(FILE *f)
+{
+	fprintf(f, "%-24s %-16s %8s %16s %9s %9s %9s %9s %9s\n", "region",
+		"thread", "calls", "slots", "retiring", "bad_spec", "frontend",
+		"backend", "err");
+}
+
+/* What the full table says in words on a region's line, shortened. */
+static void compact_notes(FILE *f, const struct td_totals *t)
+{
+	if (t->unreliable)
+		fprintf(f, "  %llu unreliable", (unsigned long long)t->unreliable);
+	if (t->total.flags & TD_RESULT_CYCLES)
+		fputs("  cycles, not TopDown", f);
+	else if (t->total.flags & TD_RESULT_MULTIPLEXED)
+		fputs("  estimated", f);
+	if (t->max_depth > 1)
+		fprintf(f, "  depth %llu", (unsigned long long)t->max_depth);
+	if (t->open)
+		fprintf(f, "  still open: %llu", (unsigned long long)t->open);
+}
+
+static void compact_line(FILE *f, const char *name, const char *thread,
+			 const struct td_totals *t, bool records)
+{
+	fprintf(f, "%-24s %-16s %8llu %16llu", name, thread,
+		(unsigned long long)t->calls,
+		(unsigned long long)t->total.slots);
+	for (int i = 0; i < TD_L1_COUNT; i++)
+		fprintf(f, " %8.1f%%", 100 * t->total.l1[i]);
+	fprintf(f, " %7.2fpp", 100 * t->total.err);
+	if (records) /* calls: iterations; err: slot-weighted */
+		fputs("  records", f);
+	compact_notes(f, t);
+	fputc('\n', f);
+}
+
+/*
+ * One name: its thread rows, then "all".  The table leaves out the all
+ * row of a name measured by one thread (the same figures again), and
+ * the compact table has only the all row ("all (N)") of a name measured
+ * by several.
+ */
+static void write_name(FILE *f, const struct td_report_rows *rows, size_t i,
+		       enum td_format fmt, const char *pmu, bool compact)
+{
+	const char *name = rows->v[i].name;
+	struct td_totals all;
+	size_t threads = 0;
+	char label[32];
+
+	memset(&all, 0, sizeof(all));
+	for (size_t j = i; j < rows->n; j++) {
+		if (strcmp(rows->v[j].name, name))
 			continue;
-		memset(&all, 0, sizeof(all));
-		for (size_t j = i; j < rows->n; j++) {
-			if (strcmp(rows->v[j].name, name))
-				continue;
+		threads++;
+		td_totals_merge(&all, &rows->v[j].t);
+		if (!compact)
 			td_report_totals_row(f, fmt, pmu, name,
 					     rows->v[j].thread, &rows->v[j].t);
-			td_totals_merge(&all, &rows->v[j].t);
-		}
-		td_report_totals_row(f, fmt, pmu, name, "all", &all);
 	}
+	if (compact && threads == 1)
+		compact_line(f, name, rows->v[i].thread, &rows->v[i].t,
+			     false);
+	else if (compact) {
+		snprintf(label, sizeof(label), "all (%zu)", threads);
+		compact_line(f, name, label, &all, false);
+	} else if (threads > 1 || fmt != TD_FORMAT_TABLE)
+		td_report_totals_row(f, fmt, pmu, name, "all", &all);
+}
+
+/* ---- records ------------------------------------------------------------ */
+
+static void record_totals(const struct td_record *rec, struct td_totals *t)
+{
+	memset(t, 0, sizeof(*t));
+	td_record_decode(rec, &t->total);
+	t->calls = 1;
+	t->unreliable = (t->total.flags & TD_RESULT_UNRELIABLE) != 0;
+	memcpy(t->min, t->total.l1, sizeof(t->min));
+	memcpy(t->max, t->total.l1, sizeof(t->max));
+}
+
+/*
+ * Compact: one line per record name and thread, its iterations merged,
+ * but for the records of a region that has its line.
+ */
+static void compact_records(FILE *f, const struct td_report_rows *rows)
+{
+	for (size_t i = 0; i < rows->nrec; i++) {
+		const struct td_report_record *r = &rows->rec[i];
+		struct td_totals all, t;
+
+		if (group_seen(rows, i) || group_is_region(rows, i))
+			continue;
+		memset(&all, 0, sizeof(all));
+		for (size_t j = i; j < rows->nrec; j++) {
+			if (strcmp(rows->rec[j].name, r->name) ||
+			    strcmp(rows->rec[j].thread, r->thread))
+				continue;
+			record_totals(&rows->rec[j].rec, &t);
+			td_totals_merge(&all, &t);
+		}
+		compact_line(f, r->name[0] ? r->name : "-", r->thread, &all,
+			     true);
+	}
+}
+
+/*
+ * Every record, after the regions: rows of kind "record" under the one
+ * CSV header; in the table, its own header, then each thread's records
+ * numbered from 0.
+ */
+static void write_records(FILE *f, const struct td_report_rows *rows,
+			  enum td_format fmt, const char *pmu)
+{
+	size_t idx = 0;
+
+	if (rows->nrec && fmt == TD_FORMAT_TABLE) {
+		fputs("\nper-iteration records\n", f);
+		td_report_records_header(f);
+	}
+	for (size_t i = 0; i < rows->nrec; i++) {
+		const struct td_report_record *r = &rows->rec[i];
+
+		if (i == 0 || strcmp(r->thread, rows->rec[i - 1].thread)) {
+			idx = 0;
+			if (fmt == TD_FORMAT_TABLE)
+				fprintf(f, "thread %s\n", r->thread);
+		}
+		td_report_record_row(f, fmt, pmu, &r->rec,
+				     r->name[0] ? r->name : NULL, r->thread,
+				     idx++);
+	}
+}
+
+/* Names in the order first seen; each: its thread rows, then "all". */
+int td_rows_write(FILE *f, const struct td_report_rows *rows,
+		  enum td_format fmt, enum td_table_view view)
+{
+	bool compact = fmt == TD_FORMAT_TABLE &&
+		       (view == TD_VIEW_COMPACT ||
+			(view == TD_VIEW_AUTO &&
+			 (count_names(rows) > TD_COMPACT_ABOVE ||
+			  rows->nrec > TD_COMPACT_RECORDS)));
+	char label[48];
+	/* on the emulator: the pmu column, or the table's first line */
+	const char *pmu = td_report_label(f, fmt, label, sizeof(label));
+
+	if (compact)
+		compact_header(f);
+	else
+		td_report_totals_header(f, fmt, pmu);
+	/* handles opened, nothing to show: say what would be shown */
+	if (!rows->n && !rows->nrec && fmt == TD_FORMAT_TABLE)
+		fputs(TD_NO_NAMED_REGION "\n", f);
+	for (size_t i = 0; i < rows->n; i++)
+		if (!seen_before(rows, i))
+			write_name(f, rows, i, fmt, pmu, compact);
+	if (compact)
+		compact_records(f, rows);
+	else
+		write_records(f, rows, fmt, pmu);
+	if (compact)
+		fprintf(f, "(one line per region: TOPDOWN_FORMAT=full, topdown "
+			"run -f full, for every thread and level 2%s)\n",
+			rows->nrec ? ", and each of the records" : "");
 	return ferror(f) ? -EIO : 0;
 }
