@@ -7,12 +7,14 @@
  * linux/perf_event.h's UAPI comment and libperf's perf_mmap__read_self)
  * in the region: no seqlock retry loop, no times, no formula.  An end
  * that returns nothing reads nothing; one with a result or a record reads
- * every counter the same way and turns the two sets of values into the
- * result through the source's formula and delta, the slow path's route
- * (region_slow.c td_end_sampled).  Whatever a check refuses goes to the
- * slow path, which reads under the seqlock, guards, falls back to read(2)
- * and refreshes the view (td_gen_fast_refresh).
+ * every counter the same way.  A result alone takes the formula once, on
+ * the values' differences (end_result); anything else turns the two sets
+ * of values into counts through the source's formula and delta, the slow
+ * path's route (region_slow.c td_end_sampled).  Whatever a check refuses
+ * goes to the slow path, which reads under the seqlock, guards, falls
+ * back to read(2) and refreshes the view (td_gen_fast_refresh).
  */
+#include <stddef.h>
 #include <string.h>
 
 #include "arch.h"
@@ -124,6 +126,66 @@ static __attribute__((noinline)) int end_values(struct td *td,
 }
 
 /*
+ * A formula's counts, as a delta: the same integers, signed (what the
+ * formula table's delta makes of b - a where a is zero: counters.c).
+ */
+static void counts_as_delta(const struct td_counts *c, struct td_delta *d)
+{
+	_Static_assert(offsetof(struct td_delta, slots) ==
+			       offsetof(struct td_counts, slots) &&
+		       offsetof(struct td_delta, cat) ==
+			       offsetof(struct td_counts, cat) &&
+		       sizeof(d->cat) == sizeof(c->cat),
+		       "a delta begins as counts do");
+	memcpy(d, c, sizeof(*c));
+}
+
+/*
+ * An end with a result and nothing else to do (no record, no policy
+ * tracking open regions), counters all forward since a begin that read:
+ * the formula applied once, to the values' differences.  Every formula
+ * whose fast.linear holds is made of sums and products by constants in
+ * 64-bit unsigned arithmetic (formulas.c; Arm's counts copy the events:
+ * arm_formulas.c), so that the counts of end - begin are, bit for bit,
+ * the counts of end less those of begin, the general route's delta
+ * (td_end_sampled), and the region's length their slots.  The formula's
+ * delta from zero counts is its delta of the two readings for the same
+ * reason.  Anything else takes the general route.
+ */
+static __attribute__((noinline)) int end_result(struct td *td,
+						struct td_region_priv *p,
+						struct td_result *res)
+{
+	static const struct td_counts zero;
+	const struct td_gen *g = td_gen_of(td)->gen;
+	const uint64_t *begin = td_begin_values(p);
+	uint64_t dv[TD_GEN_MAX];
+	struct td_counts c;
+	struct td_delta d;
+	unsigned flags = 0;
+	bool forward = true;
+
+	for (unsigned k = 0; k < g->nr; k++) {
+		dv[k] = g->fast.end[k] - begin[k];
+		forward &= (int64_t)dv[k] >= 0;
+	}
+	if (TD_UNLIKELY(!forward || !g->fast.linear || td->policy.track ||
+			(p->snap.resets & TD_BEGIN_UNREAD)))
+		return end_values(td, p, res);
+	td_gen_counts_of(g, dv, &c);
+	td_learn_length(td, p, c.slots - p->slots);
+	if (g->m.family)
+		flags = td->src->delta(td, &zero, 0, 0, &c, &d);
+	else
+		counts_as_delta(&c, &d);
+	d.qerr = td->snap.qerr_base - p->snap.qerr_base + p->slots;
+	td_delta_result(td, p, td->snap.untrusted == p->snap.untrusted, &d,
+			flags, res);
+	p->owner = NULL;
+	return 0;
+}
+
+/*
  * The reads come first, into the handle's f->end (this thread's alone):
  * no stack frame is built before them, so that the region is charged
  * for as few of the library's instructions as may be.
@@ -141,6 +203,8 @@ int td_gen_fast_end(struct td *td, struct td_region_priv *p,
 	g = td_gen_of(td)->gen;
 	if (!fast_read_all(g, g->fast.end))
 		return td_slow_end_read(td, p, res);
+	if (res && !(td->end_key & (TD_END_KEY_SINK | TD_END_KEY_NAMED)))
+		return end_result(td, p, res); /* a result alone */
 	return end_values(td, p, res);
 }
 
@@ -213,6 +277,8 @@ void td_gen_fast_setup(struct td *td)
 
 	td->src_fast = td->path == TD_PATH_RDPMC && TD_HAVE_USER_READ &&
 		       !g->mux[0] && !g->l2 && g->nr <= TD_NR_VALUES;
+	/* every formula is linear but V4.5's SMT form, which halves */
+	g->fast.linear = !(g->m.formula == TD_F_V45 && g->m.any);
 	for (unsigned k = 0; k < g->nr; k++) {
 		g->fast.c[k].pc = g->pc[k];
 		g->fast.c[k].lock = TD_FAST_STALE; /* until a reading */

@@ -35,6 +35,8 @@ struct td_fast_counter {
 struct td_gen_fast {
 	struct td_fast_counter c[8]; /* the group's open events, in order */
 	uint64_t end[8];    /* a fast end's values, on their way */
+	bool linear;        /* the counts of a difference of values are the
+			       difference of their counts (counters_fast.c) */
 };
 
 struct td;
