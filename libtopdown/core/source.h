@@ -103,6 +103,13 @@ struct td_source_ops {
 	bool (*begin_counts)(const struct td *td, const uint64_t *values,
 			     const struct td_sample *end,
 			     struct td_counts *c);
+	/*
+	 * A record of readings the source's fast end wrote with
+	 * TD_RECORD_VALUES (internal.h) turned into the record the general
+	 * route writes for the same readings (record.c, at detach or
+	 * decode).  NULL: the source writes none.
+	 */
+	void (*finish_record)(const struct td *td, struct td_record *rec);
 };
 
 /*

@@ -105,9 +105,13 @@ static void fast_sample(const struct td *td, const uint64_t *values,
 {
 	const struct td_gen *g = td_gen_of(td)->gen;
 
-	memset(s, 0, sizeof(*s));
+	/* every field the general route reads: values past nr are not */
 	memcpy(s->values, values, g->nr * sizeof(*values));
-	td_gen_counts_of(g, values, &s->c);
+	td_gen_counts_of(g, values, &s->c); /* every count written */
+	s->raw_slots = 0; /* as td_generic_sample: counts at once */
+	s->raw = 0;
+	s->raw_at_last = 0;
+	s->qself = 0;
 	s->valid = true;
 	s->unsched = td->last_unsched; /* a page unchanged: not descheduled */
 	s->qerr_base = td->snap.qerr_base;
@@ -186,6 +190,86 @@ static __attribute__((noinline)) int end_result(struct td *td,
 }
 
 /*
+ * Records attached, no result, counters all forward since a begin that
+ * read: the record keeps the values' differences and decodes nothing
+ * (td_gen_finish_record does, when the records are detached or decoded,
+ * as end_result does); the region's length is learnt from the slots
+ * each event adds (linear: fast.slots_per), as on the general route.
+ * A full buffer counts the record dropped.
+ */
+static __attribute__((noinline)) int end_to_record(struct td *td,
+						   struct td_region_priv *p)
+{
+	const struct td_gen *g = td_gen_of(td)->gen;
+	const uint64_t *begin = td_begin_values(p);
+	struct td_sink *k = &td->sink;
+	uint64_t dv[TD_GEN_MAX], slots = 0;
+	struct td_record *rec;
+	bool forward = true;
+
+	_Static_assert(sizeof(dv) <= sizeof(rec->cat), "a record holds them");
+	for (unsigned i = 0; i < g->nr; i++) {
+		dv[i] = g->fast.end[i] - begin[i];
+		forward &= (int64_t)dv[i] >= 0;
+		slots += g->fast.slots_per[i] * dv[i];
+	}
+	if (TD_UNLIKELY(!forward || !g->fast.linear || td->policy.track ||
+			(p->snap.resets & TD_BEGIN_UNREAD)))
+		return end_values(td, p, NULL);
+	td_learn_length(td, p, slots - p->slots);
+	p->owner = NULL;
+	rec = k->next;
+	if (TD_UNLIKELY(rec == k->end)) {
+		k->dropped++;
+		return 0;
+	}
+	k->next = rec + 1;
+	memcpy(rec->cat, dv, g->nr * sizeof(dv[0]));
+	rec->qerr = td->snap.qerr_base - p->snap.qerr_base + p->slots;
+	rec->flags = TD_RECORD_READINGS | TD_RECORD_VALUES |
+		     (td->snap.untrusted == p->snap.untrusted
+			      ? 0
+			      : TD_RESULT_UNRELIABLE);
+	rec->resets = (td->snap.resets - p->snap.resets) & TD_SNAP_RESETS_MASK;
+	rec->reserved[0] = (uintptr_t)td;
+	return 0;
+}
+
+/*
+ * A record end_to_record wrote, as the general route writes it
+ * (region_slow.c emit_record): the counts of the differences, the
+ * source's delta from zero counts (end_result's), the region's
+ * reliability as its end saw it.
+ */
+void td_gen_finish_record(const struct td *td, struct td_record *rec)
+{
+	static const struct td_counts zero;
+	const struct td_gen *g = td_gen_of(td)->gen;
+	uint64_t dv[TD_GEN_MAX];
+	struct td_counts c;
+	struct td_delta d;
+	unsigned flags = 0;
+
+	memcpy(dv, rec->cat, sizeof(dv));
+	td_gen_counts_of(g, dv, &c);
+	if (g->m.family)
+		flags = td->src->delta(td, &zero, 0, 0, &c, &d);
+	else
+		counts_as_delta(&c, &d);
+	d.qerr = rec->qerr;
+	if (td->path == TD_PATH_READ)
+		flags |= TD_RESULT_READ_PATH;
+	if ((rec->flags & TD_RESULT_UNRELIABLE) || !td->src->consistent(td, &d))
+		flags |= TD_RESULT_UNRELIABLE;
+	rec->slots = d.slots > 0 ? (uint64_t)d.slots : 0;
+	memcpy(rec->cat, d.cat, sizeof(rec->cat));
+	rec->qerr = d.qerr;
+	rec->flags = flags;
+	rec->name = NULL;
+	memset(rec->reserved, 0, sizeof(rec->reserved));
+}
+
+/*
  * The reads come first, into the handle's f->end (this thread's alone):
  * no stack frame is built before them, so that the region is charged
  * for as few of the library's instructions as may be.
@@ -205,6 +289,8 @@ int td_gen_fast_end(struct td *td, struct td_region_priv *p,
 		return td_slow_end_read(td, p, res);
 	if (res && !(td->end_key & (TD_END_KEY_SINK | TD_END_KEY_NAMED)))
 		return end_result(td, p, res); /* a result alone */
+	if (!res && !(td->end_key & TD_END_KEY_NAMED))
+		return end_to_record(td, p); /* a record alone */
 	return end_values(td, p, res);
 }
 
@@ -280,9 +366,15 @@ void td_gen_fast_setup(struct td *td)
 	/* every formula is linear but V4.5's SMT form, which halves */
 	g->fast.linear = !(g->m.formula == TD_F_V45 && g->m.any);
 	for (unsigned k = 0; k < g->nr; k++) {
+		uint64_t one[TD_GEN_MAX] = { 0 };
+		struct td_counts c;
+
 		g->fast.c[k].pc = g->pc[k];
 		g->fast.c[k].lock = TD_FAST_STALE; /* until a reading */
 		g->fast.c[k].reader = td_reader_of(0); /* every PMU has it */
+		one[k] = 1; /* a linear formula's slots: the sum of these */
+		td_gen_counts_of(g, one, &c);
+		g->fast.slots_per[k] = c.slots;
 	}
 }
 
