@@ -21,6 +21,7 @@
 #include "barrier.h"
 #include "begin_state.h"
 #include "counter_group.h"
+#include "decode.h"
 #include "source.h"
 
 /*
@@ -133,6 +134,11 @@ static __attribute__((noinline)) int end_values(struct td *td,
  * A formula's counts, as a delta: the same integers, signed (what the
  * formula table's delta makes of b - a where a is zero: counters.c).
  */
+union counts_delta {
+	struct td_counts c;
+	struct td_delta d;
+};
+
 static void counts_as_delta(const struct td_counts *c, struct td_delta *d)
 {
 	_Static_assert(offsetof(struct td_delta, slots) ==
@@ -163,29 +169,48 @@ static __attribute__((noinline)) int end_result(struct td *td,
 	static const struct td_counts zero;
 	const struct td_gen *g = td_gen_of(td)->gen;
 	const uint64_t *begin = td_begin_values(p);
-	uint64_t dv[TD_GEN_MAX];
-	struct td_counts c;
-	struct td_delta d;
+	uint64_t v[TD_GEN_MAX] = { 0 };
+	union counts_delta u;
+	struct td_delta *d = &u.d, own;
+	uint64_t back = 0; /* its sign: some counter went back */
 	unsigned flags = 0;
-	bool forward = true;
 
+	/* the differences where td_gen_model_values puts values */
 	for (unsigned k = 0; k < g->nr; k++) {
-		dv[k] = g->fast.end[k] - begin[k];
-		forward &= (int64_t)dv[k] >= 0;
+		uint64_t dk = g->fast.end[k] - begin[k];
+
+		back |= dk;
+		v[g->ev[k]] = dk;
 	}
-	if (TD_UNLIKELY(!forward || !g->fast.linear || td->policy.track ||
+	if (TD_UNLIKELY((int64_t)back < 0 || !g->fast.linear || td->policy.track ||
 			(p->snap.resets & TD_BEGIN_UNREAD)))
 		return end_values(td, p, res);
-	td_gen_counts_of(g, dv, &c);
-	td_learn_length(td, p, c.slots - p->slots);
-	if (g->m.family)
-		flags = td->src->delta(td, &zero, 0, 0, &c, &d);
-	else
-		counts_as_delta(&c, &d);
-	d.qerr = td->snap.qerr_base - p->snap.qerr_base + p->slots;
-	td_delta_result(td, p, td->snap.untrusted == p->snap.untrusted, &d,
-			flags, res);
+	if (g->derived)
+		td_formula_derive(&g->m, g->derived, v);
+	td_formula_counts(&g->m, v, &u.c); /* x86: the delta itself */
+	td_learn_length(td, p, u.c.slots - p->slots);
 	p->owner = NULL;
+	if (g->m.family) {
+		flags = td->src->delta(td, &zero, 0, 0, &u.c, &own);
+		d = &own;
+	}
+	d->qerr = td->snap.qerr_base - p->snap.qerr_base + p->slots;
+	if (g->m.family) {
+		td_delta_result(td, p, td->snap.untrusted == p->snap.untrusted,
+				d, flags, res);
+		return 0;
+	}
+	/*
+	 * The formula table's delta adds no flag: td_delta_result's
+	 * decode (td_decode_src) is td_decode_inline then, here inline.
+	 */
+	td_decode_inline(d, false, res);
+	res->resets = (td->snap.resets - p->snap.resets) & TD_SNAP_RESETS_MASK;
+	if (td->path == TD_PATH_READ)
+		res->flags |= TD_RESULT_READ_PATH;
+	if (td->snap.untrusted != p->snap.untrusted ||
+	    !td->src->consistent(td, d))
+		td_record_mark_unreliable(res);
 	return 0;
 }
 
@@ -203,17 +228,16 @@ static __attribute__((noinline)) int end_to_record(struct td *td,
 	const struct td_gen *g = td_gen_of(td)->gen;
 	const uint64_t *begin = td_begin_values(p);
 	struct td_sink *k = &td->sink;
-	uint64_t dv[TD_GEN_MAX], slots = 0;
+	uint64_t dv[TD_GEN_MAX] = { 0 }, slots = 0, back = 0;
 	struct td_record *rec;
-	bool forward = true;
 
 	_Static_assert(sizeof(dv) <= sizeof(rec->cat), "a record holds them");
 	for (unsigned i = 0; i < g->nr; i++) {
 		dv[i] = g->fast.end[i] - begin[i];
-		forward &= (int64_t)dv[i] >= 0;
+		back |= dv[i]; /* its sign: some counter went back */
 		slots += g->fast.slots_per[i] * dv[i];
 	}
-	if (TD_UNLIKELY(!forward || !g->fast.linear || td->policy.track ||
+	if (TD_UNLIKELY((int64_t)back < 0 || !g->fast.linear || td->policy.track ||
 			(p->snap.resets & TD_BEGIN_UNREAD)))
 		return end_values(td, p, NULL);
 	td_learn_length(td, p, slots - p->slots);
@@ -224,7 +248,7 @@ static __attribute__((noinline)) int end_to_record(struct td *td,
 		return 0;
 	}
 	k->next = rec + 1;
-	memcpy(rec->cat, dv, g->nr * sizeof(dv[0]));
+	memcpy(rec->cat, dv, sizeof(dv)); /* a fixed size: a few moves */
 	rec->qerr = td->snap.qerr_base - p->snap.qerr_base + p->slots;
 	rec->flags = TD_RECORD_READINGS | TD_RECORD_VALUES |
 		     (td->snap.untrusted == p->snap.untrusted
