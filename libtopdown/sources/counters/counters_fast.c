@@ -151,6 +151,26 @@ static void counts_as_delta(const struct td_counts *c, struct td_delta *d)
 }
 
 /*
+ * td_delta_result for a delta without level 2 (flags: neither
+ * TD_RESULT_L2 nor _L2_FE_BE): its decode (td_decode_src) is then
+ * td_decode_inline, here inline as on PERF_METRICS' fast end, with the
+ * same tests after it.
+ */
+static inline __attribute__((always_inline)) void
+result_inline(const struct td *td, const struct td_region_priv *p,
+	      const struct td_delta *d, unsigned flags, struct td_result *res)
+{
+	td_decode_inline(d, false, res);
+	res->flags |= flags;
+	res->resets = (td->snap.resets - p->snap.resets) & TD_SNAP_RESETS_MASK;
+	if (td->path == TD_PATH_READ)
+		res->flags |= TD_RESULT_READ_PATH;
+	if (td->snap.untrusted != p->snap.untrusted ||
+	    !td->src->consistent(td, d) || (flags & TD_RESULT_UNRELIABLE))
+		td_record_mark_unreliable(res);
+}
+
+/*
  * An end with a result and nothing else to do (no record, no policy
  * tracking open regions), counters all forward since a begin that read:
  * the formula applied once, to the values' differences.  Every formula
@@ -170,10 +190,10 @@ static __attribute__((noinline)) int end_result(struct td *td,
 	const struct td_gen *g = td_gen_of(td)->gen;
 	const uint64_t *begin = td_begin_values(p);
 	uint64_t v[TD_GEN_MAX] = { 0 };
-	union counts_delta u;
-	struct td_delta *d = &u.d, own;
 	uint64_t back = 0; /* its sign: some counter went back */
-	unsigned flags = 0;
+	union counts_delta u;
+	struct td_delta d;
+	unsigned flags;
 
 	/* the differences where td_gen_model_values puts values */
 	for (unsigned k = 0; k < g->nr; k++) {
@@ -182,35 +202,26 @@ static __attribute__((noinline)) int end_result(struct td *td,
 		back |= dk;
 		v[g->ev[k]] = dk;
 	}
-	if (TD_UNLIKELY((int64_t)back < 0 || !g->fast.linear || td->policy.track ||
-			(p->snap.resets & TD_BEGIN_UNREAD)))
+	if (TD_UNLIKELY((int64_t)back < 0 || !g->fast.linear ||
+			td->policy.track || (p->snap.resets & TD_BEGIN_UNREAD)))
 		return end_values(td, p, res);
 	if (g->derived)
 		td_formula_derive(&g->m, g->derived, v);
 	td_formula_counts(&g->m, v, &u.c); /* x86: the delta itself */
 	td_learn_length(td, p, u.c.slots - p->slots);
 	p->owner = NULL;
-	if (g->m.family) {
-		flags = td->src->delta(td, &zero, 0, 0, &u.c, &own);
-		d = &own;
-	}
-	d->qerr = td->snap.qerr_base - p->snap.qerr_base + p->slots;
-	if (g->m.family) {
-		td_delta_result(td, p, td->snap.untrusted == p->snap.untrusted,
-				d, flags, res);
+	if (!g->m.family) { /* the formula table's delta adds no flag */
+		u.d.qerr = td->snap.qerr_base - p->snap.qerr_base + p->slots;
+		result_inline(td, p, &u.d, 0, res);
 		return 0;
 	}
-	/*
-	 * The formula table's delta adds no flag: td_delta_result's
-	 * decode (td_decode_src) is td_decode_inline then, here inline.
-	 */
-	td_decode_inline(d, false, res);
-	res->resets = (td->snap.resets - p->snap.resets) & TD_SNAP_RESETS_MASK;
-	if (td->path == TD_PATH_READ)
-		res->flags |= TD_RESULT_READ_PATH;
-	if (td->snap.untrusted != p->snap.untrusted ||
-	    !td->src->consistent(td, d))
-		td_record_mark_unreliable(res);
+	flags = td->src->delta(td, &zero, 0, 0, &u.c, &d);
+	d.qerr = td->snap.qerr_base - p->snap.qerr_base + p->slots;
+	if (TD_UNLIKELY(flags & (TD_RESULT_L2 | TD_RESULT_L2_FE_BE)))
+		td_delta_result(td, p, td->snap.untrusted == p->snap.untrusted,
+				&d, flags, res);
+	else
+		result_inline(td, p, &d, flags, res);
 	return 0;
 }
 
