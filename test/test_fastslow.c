@@ -286,6 +286,7 @@ struct sequence {
 	struct td_named named[NR_NAMED];
 	bool named_open[NR_NAMED];
 	struct td_record recs[RECORDS_CAP];
+	unsigned cap;      /* the attached buffer's records */
 	bool attached;
 	bool descheduled;
 	bool calm;         /* few events that send begin/end the slow way */
@@ -481,12 +482,34 @@ static void put_record(struct entry *e, const struct td_record *rec)
 		e->f[k++] = rec->reserved[i];
 }
 
+/*
+ * Every record of the attached buffer decoded while still attached (a
+ * record of readings is decoded on a copy, finished as at detach; the
+ * ones not written yet keep the attach's pattern), as ends numbered
+ * 200 + its index.
+ */
+static void decode_attached(struct sequence *q)
+{
+	for (unsigned i = 0; i < q->cap; i++) {
+		struct td_result res;
+		int rc;
+
+		memset(&res, 0xa5, sizeof(res));
+		rc = td_record_decode(&q->recs[i], &res);
+		end_entry(q, 200 + i, rc, &res);
+	}
+}
+
 static void detach_records(struct sequence *q)
 {
 	size_t count = 0;
 	uint64_t dropped = 0;
-	int rc = td_records_detach(q->td, &count, &dropped);
-	struct entry *e = trace_add(q->t, ENTRY_DETACH, 0, rc);
+	int rc;
+	struct entry *e;
+
+	decode_attached(q);
+	rc = td_records_detach(q->td, &count, &dropped);
+	e = trace_add(q->t, ENTRY_DETACH, 0, rc);
 
 	note(q, "detach: %d, %zu records, %" PRIu64 " dropped", rc, count,
 	     dropped);
@@ -512,6 +535,7 @@ static void op_records(struct sequence *q)
 	rc = td_records_attach(q->td, q->recs, cap);
 	note(q, "attach %u: %d", cap, rc);
 	q->attached = rc == 0;
+	q->cap = cap;
 	trace_add(q->t, ENTRY_BEGIN, 100, rc);
 }
 

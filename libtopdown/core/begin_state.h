@@ -60,6 +60,14 @@ TD_HIDDEN int td_slow_end_read(struct td *td, struct td_region_priv *p,
  * where the begin keeps values), whichever path took it. */
 TD_HIDDEN void td_end_sampled(struct td *td, struct td_region_priv *p,
 			      const struct td_sample *s, struct td_result *res);
+/*
+ * The result of a region's delta d, flags the source's delta returned;
+ * reliable: both readings taken and no untrusted event between them.
+ */
+TD_HIDDEN void td_delta_result(const struct td *td,
+			       const struct td_region_priv *p, bool reliable,
+			       const struct td_delta *d, unsigned flags,
+			       struct td_result *res);
 
 /*
  * What the policy learns from a region that ended with a reading: its

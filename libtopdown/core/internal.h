@@ -207,6 +207,13 @@ static inline void td_policy_close(struct td_policy *p, uint64_t at)
  * never in a finished record.
  */
 #define TD_RECORD_READINGS (1u << 31)
+/*
+ * With TD_RECORD_READINGS: a record of a source's counter values instead
+ * (cat[] their differences, reserved[0] the handle, whose source's
+ * finish_record turns it into counts; td_close finishes every attached
+ * record first: output/open.c).  Private too.
+ */
+#define TD_RECORD_VALUES (1u << 30)
 
 /*
  * A record of a region with the memory drill-down (TD_RESULT_MEMORY)

@@ -157,21 +157,48 @@ static unsigned region_delta(const struct td *td,
 	return flags;
 }
 
+/*
+ * The result of a region's delta, but whether it is to be trusted;
+ * inlined, so that the general route's end keeps the code it had.
+ */
+static inline __attribute__((always_inline)) void
+decode_delta(const struct td *td, const struct td_region_priv *p,
+	     const struct td_delta *d, unsigned flags, struct td_result *res)
+{
+	td_decode_src(d, flags & TD_RESULT_L2, flags, res);
+	res->flags |= flags & ~TD_RESULT_L2;
+	res->resets = region_resets(td, p);
+	if (td->path == TD_PATH_READ)
+		res->flags |= TD_RESULT_READ_PATH;
+}
+
+/* Could the source's delta, with its flags, have come from counting? */
+static inline bool delta_trusted(const struct td *td, const struct td_delta *d,
+				 unsigned flags)
+{
+	return td->src->consistent(td, d) && !(flags & TD_RESULT_UNRELIABLE);
+}
+
 static void fill_result(const struct td *td, const struct td_region_priv *p,
 			const struct td_sample *s, struct td_result *res)
 {
 	struct td_delta d;
 	unsigned flags = region_delta(td, p, s, &d);
 
-	td_decode_src(&d, flags & TD_RESULT_L2, flags, res);
-	res->flags |= flags & ~TD_RESULT_L2;
-	res->resets = region_resets(td, p);
-	if (td->path == TD_PATH_READ)
-		res->flags |= TD_RESULT_READ_PATH;
+	decode_delta(td, p, &d, flags, res);
+	/* more than levels 1 and 2: general route only (source.h) */
 	if (td->src->decode_more)
 		td->src->decode_more(td, &d, res);
-	if (!region_reliable(td, p, s) ||
-	    !td->src->consistent(td, &d) || (flags & TD_RESULT_UNRELIABLE))
+	if (!region_reliable(td, p, s) || !delta_trusted(td, &d, flags))
+		td_record_mark_unreliable(res);
+}
+
+void td_delta_result(const struct td *td, const struct td_region_priv *p,
+		     bool reliable, const struct td_delta *d, unsigned flags,
+		     struct td_result *res)
+{
+	decode_delta(td, p, d, flags, res);
+	if (!reliable || !delta_trusted(td, d, flags))
 		td_record_mark_unreliable(res);
 }
 

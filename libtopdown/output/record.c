@@ -9,6 +9,7 @@
 
 #include "output.h"
 #include "pm_decode.h"
+#include "source.h"
 
 /*
  * A record of readings (TD_RECORD_READINGS, written by the fast end) as
@@ -36,6 +37,19 @@ static void finish_readings(struct td_record *rec)
 	memset(rec->reserved, 0, sizeof(rec->reserved));
 }
 
+/* Any record of readings, finished. */
+static void finish_record(struct td_record *rec)
+{
+	const struct td *td;
+
+	if (!(rec->flags & TD_RECORD_VALUES)) {
+		finish_readings(rec);
+		return;
+	}
+	td = (const struct td *)(uintptr_t)rec->reserved[0];
+	td->src->finish_record(td, rec);
+}
+
 int td_records_attach(struct td *td, struct td_record *buf, size_t cap)
 {
 	if (!td || !buf || !cap)
@@ -60,7 +74,7 @@ void td_records_finish(struct td *td)
 	for (struct td_record *rec = td->sink.buf; rec && rec < td->sink.next;
 	     rec++)
 		if (rec->flags & TD_RECORD_READINGS)
-			finish_readings(rec);
+			finish_record(rec);
 }
 
 int td_records_detach(struct td *td, size_t *count, uint64_t *dropped)
@@ -102,7 +116,7 @@ int td_record_decode(const struct td_record *rec, struct td_result *res)
 		return -EINVAL;
 	if (rec->flags & TD_RECORD_READINGS) { /* still attached */
 		finished = *rec;
-		finish_readings(&finished);
+		finish_record(&finished);
 		rec = &finished;
 	}
 	memset(&d, 0, sizeof(d));

@@ -7,18 +7,21 @@
  * linux/perf_event.h's UAPI comment and libperf's perf_mmap__read_self)
  * in the region: no seqlock retry loop, no times, no formula.  An end
  * that returns nothing reads nothing; one with a result or a record reads
- * every counter the same way and turns the two sets of values into the
- * result through the source's formula and delta, the slow path's route
- * (region_slow.c td_end_sampled).  Whatever a check refuses goes to the
- * slow path, which reads under the seqlock, guards, falls back to read(2)
- * and refreshes the view (td_gen_fast_refresh).
+ * every counter the same way.  A result alone takes the formula once, on
+ * the values' differences (end_result); anything else turns the two sets
+ * of values into counts through the source's formula and delta, the slow
+ * path's route (region_slow.c td_end_sampled).  Whatever a check refuses
+ * goes to the slow path, which reads under the seqlock, guards, falls
+ * back to read(2) and refreshes the view (td_gen_fast_refresh).
  */
+#include <stddef.h>
 #include <string.h>
 
 #include "arch.h"
 #include "barrier.h"
 #include "begin_state.h"
 #include "counter_group.h"
+#include "decode.h"
 #include "source.h"
 
 /*
@@ -103,9 +106,13 @@ static void fast_sample(const struct td *td, const uint64_t *values,
 {
 	const struct td_gen *g = td_gen_of(td)->gen;
 
-	memset(s, 0, sizeof(*s));
+	/* every field the general route reads: values past nr are not */
 	memcpy(s->values, values, g->nr * sizeof(*values));
-	td_gen_counts_of(g, values, &s->c);
+	td_gen_counts_of(g, values, &s->c); /* every count written */
+	s->raw_slots = 0; /* as td_generic_sample: counts at once */
+	s->raw = 0;
+	s->raw_at_last = 0;
+	s->qself = 0;
 	s->valid = true;
 	s->unsched = td->last_unsched; /* a page unchanged: not descheduled */
 	s->qerr_base = td->snap.qerr_base;
@@ -121,6 +128,180 @@ static __attribute__((noinline)) int end_values(struct td *td,
 	fast_sample(td, td_gen_of(td)->gen->fast.end, &s);
 	td_end_sampled(td, p, &s, res);
 	return 0;
+}
+
+/*
+ * A formula's counts, as a delta: the same integers, signed (what the
+ * formula table's delta makes of b - a where a is zero: counters.c).
+ */
+union counts_delta {
+	struct td_counts c;
+	struct td_delta d;
+};
+
+static void counts_as_delta(const struct td_counts *c, struct td_delta *d)
+{
+	_Static_assert(offsetof(struct td_delta, slots) ==
+			       offsetof(struct td_counts, slots) &&
+		       offsetof(struct td_delta, cat) ==
+			       offsetof(struct td_counts, cat) &&
+		       sizeof(d->cat) == sizeof(c->cat),
+		       "a delta begins as counts do");
+	memcpy(d, c, sizeof(*c));
+}
+
+/*
+ * td_delta_result for a delta without level 2 (flags: neither
+ * TD_RESULT_L2 nor _L2_FE_BE): its decode (td_decode_src) is then
+ * td_decode_inline, here inline as on PERF_METRICS' fast end, with the
+ * same tests after it.
+ */
+static inline __attribute__((always_inline)) void
+result_inline(const struct td *td, const struct td_region_priv *p,
+	      const struct td_delta *d, unsigned flags, struct td_result *res)
+{
+	td_decode_inline(d, false, res);
+	res->flags |= flags;
+	res->resets = (td->snap.resets - p->snap.resets) & TD_SNAP_RESETS_MASK;
+	if (td->path == TD_PATH_READ)
+		res->flags |= TD_RESULT_READ_PATH;
+	if (td->snap.untrusted != p->snap.untrusted ||
+	    !td->src->consistent(td, d) || (flags & TD_RESULT_UNRELIABLE))
+		td_record_mark_unreliable(res);
+}
+
+/*
+ * An end with a result and nothing else to do (no record, no policy
+ * tracking open regions), counters all forward since a begin that read:
+ * the formula applied once, to the values' differences.  Every formula
+ * whose fast.linear holds is made of sums and products by constants in
+ * 64-bit unsigned arithmetic (formulas.c; Arm's counts copy the events:
+ * arm_formulas.c), so that the counts of end - begin are, bit for bit,
+ * the counts of end less those of begin, the general route's delta
+ * (td_end_sampled), and the region's length their slots.  The formula's
+ * delta from zero counts is its delta of the two readings for the same
+ * reason.  Anything else takes the general route.
+ */
+static __attribute__((noinline)) int end_result(struct td *td,
+						struct td_region_priv *p,
+						struct td_result *res)
+{
+	static const struct td_counts zero;
+	const struct td_gen *g = td_gen_of(td)->gen;
+	const uint64_t *begin = td_begin_values(p);
+	uint64_t v[TD_GEN_MAX] = { 0 };
+	uint64_t back = 0; /* its sign: some counter went back */
+	union counts_delta u;
+	struct td_delta d;
+	unsigned flags;
+
+	/* the differences where td_gen_model_values puts values */
+	for (unsigned k = 0; k < g->nr; k++) {
+		uint64_t dk = g->fast.end[k] - begin[k];
+
+		back |= dk;
+		v[g->ev[k]] = dk;
+	}
+	if (TD_UNLIKELY((int64_t)back < 0 || !g->fast.linear ||
+			td->policy.track || (p->snap.resets & TD_BEGIN_UNREAD)))
+		return end_values(td, p, res);
+	if (g->derived)
+		td_formula_derive(&g->m, g->derived, v);
+	td_formula_counts(&g->m, v, &u.c); /* x86: the delta itself */
+	td_learn_length(td, p, u.c.slots - p->slots);
+	p->owner = NULL;
+	if (!g->m.family) { /* the formula table's delta adds no flag */
+		u.d.qerr = td->snap.qerr_base - p->snap.qerr_base + p->slots;
+		result_inline(td, p, &u.d, 0, res);
+		return 0;
+	}
+	flags = td->src->delta(td, &zero, 0, 0, &u.c, &d);
+	d.qerr = td->snap.qerr_base - p->snap.qerr_base + p->slots;
+	if (TD_UNLIKELY(flags & (TD_RESULT_L2 | TD_RESULT_L2_FE_BE)))
+		td_delta_result(td, p, td->snap.untrusted == p->snap.untrusted,
+				&d, flags, res);
+	else
+		result_inline(td, p, &d, flags, res);
+	return 0;
+}
+
+/*
+ * Records attached, no result, counters all forward since a begin that
+ * read: the record keeps the values' differences and decodes nothing
+ * (td_gen_finish_record does, when the records are detached or decoded,
+ * as end_result does); the region's length is learnt from the slots
+ * each event adds (linear: fast.slots_per), as on the general route.
+ * A full buffer counts the record dropped.
+ */
+static __attribute__((noinline)) int end_to_record(struct td *td,
+						   struct td_region_priv *p)
+{
+	const struct td_gen *g = td_gen_of(td)->gen;
+	const uint64_t *begin = td_begin_values(p);
+	struct td_sink *k = &td->sink;
+	uint64_t dv[TD_GEN_MAX] = { 0 }, slots = 0, back = 0;
+	struct td_record *rec;
+
+	_Static_assert(sizeof(dv) <= sizeof(rec->cat), "a record holds them");
+	for (unsigned i = 0; i < g->nr; i++) {
+		dv[i] = g->fast.end[i] - begin[i];
+		back |= dv[i]; /* its sign: some counter went back */
+		slots += g->fast.slots_per[i] * dv[i];
+	}
+	if (TD_UNLIKELY((int64_t)back < 0 || !g->fast.linear || td->policy.track ||
+			(p->snap.resets & TD_BEGIN_UNREAD)))
+		return end_values(td, p, NULL);
+	td_learn_length(td, p, slots - p->slots);
+	p->owner = NULL;
+	rec = k->next;
+	if (TD_UNLIKELY(rec == k->end)) {
+		k->dropped++;
+		return 0;
+	}
+	k->next = rec + 1;
+	memcpy(rec->cat, dv, sizeof(dv)); /* a fixed size: a few moves */
+	rec->qerr = td->snap.qerr_base - p->snap.qerr_base + p->slots;
+	rec->flags = TD_RECORD_READINGS | TD_RECORD_VALUES |
+		     (td->snap.untrusted == p->snap.untrusted
+			      ? 0
+			      : TD_RESULT_UNRELIABLE);
+	rec->resets = (td->snap.resets - p->snap.resets) & TD_SNAP_RESETS_MASK;
+	rec->reserved[0] = (uintptr_t)td;
+	return 0;
+}
+
+/*
+ * A record end_to_record wrote, as the general route writes it
+ * (region_slow.c emit_record): the counts of the differences, the
+ * source's delta from zero counts (end_result's), the region's
+ * reliability as its end saw it.
+ */
+void td_gen_finish_record(const struct td *td, struct td_record *rec)
+{
+	static const struct td_counts zero;
+	const struct td_gen *g = td_gen_of(td)->gen;
+	uint64_t dv[TD_GEN_MAX];
+	struct td_counts c;
+	struct td_delta d;
+	unsigned flags = 0;
+
+	memcpy(dv, rec->cat, sizeof(dv));
+	td_gen_counts_of(g, dv, &c);
+	if (g->m.family)
+		flags = td->src->delta(td, &zero, 0, 0, &c, &d);
+	else
+		counts_as_delta(&c, &d);
+	d.qerr = rec->qerr;
+	if (td->path == TD_PATH_READ)
+		flags |= TD_RESULT_READ_PATH;
+	if ((rec->flags & TD_RESULT_UNRELIABLE) || !td->src->consistent(td, &d))
+		flags |= TD_RESULT_UNRELIABLE;
+	rec->slots = d.slots > 0 ? (uint64_t)d.slots : 0;
+	memcpy(rec->cat, d.cat, sizeof(rec->cat));
+	rec->qerr = d.qerr;
+	rec->flags = flags;
+	rec->name = NULL;
+	memset(rec->reserved, 0, sizeof(rec->reserved));
 }
 
 /*
@@ -141,6 +322,10 @@ int td_gen_fast_end(struct td *td, struct td_region_priv *p,
 	g = td_gen_of(td)->gen;
 	if (!fast_read_all(g, g->fast.end))
 		return td_slow_end_read(td, p, res);
+	if (res && !(td->end_key & (TD_END_KEY_SINK | TD_END_KEY_NAMED)))
+		return end_result(td, p, res); /* a result alone */
+	if (!res && !(td->end_key & TD_END_KEY_NAMED))
+		return end_to_record(td, p); /* a record alone */
 	return end_values(td, p, res);
 }
 
@@ -213,10 +398,18 @@ void td_gen_fast_setup(struct td *td)
 
 	td->src_fast = td->path == TD_PATH_RDPMC && TD_HAVE_USER_READ &&
 		       !g->mux[0] && !g->l2 && g->nr <= TD_NR_VALUES;
+	/* every formula is linear but V4.5's SMT form, which halves */
+	g->fast.linear = !(g->m.formula == TD_F_V45 && g->m.any);
 	for (unsigned k = 0; k < g->nr; k++) {
+		uint64_t one[TD_GEN_MAX] = { 0 };
+		struct td_counts c;
+
 		g->fast.c[k].pc = g->pc[k];
 		g->fast.c[k].lock = TD_FAST_STALE; /* until a reading */
 		g->fast.c[k].reader = td_reader_of(0); /* every PMU has it */
+		one[k] = 1; /* a linear formula's slots: the sum of these */
+		td_gen_counts_of(g, one, &c);
+		g->fast.slots_per[k] = c.slots;
 	}
 }
 
