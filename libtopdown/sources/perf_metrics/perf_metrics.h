@@ -77,6 +77,13 @@ struct td_pm {
 	bool (*guarded_read)(const struct td *td, uint32_t sidx, uint32_t midx,
 			     uint64_t *slots, uint64_t *metrics);
 	/*
+	 * Set by that source too, for td_pm_clear_guarded_fast_begin/end:
+	 * does a metrics-clear reading they just took stand without the
+	 * source's own fold at a reading (the hybrid source's E-cores quiet,
+	 * its page as last seen)?
+	 */
+	bool (*clear_fast_stands)(const struct td *td);
+	/*
 	 * When RDPMC cannot read, take the group's counts the kernel saved
 	 * at schedule-out by read(2) (pm_reading.c ecore_p_sample): set by
 	 * the hybrid source, whose E-core group counts meanwhile.
@@ -180,6 +187,11 @@ struct td_region_priv;
 TD_HIDDEN int td_pm_clear_fast_begin(struct td *td, struct td_region_priv *p);
 TD_HIDDEN int td_pm_clear_fast_end(struct td *td, struct td_region_priv *p,
 				   struct td_result *res);
+TD_HIDDEN int td_pm_clear_guarded_fast_begin(struct td *td,
+					     struct td_region_priv *p);
+TD_HIDDEN int td_pm_clear_guarded_fast_end(struct td *td,
+					   struct td_region_priv *p,
+					   struct td_result *res);
 /* pm_fast.c: a fast reading of both registers, with somewhere to go. */
 TD_HIDDEN int td_end_with_reading(struct td *td, struct td_region_priv *p,
 				  struct td_result *res, uint64_t slots,
