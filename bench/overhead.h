@@ -34,6 +34,7 @@ struct ovh_profile {
 	const char *what;
 	enum emu_profile emu;
 	enum ovh_kind kind;
+	bool offer_clear; /* the core PMU offers metrics-clear (hybrid) */
 };
 
 extern const struct ovh_profile ovh_profiles[];

@@ -16,19 +16,21 @@
 #define WORK_SLOTS 20000
 
 const struct ovh_profile ovh_profiles[] = {
-	{ "spr", "Sapphire Rapids, PERF_METRICS", EMU_SPR, OVH_PERF_METRICS },
+	{ "spr", "Sapphire Rapids, PERF_METRICS", EMU_SPR, OVH_PERF_METRICS, false },
 	{ "lnl", "Lunar Lake, PERF_METRICS metrics-clear", EMU_LNL,
-	  OVH_PERF_METRICS },
+	  OVH_PERF_METRICS, false },
 	{ "adl-pcore", "Alder Lake hybrid, thread on a P-core", EMU_ADL,
-	  OVH_PERF_METRICS },
-	{ "zen4", "AMD Zen 4, ordinary counters", EMU_ZEN4, OVH_ORDINARY },
-	{ "zen5", "AMD Zen 5, ordinary counters", EMU_ZEN5, OVH_ORDINARY },
+	  OVH_PERF_METRICS, false },
+	{ "arl-pcore", "Arrow Lake hybrid, metrics-clear, thread on a P-core",
+	  EMU_ADL, OVH_PERF_METRICS, true },
+	{ "zen4", "AMD Zen 4, ordinary counters", EMU_ZEN4, OVH_ORDINARY, false },
+	{ "zen5", "AMD Zen 5, ordinary counters", EMU_ZEN5, OVH_ORDINARY, false },
 	{ "skl", "Intel Skylake, V4.5 ordinary counters", EMU_SKL,
-	  OVH_ORDINARY },
+	  OVH_ORDINARY, false },
 	{ "grt", "Intel Gracemont, ordinary counters", EMU_GRT,
-	  OVH_ORDINARY },
+	  OVH_ORDINARY, false },
 	{ "n2", "Arm Neoverse N2 r0p3, PMUv3 event counters",
-	  EMU_ARM_N2_R0P3, OVH_ORDINARY },
+	  EMU_ARM_N2_R0P3, OVH_ORDINARY, false },
 };
 const unsigned ovh_nr_profiles = sizeof(ovh_profiles) / sizeof(ovh_profiles[0]);
 
@@ -155,6 +157,8 @@ int ovh_run_sections(const struct ovh_profile *prof, ovh_mark_fn mark)
 	memset(&outer, 0, sizeof(outer));
 	mix = emu_mix_l2(0.4, 0.1, 0.2, 0.3, 0.05, 0.05, 0.1, 0.15);
 	emu_setup(prof->emu);
+	if (prof->offer_clear)
+		emu_offer_metrics_clear();
 	err = td_open(&td, NULL);
 	if (err < 0)
 		return err;
