@@ -60,8 +60,12 @@ static int hybrid_open(struct td *td, const struct td_open_req *req)
 		return err;
 	td_hybrid_ecore_open(td, req->include_kernel);
 	td_hybrid_init(td);
-	if (h->pcores)
+	if (h->pcores) {
 		pm->guarded_read = guarded_read;
+		pm->guard_rseq = h->rseq;
+		pm->guard_cpus = h->pcores;
+		pm->guard_nr_cpus = h->nr_cpus;
+	}
 	if (td->path != TD_PATH_RDPMC)
 		pm->clear_mode = false;
 	if (pm->clear_mode)

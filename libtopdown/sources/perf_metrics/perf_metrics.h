@@ -84,6 +84,14 @@ struct td_pm {
 	 */
 	bool (*clear_fast_stands)(const struct td *td);
 	/*
+	 * The guard guarded_read applies, for the metrics-clear fast path
+	 * to apply inline (arch_x86.h td_rdpmc_guarded): the thread's rseq
+	 * area and the bitmap of the CPUs having the fixed selectors.
+	 */
+	struct rseq *guard_rseq;
+	const uint64_t *guard_cpus;
+	uint32_t guard_nr_cpus;
+	/*
 	 * When RDPMC cannot read, take the group's counts the kernel saved
 	 * at schedule-out by read(2) (pm_reading.c ecore_p_sample): set by
 	 * the hybrid source, whose E-core group counts meanwhile.

@@ -57,24 +57,37 @@ clear_ready(struct td *td, uint32_t *sidx, uint32_t *midx)
 /*
  * The two reads inside the guard of a source whose CPUs do not all have
  * the fixed selectors (the hybrid source's rseq guard), the trigger last
- * as in the slow path's pass (pm_reading.c clear_pass_read): false, off
- * those CPUs, before any read.
+ * as in the slow path's pass (pm_reading.c clear_pass_read): the guard's
+ * second RDPMC is its commit instruction, so an abort comes before it
+ * ran, nothing cleared, and the retry reads the same interval.  False:
+ * off those CPUs, before any read.
  */
-static __attribute__((noinline)) bool guarded_read2(const struct td *td,
-						    uint32_t sidx,
-						    uint32_t midx,
-						    uint64_t *slots,
-						    uint64_t *metrics)
+static inline __attribute__((always_inline)) bool
+guarded_read2(const struct td *td, uint32_t sidx, uint32_t midx,
+	      uint64_t *slots, uint64_t *metrics)
 {
-	bool ok;
+#if TD_HAVE_RSEQ_GUARD
+	const struct td_pm *pm = &td_pm_of(td)->pm;
+	bool by_metrics = pm->clear_trigger == TD_CLEAR_BY_METRICS;
+	uint32_t first = by_metrics ? sidx : midx;
+	uint32_t second = by_metrics ? midx : sidx;
+	uint64_t a, b;
+	enum td_guard g;
 
-	if (td_pm_of(td)->pm.clear_trigger == TD_CLEAR_BY_METRICS)
-		ok = td_pm_of(td)->pm.guarded_read(td, sidx, midx, slots, metrics);
-	else
-		ok = td_pm_of(td)->pm.guarded_read(td, midx, sidx, metrics, slots);
-	*slots &= TD_SLOTS_MASK;
+	do
+		g = td_rdpmc_guarded(pm->guard_rseq, pm->guard_cpus,
+				     pm->guard_nr_cpus, first - 1, second - 1,
+				     &a, &b);
+	while (TD_UNLIKELY(g == TD_GUARD_ABORTED));
+	*slots = (by_metrics ? a : b) & TD_SLOTS_MASK;
+	*metrics = by_metrics ? b : a;
 	td_compiler_barrier();
-	return ok && td_load_once(td_pm_of(td)->slots_pc->index) != 0;
+	return g == TD_GUARD_OK &&
+	       td_load_once(td_pm_of(td)->slots_pc->index) != 0;
+#else
+	(void)td, (void)sidx, (void)midx, (void)slots, (void)metrics;
+	return false; /* no guard: never set up (hybrid_fast.c) */
+#endif
 }
 
 /*
