@@ -193,7 +193,8 @@ clear_fast_end(struct td *td, struct td_region_priv *p, struct td_result *res,
 	if (!clear_ready(td, &sidx, &midx) ||
 	    !clear_read2(td, sidx, midx, &slots, &metrics, guarded))
 		return td_slow_end_read(td, p, res); /* it folds what is kept */
-	td_pm_fold_pending(td);
+	if (TD_LIKELY(td_pm_of(td)->pm.pending)) /* the fast begin's, usually */
+		td_pm_fold_pending(td);
 	if (TD_UNLIKELY(!reading_stands(td, slots, metrics, guarded)))
 		return td_slow_end_read(td, p, res);
 	td_counts_add(&td->snap.base, slots, metrics);
