@@ -37,6 +37,7 @@ struct ovh_profile {
 	enum emu_profile emu;
 	enum ovh_kind kind;
 	unsigned opts;    /* td_options.flags: TD_OPT_MEMORY, or 0 */
+	bool offer_clear; /* the core PMU offers metrics-clear (hybrid) */
 };
 
 extern const struct ovh_profile ovh_profiles[];

@@ -118,6 +118,8 @@ int ovh_papi_run_sections(const struct ovh_profile *prof, ovh_mark_fn mark,
 	int es, rc = 0;
 
 	emu_setup(prof->emu);
+	if (prof->offer_clear)
+		emu_offer_metrics_clear();
 	if (learn_events(prof, attrs, &n, why, len) < 0 ||
 	    papi_event_set(attrs, n, &es, why, len) < 0)
 		return -1;

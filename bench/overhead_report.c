@@ -38,6 +38,7 @@ static const struct ovh_targets profile_targets[] = {
 	{ "spr", 60, 200, 12, 80 },
 	{ "lnl", 120, 300, DEFAULT_WINDOW, 0 },  /* metrics-clear */
 	{ "adl-pcore", 60, 200, DEFAULT_WINDOW, 0 },
+	{ "arl-pcore", 120, 300, DEFAULT_WINDOW, 0 }, /* metrics-clear */
 	{ "zen4", 0, 450, DEFAULT_WINDOW, 0 },
 	{ "zen5", 0, 450, DEFAULT_WINDOW, 0 },
 	{ "skl", 0, 450, DEFAULT_WINDOW, 0 },
@@ -292,7 +293,7 @@ void ovh_report_footer(void)
 	       "nothing asked of it)\n");
 	printf("# targets (reported, not enforced): pair / pair+result "
 	       "instructions spr 60/200, lnl (metrics-clear) 120/300, "
-	       "adl-pcore 60/200, zen4/zen5/skl/grt -/450, n2 -/600; "
+	       "adl-pcore 60/200, arl-pcore (metrics-clear) 120/300, zen4/zen5/skl/grt -/450, n2 -/600; "
 	       "ordinary counters' pair and nested <= %d per counter and "
 	       "region end; pair+records <= pair + %d (spr: <= 80); window "
 	       "<= %d (spr 12); no system call; function-call (an "

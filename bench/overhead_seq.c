@@ -16,23 +16,28 @@
 #define WORK_SLOTS 20000
 
 const struct ovh_profile ovh_profiles[] = {
-	{ "spr", "Sapphire Rapids, PERF_METRICS", EMU_SPR, OVH_PERF_METRICS, 0 },
+	{ "spr", "Sapphire Rapids, PERF_METRICS", EMU_SPR, OVH_PERF_METRICS, 0,
+	  false },
 	{ "lnl", "Lunar Lake, PERF_METRICS metrics-clear", EMU_LNL,
-	  OVH_PERF_METRICS, 0 },
+	  OVH_PERF_METRICS, 0, false },
 	{ "adl-pcore", "Alder Lake hybrid, thread on a P-core", EMU_ADL,
-	  OVH_PERF_METRICS, 0 },
+	  OVH_PERF_METRICS, 0, false },
+	{ "arl-pcore", "Arrow Lake hybrid, metrics-clear, thread on a P-core",
+	  EMU_ADL, OVH_PERF_METRICS, 0, true },
 	{ "spr-mem", "Sapphire Rapids, memory drill-down (TD_OPT_MEMORY)",
-	  EMU_SPR, OVH_MEMORY, TD_OPT_MEMORY },
+	  EMU_SPR, OVH_MEMORY, TD_OPT_MEMORY, false },
 	{ "adl-pcore-mem", "Alder Lake P-core, memory drill-down", EMU_ADL,
-	  OVH_MEMORY, TD_OPT_MEMORY },
-	{ "zen4", "AMD Zen 4, ordinary counters", EMU_ZEN4, OVH_ORDINARY, 0 },
-	{ "zen5", "AMD Zen 5, ordinary counters", EMU_ZEN5, OVH_ORDINARY, 0 },
+	  OVH_MEMORY, TD_OPT_MEMORY, false },
+	{ "zen4", "AMD Zen 4, ordinary counters", EMU_ZEN4, OVH_ORDINARY, 0,
+	  false },
+	{ "zen5", "AMD Zen 5, ordinary counters", EMU_ZEN5, OVH_ORDINARY, 0,
+	  false },
 	{ "skl", "Intel Skylake, V4.5 ordinary counters", EMU_SKL,
-	  OVH_ORDINARY, 0 },
+	  OVH_ORDINARY, 0, false },
 	{ "grt", "Intel Gracemont, ordinary counters", EMU_GRT,
-	  OVH_ORDINARY, 0 },
+	  OVH_ORDINARY, 0, false },
 	{ "n2", "Arm Neoverse N2 r0p3, PMUv3 event counters",
-	  EMU_ARM_N2_R0P3, OVH_ORDINARY, 0 },
+	  EMU_ARM_N2_R0P3, OVH_ORDINARY, 0, false },
 };
 const unsigned ovh_nr_profiles = sizeof(ovh_profiles) / sizeof(ovh_profiles[0]);
 
@@ -176,6 +181,8 @@ int ovh_run_sections(const struct ovh_profile *prof, ovh_mark_fn mark)
 	memset(&outer, 0, sizeof(outer));
 	mix = emu_mix_l2(0.4, 0.1, 0.2, 0.3, 0.05, 0.05, 0.1, 0.15);
 	emu_setup(prof->emu);
+	if (prof->offer_clear)
+		emu_offer_metrics_clear();
 	o.flags = prof->opts;
 	err = td_open(&td, &o);
 	if (err < 0)

@@ -466,16 +466,22 @@ static void test_fast_path_records(void **state)
 
 /*
  * A hybrid part that offers metrics-clear (Lunar Lake, Arrow Lake): the
- * hybrid source opens without it, so that every RDPMC of the fixed
- * selectors stays inside the rseq guard (metrics-clear's one-pass read
- * has none); a migration to an E-core just before a read is survived and
- * the regions stay within their err.
+ * hybrid source keeps the mode, its one-pass reads inside the rseq guard.
+ * A move to another P-core planned at every read, before either RDPMC
+ * of the guarded section, aborts it, and its retry reads the same
+ * interval (nothing cleared before the section's last RDPMC): every region within its err, on the fast
+ * path and the slow one (a result, none).  A move to an E-core at a read
+ * is survived (that region begun unread, flagged), and the next region
+ * all on a P-core is good again.
  */
 static void test_metrics_clear_offered(void **state)
 {
 	struct td_options o = TD_OPTIONS_INIT;
 	struct td_info info = { .size = sizeof(info) };
 	struct td_region r = { { 0 } };
+	struct td_result res;
+	struct emu_truth a, b;
+	struct truth_frac t;
 	struct td *td = NULL;
 
 	(void)state;
@@ -486,10 +492,83 @@ static void test_metrics_clear_offered(void **state)
 	assert_int_equal(td_query(td, &info), 0);
 	assert_string_equal(info.pmu_name, "cpu_core");
 	assert_int_equal(info.path, TD_PATH_RDPMC);
-	assert_false(info.flags & TD_INFO_METRICS_CLEAR);
+	assert_true(info.flags & TD_INFO_METRICS_CLEAR);
 	emu_run(1000000, &MIX_STREAM);
-	region_migrated_at_begin(td, &r, 6e6);
-	region_migrated_at_end(td, &r, 1.1e7);
+	for (int i = 0; i < 8; i++) {
+		/* at the section's first RDPMC, or its second (the trigger) */
+		struct emu_sched_event ev = { .kind = EMU_SCHED_MIGRATE,
+					      .skip = i & 1 };
+
+		ev.cpu = 1 + i % 7;
+		emu_schedule(EMU_AT_RDPMC, &ev);
+		assert_int_equal(td_region_begin(td, &r), 0);
+		emu_truth(&a);
+		emu_run(5000000, i & 1 ? &MIX_DRAM : &MIX_BRANCHY);
+		emu_truth(&b);
+		ev.cpu = 7 - i % 7;
+		emu_schedule(EMU_AT_RDPMC, &ev);
+		assert_int_equal(td_region_end(td, &r, i % 3 ? &res : NULL), 0);
+		assert_false(emu_sched_pending(EMU_AT_RDPMC));
+		if (!(i % 3))
+			continue;
+		t = truth_between(&a, &b);
+		/* one reading's 8-bit fields and a restore: 2 x 2 / 255 */
+		assert_within(&res, &t, 4.0 / 255);
+	}
+	emu_migrate_at_rdpmc(9);
+	assert_int_equal(td_region_begin(td, &r), 0);
+	emu_run(5000000, &MIX_DRAM);
+	emu_migrate(2);
+	assert_int_equal(td_region_end(td, &r, &res), 0);
+	assert_true(res.flags & TD_RESULT_UNRELIABLE); /* begun unread */
+	region_on_pcore(td, &r, 4.0 / 255);
+	td_close(td);
+}
+
+/*
+ * Metrics-clear mode's guarded fast path, a stint on an E-core after
+ * the checks and before the guarded reads (outside the rseq section:
+ * nothing aborts).  At the begin, as test_fast_begin_stint_before_guard:
+ * the stint is not the region's.  At the end: it is, all of it (the
+ * E-cores' slots folded by the slow path, which the page's lock sends
+ * the reading to).
+ */
+static void test_clear_stint_before_guard(void **state)
+{
+	struct td_options o = TD_OPTIONS_INIT;
+	struct emu_sched_event ev = { .kind = EMU_SCHED_STINT, .cpu = 9,
+				      .slots = 8000000, .mix = MIX_DRAM };
+	struct td_region r = { { 0 } };
+	struct td_result res;
+	struct emu_truth a, b;
+	struct truth_frac t;
+	struct td *td = NULL;
+
+	(void)state;
+	emu_setup(EMU_ADL);
+	emu_offer_metrics_clear();
+	o.reset_policy = TD_RESET_NEVER;
+	assert_int_equal(td_open(&td, &o), 0);
+	emu_run(1000000, &MIX_STREAM);
+	warm(td, &r);
+	emu_schedule(EMU_AT_RDPMC, &ev);
+	assert_int_equal(td_region_begin(td, &r), 0);
+	emu_truth(&a);
+	emu_run(2000000, &MIX_BRANCHY);
+	emu_truth(&b);
+	assert_int_equal(td_region_end(td, &r, &res), 0);
+	t = truth_between(&a, &b);
+	assert_int_equal(res.slots, b.slots - a.slots);
+	assert_within(&res, &t, 4.0 / 255);
+
+	emu_truth(&a);
+	assert_int_equal(td_region_begin(td, &r), 0);
+	emu_run(2000000, &MIX_BRANCHY);
+	emu_schedule(EMU_AT_RDPMC, &ev);
+	assert_int_equal(td_region_end(td, &r, &res), 0);
+	emu_truth(&b);
+	assert_false(emu_sched_pending(EMU_AT_RDPMC));
+	assert_int_equal(res.slots, b.slots - a.slots);
 	td_close(td);
 }
 
@@ -503,6 +582,8 @@ int main(void)
 		cmocka_unit_test_teardown(test_fast_path_guarded, teardown),
 		cmocka_unit_test_teardown(test_fast_path_records, teardown),
 		cmocka_unit_test_teardown(test_metrics_clear_offered, teardown),
+		cmocka_unit_test_teardown(test_clear_stint_before_guard,
+					  teardown),
 		cmocka_unit_test_teardown(test_fast_begin_stint_before_guard,
 					  teardown),
 		cmocka_unit_test_teardown(test_fast_end_switched_out, teardown),

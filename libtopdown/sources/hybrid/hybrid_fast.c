@@ -100,16 +100,43 @@ int td_hybrid_fast_end(struct td *td, struct td_region_priv *p,
 }
 
 /*
- * The source's ready operation: the guard in place (an rseq area and the
- * P-cores' list), RDPMC, counters that keep counting across reads (not
- * metrics-clear mode), and a policy that does not reset at every begin.
+ * Metrics-clear mode's fast path, its reads inside the guard
+ * (pm_clear_fast.c td_pm_clear_guarded_fast_begin): a reading stands
+ * when cpu_core's page is as last seen after it and the E-cores stayed
+ * quiet, as above (a trip to an E-core between the checks and the
+ * guarded reads); else the slow path folds it with the E-cores' counts.
+ */
+static bool clear_fast_stands(const struct td *td)
+{
+	td_compiler_barrier();
+	return td_load_once(td_pm_of(td)->slots_pc->lock) == td->last_lock &&
+	       ecore_quiet(td_hybrid_of(td));
+}
+
+/* The guard in place (an rseq area and the P-cores' list), RDPMC. */
+static bool guard_armed(const struct td *td)
+{
+	return td->path == TD_PATH_RDPMC && td_hybrid_of(td)->rseq &&
+	       td_hybrid_of(td)->pcores;
+}
+
+/*
+ * The source's ready operation: the guard armed, counters that keep
+ * counting across reads (not metrics-clear mode), and a policy that does
+ * not reset at every begin.
  */
 void td_hybrid_fast_setup(struct td *td)
 {
-	td->src_fast = td->path == TD_PATH_RDPMC && td_hybrid_of(td)->rseq &&
-		       td_hybrid_of(td)->pcores && !td_pm_of(td)->pm.clear_mode &&
+	td->src_fast = guard_armed(td) && !td_pm_of(td)->pm.clear_mode &&
 		       !td_pm_of(td)->pm.mem.on && /* its reads: general route */
 		       td->policy.kind != TD_RESET_ALWAYS;
+}
+
+/* The same in metrics-clear mode (td_source_hybrid_clear): the guard armed. */
+void td_hybrid_clear_fast_setup(struct td *td)
+{
+	td_pm_of(td)->pm.clear_fast_stands = clear_fast_stands;
+	td->src_fast = guard_armed(td) && td_pm_of(td)->pm.clear_mode;
 }
 #else
 int td_hybrid_fast_begin(struct td *td, struct td_region_priv *p)
@@ -126,5 +153,10 @@ int td_hybrid_fast_end(struct td *td, struct td_region_priv *p,
 void td_hybrid_fast_setup(struct td *td)
 {
 	(void)td; /* no guard: the slow path */
+}
+
+void td_hybrid_clear_fast_setup(struct td *td)
+{
+	(void)td;
 }
 #endif

@@ -40,29 +40,36 @@ static bool guarded_read(const struct td *td, uint32_t sidx, uint32_t midx,
 #endif
 }
 
+static const struct td_source_ops hybrid_clear;
+
 /*
- * Without metrics-clear mode, even where cpu_core offers it (Lunar Lake,
- * Arrow Lake: format/metrics_clear): its readings are one pass whose
- * RDPMCs have no rseq guard (pm_reading.c clear_read), and a migration
- * to an E-core between its index check and an RDPMC of a fixed selector
- * would fault there.  The cumulative readings are guarded on every path
- * (hybrid.c); the reset policy keeps their 8-bit fields precise.
+ * Metrics-clear mode where cpu_core offers it (Lunar Lake, Arrow Lake:
+ * format/metrics_clear) and the guard is armed: its one-pass reads go
+ * inside the rseq guard too (pm_reading.c clear_pass_read).  Without the
+ * guard the handle reads with read(2), where nothing clears (the clear
+ * comes from a user RDPMC only, as pm_group.c choose_path says).
  */
 static int hybrid_open(struct td *td, const struct td_open_req *req)
 {
-	struct td_open_req guarded = *req;
 	struct td_hybrid *h = td_hybrid_of(td);
 	struct td_pm *pm = &td_pm_of(td)->pm;
 	int err;
 
-	guarded.metrics_clear = false;
-	err = td_pm_group_open(td, &guarded);
+	err = td_pm_group_open(td, req);
 	if (err < 0)
 		return err;
 	td_hybrid_ecore_open(td, req->include_kernel);
 	td_hybrid_init(td);
-	if (h->pcores)
+	if (h->pcores) {
 		pm->guarded_read = guarded_read;
+		pm->guard_rseq = h->rseq;
+		pm->guard_cpus = h->pcores;
+		pm->guard_nr_cpus = h->nr_cpus;
+	}
+	if (td->path != TD_PATH_RDPMC)
+		pm->clear_mode = false;
+	if (pm->clear_mode)
+		td->src = &hybrid_clear; /* its own fast path */
 	pm->saved_read_fallback = h->ecore != NULL;
 	/* never fast_capable: the E-cores fault on the selectors */
 	err = td_pm_mem_open(td, req);
@@ -169,4 +176,24 @@ const struct td_source_ops td_source_hybrid_memory = {
 	.ready = td_hybrid_fast_setup,
 	.decode_more = td_pm_mem_decode,
 	.record_more = td_pm_mem_record,
+};
+
+/*
+ * The same in metrics-clear mode: its fast path is PERF_METRICS' in that
+ * mode with the reads inside the guard (pm_clear_fast.c), chosen at open
+ * so that neither fast path tests the mode at every boundary.
+ */
+static const struct td_source_ops hybrid_clear = {
+	.name = "hybrid",
+	.handle_size = sizeof(struct td_hybrid_handle),
+	.open = hybrid_open,
+	.close = hybrid_close,
+	.sample = hybrid_sample,
+	.reset = td_pm_reset,
+	.delta = hybrid_delta,
+	.consistent = td_pm_consistent,
+	.info = hybrid_info,
+	.fast_begin = td_pm_clear_guarded_fast_begin,
+	.fast_end = td_pm_clear_guarded_fast_end,
+	.ready = td_hybrid_clear_fast_setup,
 };

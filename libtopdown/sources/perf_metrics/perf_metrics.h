@@ -104,6 +104,21 @@ struct td_pm {
 	bool (*guarded_read)(const struct td *td, uint32_t sidx, uint32_t midx,
 			     uint64_t *slots, uint64_t *metrics);
 	/*
+	 * Set by that source too, for td_pm_clear_guarded_fast_begin/end:
+	 * does a metrics-clear reading they just took stand without the
+	 * source's own fold at a reading (the hybrid source's E-cores quiet,
+	 * its page as last seen)?
+	 */
+	bool (*clear_fast_stands)(const struct td *td);
+	/*
+	 * The guard guarded_read applies, for the metrics-clear fast path
+	 * to apply inline (arch_x86.h td_rdpmc_guarded): the thread's rseq
+	 * area and the bitmap of the CPUs having the fixed selectors.
+	 */
+	struct rseq *guard_rseq;
+	const uint64_t *guard_cpus;
+	uint32_t guard_nr_cpus;
+	/*
 	 * When RDPMC cannot read, take the group's counts the kernel saved
 	 * at schedule-out by read(2) (pm_reading.c ecore_p_sample): set by
 	 * the hybrid source, whose E-core group counts meanwhile.
@@ -209,6 +224,11 @@ struct td_region_priv;
 TD_HIDDEN int td_pm_clear_fast_begin(struct td *td, struct td_region_priv *p);
 TD_HIDDEN int td_pm_clear_fast_end(struct td *td, struct td_region_priv *p,
 				   struct td_result *res);
+TD_HIDDEN int td_pm_clear_guarded_fast_begin(struct td *td,
+					     struct td_region_priv *p);
+TD_HIDDEN int td_pm_clear_guarded_fast_end(struct td *td,
+					   struct td_region_priv *p,
+					   struct td_result *res);
 /* pm_fast.c: a fast reading of both registers, with somewhere to go. */
 TD_HIDDEN int td_end_with_reading(struct td *td, struct td_region_priv *p,
 				  struct td_result *res, uint64_t slots,

@@ -55,15 +55,53 @@ clear_ready(struct td *td, uint32_t *sidx, uint32_t *midx)
 }
 
 /*
+ * The two reads inside the guard of a source whose CPUs do not all have
+ * the fixed selectors (the hybrid source's rseq guard), the trigger last
+ * as in the slow path's pass (pm_reading.c clear_pass_read): the guard's
+ * second RDPMC is its commit instruction, so an abort comes before it
+ * ran, nothing cleared, and the retry reads the same interval.  False:
+ * off those CPUs, before any read.
+ */
+static inline __attribute__((always_inline)) bool
+guarded_read2(const struct td *td, uint32_t sidx, uint32_t midx,
+	      uint64_t *slots, uint64_t *metrics)
+{
+#if TD_HAVE_RSEQ_GUARD
+	const struct td_pm *pm = &td_pm_of(td)->pm;
+	bool by_metrics = pm->clear_trigger == TD_CLEAR_BY_METRICS;
+	uint32_t first = by_metrics ? sidx : midx;
+	uint32_t second = by_metrics ? midx : sidx;
+	uint64_t a, b;
+	enum td_guard g;
+
+	do
+		g = td_rdpmc_guarded(pm->guard_rseq, pm->guard_cpus,
+				     pm->guard_nr_cpus, first - 1, second - 1,
+				     &a, &b);
+	while (TD_UNLIKELY(g == TD_GUARD_ABORTED));
+	*slots = (by_metrics ? a : b) & TD_SLOTS_MASK;
+	*metrics = by_metrics ? b : a;
+	td_compiler_barrier();
+	return g == TD_GUARD_OK &&
+	       td_load_once(td_pm_of(td)->slots_pc->index) != 0;
+#else
+	(void)td, (void)sidx, (void)midx, (void)slots, (void)metrics;
+	return false; /* no guard: never set up (hybrid_fast.c) */
+#endif
+}
+
+/*
  * Both registers, the one that does not clear first; false when the
  * counter was lost between the reads (index 0), which voids them as in
  * the slow path's pass: it then reads an unreadable group and flags the
  * regions spanning it.
  */
-static inline bool clear_read2(const struct td *td, uint32_t sidx,
-			       uint32_t midx, uint64_t *slots,
-			       uint64_t *metrics)
+static inline __attribute__((always_inline)) bool
+clear_read2(const struct td *td, uint32_t sidx, uint32_t midx,
+	    uint64_t *slots, uint64_t *metrics, bool guarded)
 {
+	if (guarded)
+		return guarded_read2(td, sidx, midx, slots, metrics);
 	if (td_pm_of(td)->pm.clear_trigger == TD_CLEAR_BY_METRICS) {
 		*slots = td_rdpmc(sidx - 1) & TD_SLOTS_MASK;
 		*metrics = td_rdpmc(midx - 1);
@@ -76,6 +114,23 @@ static inline bool clear_read2(const struct td *td, uint32_t sidx,
 }
 
 /*
+ * A guarded reading taken that the source must fold itself
+ * (clear_fast_stands): kept as a fast begin's is, so that the slow
+ * path's reading, which comes next, folds it first (td_pm_fold_pending)
+ * with the source's own.
+ */
+static inline __attribute__((always_inline)) bool
+reading_stands(struct td *td, uint64_t slots, uint64_t metrics, bool guarded)
+{
+	if (!guarded || td_pm_of(td)->pm.clear_fast_stands(td))
+		return true;
+	td_pm_of(td)->pm.pend_slots = slots;
+	td_pm_of(td)->pm.pend_metrics = metrics;
+	td_pm_of(td)->pm.pending = true;
+	return false;
+}
+
+/*
  * The begin copies the handle's state first, reads last, and keeps the
  * reading raw, as the fixed-selector path does: its counts are the copy's
  * plus the reading (region_slow.c region_delta adds p->slots and
@@ -84,7 +139,8 @@ static inline bool clear_read2(const struct td *td, uint32_t sidx,
  * begin's own (the slow path copies the state after folding it), and
  * region_delta adds p->slots back, hence twice the slots here.
  */
-int td_pm_clear_fast_begin(struct td *td, struct td_region_priv *p)
+static inline __attribute__((always_inline)) int
+clear_fast_begin(struct td *td, struct td_region_priv *p, bool guarded)
 {
 	uint32_t sidx, midx;
 	uint64_t slots, metrics;
@@ -95,7 +151,8 @@ int td_pm_clear_fast_begin(struct td *td, struct td_region_priv *p)
 	p->snap = td->snap;
 	p->key = 0;
 	td_compiler_barrier(); /* the copy before the reads */
-	if (TD_UNLIKELY(!clear_read2(td, sidx, midx, &slots, &metrics)))
+	if (TD_UNLIKELY(!clear_read2(td, sidx, midx, &slots, &metrics, guarded) ||
+			!reading_stands(td, slots, metrics, guarded)))
 		return td_slow_begin(td, p);
 	p->slots = slots;
 	p->raw = metrics;
@@ -126,16 +183,20 @@ static __attribute__((noinline)) int end_sampled(struct td *td,
 	return 0;
 }
 
-int td_pm_clear_fast_end(struct td *td, struct td_region_priv *p,
-			 struct td_result *res)
+static inline __attribute__((always_inline)) int
+clear_fast_end(struct td *td, struct td_region_priv *p, struct td_result *res,
+	       bool guarded)
 {
 	uint32_t sidx, midx;
 	uint64_t slots, metrics;
 
 	if (!clear_ready(td, &sidx, &midx) ||
-	    !clear_read2(td, sidx, midx, &slots, &metrics))
+	    !clear_read2(td, sidx, midx, &slots, &metrics, guarded))
 		return td_slow_end_read(td, p, res); /* it folds what is kept */
-	td_pm_fold_pending(td);
+	if (TD_LIKELY(td_pm_of(td)->pm.pending)) /* the fast begin's, usually */
+		td_pm_fold_pending(td);
+	if (TD_UNLIKELY(!reading_stands(td, slots, metrics, guarded)))
+		return td_slow_end_read(td, p, res);
 	td_counts_add(&td->snap.base, slots, metrics);
 	td->snap.qerr_base += slots; /* no restore since the last reading */
 	td_snap_new_version(td);
@@ -149,4 +210,31 @@ int td_pm_clear_fast_end(struct td *td, struct td_region_priv *p,
 		return 0;
 	}
 	return end_sampled(td, p, res);
+}
+
+int td_pm_clear_fast_begin(struct td *td, struct td_region_priv *p)
+{
+	return clear_fast_begin(td, p, false);
+}
+
+int td_pm_clear_fast_end(struct td *td, struct td_region_priv *p,
+			 struct td_result *res)
+{
+	return clear_fast_end(td, p, res, false);
+}
+
+/*
+ * The same with the reads inside the guard of a source whose CPUs do not
+ * all have the fixed selectors (pm.guarded_read), and its check that a
+ * reading stands (pm.clear_fast_stands): the hybrid source's.
+ */
+int td_pm_clear_guarded_fast_begin(struct td *td, struct td_region_priv *p)
+{
+	return clear_fast_begin(td, p, true);
+}
+
+int td_pm_clear_guarded_fast_end(struct td *td, struct td_region_priv *p,
+				 struct td_result *res)
+{
+	return clear_fast_end(td, p, res, true);
 }

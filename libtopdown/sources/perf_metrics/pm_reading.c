@@ -320,14 +320,61 @@ static int rdpmc_sample(struct td *td, struct td_sample *s)
  * exceeds the last saved value), so such a reading is taken as it is.
  * Resets by others (read(2), PMI) cannot be seen in this mode: every
  * reading is a delta.
+ *
+ * Where the fixed selectors exist on some CPUs only (the hybrid source's
+ * rseq guard, pm.guarded_read), the reads go by pairs inside the guard,
+ * the one that may clear last: the guard's second RDPMC is its commit
+ * instruction (arch_x86.h td_rdpmc_guarded), so an abort comes before it
+ * ran, nothing it would clear is lost, and the guard's retry reads the
+ * same interval again.  The probe's pairs are SLOTS twice, SLOTS and
+ * PERF_METRICS, SLOTS twice: only its very first read may clear before
+ * an abort, in which case SLOTS is the trigger and the probe counts a
+ * foreign reset anyway.
  */
-static void probe_clear_trigger(struct td *td, uint32_t sidx, uint32_t midx,
+
+/* Two RDPMCs, first then second (user-page indices); false: off the CPUs having them. */
+static inline bool clear_pass_read(const struct td *td, uint32_t first,
+				   uint32_t second, uint64_t *a, uint64_t *b)
+{
+	if (TD_UNLIKELY(td_pm_of(td)->pm.guarded_read))
+		return td_pm_of(td)->pm.guarded_read(td, first, second, a, b);
+	*a = td_rdpmc(first - 1);
+	*b = td_rdpmc(second - 1);
+	return true;
+}
+
+/* PERF_METRICS, then SLOTS again: s3 (guarded: SLOTS before it is r's). */
+static bool probe_metrics_then_slots(struct td *td, uint32_t sidx,
+				     uint32_t midx, struct raw_reading *r,
+				     uint64_t *s3)
+{
+	uint64_t unused;
+
+	if (!td_pm_of(td)->pm.guarded_read) {
+		r->metrics = td_rdpmc(midx - 1);
+		*s3 = td_rdpmc(sidx - 1) & TD_SLOTS_MASK;
+		return true;
+	}
+	if (!clear_pass_read(td, sidx, midx, &r->slots, &r->metrics))
+		return false;
+	r->slots &= TD_SLOTS_MASK;
+	if (!clear_pass_read(td, sidx, sidx, s3, &unused)) {
+		note_foreign_reset(td); /* PERF_METRICS may have cleared */
+		return false;
+	}
+	*s3 &= TD_SLOTS_MASK;
+	return true;
+}
+
+static bool probe_clear_trigger(struct td *td, uint32_t sidx, uint32_t midx,
 				struct raw_reading *r)
 {
-	uint64_t s1 = td_rdpmc(sidx - 1) & TD_SLOTS_MASK;
-	uint64_t s2 = td_rdpmc(sidx - 1) & TD_SLOTS_MASK;
-	uint64_t s3;
+	uint64_t s1, s2, s3;
 
+	if (!clear_pass_read(td, sidx, sidx, &s1, &s2))
+		return false;
+	s1 &= TD_SLOTS_MASK;
+	s2 &= TD_SLOTS_MASK;
 	if (s1 && s2 < s1) {
 		/* Both reads cleared: the categories of s1 + s2 are lost. */
 		td_pm_of(td)->pm.clear_trigger = TD_CLEAR_BY_SLOTS;
@@ -335,32 +382,35 @@ static void probe_clear_trigger(struct td *td, uint32_t sidx, uint32_t midx,
 		td->snap.base.slots += s1 + s2;
 		r->slots = 0;
 		r->metrics = 0;
-		return;
+		return true;
 	}
 	r->slots = s2;
-	r->metrics = td_rdpmc(midx - 1);
-	s3 = td_rdpmc(sidx - 1) & TD_SLOTS_MASK;
-	if (!s2)
-		return;
-	if (s3 < s2) {
+	if (!probe_metrics_then_slots(td, sidx, midx, r, &s3))
+		return false;
+	if (!r->slots)
+		return true;
+	if (s3 < r->slots) {
 		td_pm_of(td)->pm.clear_trigger = TD_CLEAR_BY_METRICS;
-		return;
+		return true;
 	}
 	td_pm_of(td)->pm.clear_mode = false; /* counters kept counting: not in effect */
+	return true;
 }
 
-static inline void clear_mode_read(struct td *td, uint32_t sidx,
-				   uint32_t midx, struct raw_reading *r)
+/* The reading, the trigger read last; false: off the CPUs having them. */
+static bool clear_mode_read(struct td *td, uint32_t sidx, uint32_t midx,
+			    struct raw_reading *r)
 {
-	if (TD_LIKELY(td_pm_of(td)->pm.clear_trigger == TD_CLEAR_BY_METRICS)) {
-		r->slots = td_rdpmc(sidx - 1) & TD_SLOTS_MASK;
-		r->metrics = td_rdpmc(midx - 1);
-	} else if (td_pm_of(td)->pm.clear_trigger == TD_CLEAR_BY_SLOTS) {
-		r->metrics = td_rdpmc(midx - 1);
-		r->slots = td_rdpmc(sidx - 1) & TD_SLOTS_MASK;
-	} else {
-		probe_clear_trigger(td, sidx, midx, r);
-	}
+	bool ok;
+
+	if (TD_LIKELY(td_pm_of(td)->pm.clear_trigger == TD_CLEAR_BY_METRICS))
+		ok = clear_pass_read(td, sidx, midx, &r->slots, &r->metrics);
+	else if (td_pm_of(td)->pm.clear_trigger == TD_CLEAR_BY_SLOTS)
+		ok = clear_pass_read(td, midx, sidx, &r->metrics, &r->slots);
+	else
+		return probe_clear_trigger(td, sidx, midx, r);
+	r->slots &= TD_SLOTS_MASK;
+	return ok;
 }
 
 /*
@@ -383,7 +433,8 @@ static bool clear_read(struct td *td, struct raw_reading *r)
 		return false;
 	r->unsched = td_load_once(spc->time_enabled) -
 		     td_load_once(spc->time_running);
-	clear_mode_read(td, sidx, midx, r);
+	if (!clear_mode_read(td, sidx, midx, r))
+		return false;
 	td_compiler_barrier();
 	return td_load_once(spc->index) != 0;
 }
