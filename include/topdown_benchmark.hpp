@@ -83,26 +83,6 @@ inline double percent(double fraction)
 // Which categories measure() reports.
 enum columns { level1, level2 };
 
-// Put one thread's result into state.counters, when bracketing the loop
-// yourself (with ->Threads(n) Google Benchmark averages the threads' values;
-// measure() puts their slot-weighted mean instead).
-inline void set_counters(benchmark::State &state, const struct td_result &res,
-			 columns which = level1)
-{
-	using benchmark::Counter;
-
-	for (int i = 0; i < TD_L1_COUNT; i++)
-		state.counters[std::string(td_l1_name(i)) + "%"] =
-			Counter(percent(res.l1[i]), Counter::kAvgThreads);
-	if (which == level2 && (res.flags & TD_RESULT_L2))
-		for (int i = 0; i < TD_L2_COUNT; i++)
-			state.counters[std::string(td_l2_name(i)) + "%"] =
-				Counter(percent(res.l2[i]), Counter::kAvgThreads);
-	state.counters["err%"] = Counter(percent(res.err), Counter::kAvgThreads);
-	state.counters["slots/iter"] = Counter(static_cast<double>(res.slots),
-					       Counter::kAvgIterations);
-}
-
 namespace detail {
 
 // One line, once per process: why the benchmarks have no TopDown counters.
@@ -200,6 +180,20 @@ inline void put_run(benchmark::State &state, const struct td_result &run,
 }
 
 }  // namespace detail
+
+// Put this thread's result into state.counters, when bracketing the loop
+// yourself: call it from every thread of the run.  As measure() does, the
+// last thread to call it puts the run's slot-weighted mean, at 0.1
+// resolution (Google Benchmark adds the threads' counters, so no other
+// thread puts any, and no average of its own adds float noise).
+inline void set_counters(benchmark::State &state, const struct td_result &res,
+			 columns which = level1)
+{
+	struct td_result run;
+
+	if (detail::add_to_run(state, &res, &run))
+		detail::put_run(state, run, which);
+}
 
 // Run the benchmark's timing loop, calling body() once per iteration, as
 // one region on this thread's handle, and report its breakdown.  Without

@@ -46,13 +46,29 @@ void bm_work(benchmark::State &state)
 	topdown::measure(state, [bytes] { gbench_emu_work(1000000, bytes); });
 }
 
+// The loop bracketed by hand, its result put with set_counters().
+void bm_work_by_hand(benchmark::State &state)
+{
+	const unsigned *bytes = thread_bytes[state.thread_index() % 2];
+	struct td *td = topdown::thread_handle();
+	struct td_region r = {};
+	struct td_result res;
+
+	td_region_begin(td, &r);
+	for (auto _ : state)
+		gbench_emu_work(1000000, bytes);
+	td_region_end(td, &r, &res);
+	topdown::set_counters(state, res);
+}
+
 // Each scenario in a new thread: the helper's handles are per thread.
-std::vector<benchmark::BenchmarkReporter::Run> run_benchmark(int threads)
+std::vector<benchmark::BenchmarkReporter::Run>
+run_benchmark(int threads, void (*fn)(benchmark::State &) = bm_work)
 {
 	capture rep;
 
 	benchmark::ClearRegisteredBenchmarks();
-	benchmark::RegisterBenchmark("work", bm_work)
+	benchmark::RegisterBenchmark("work", fn)
 		->Iterations(4)
 		->Threads(threads);
 	std::thread t([&rep] { benchmark::RunSpecifiedBenchmarks(&rep); });
@@ -110,6 +126,33 @@ void no_pmu_keeps_timings(void **)
 
 // The emulator's counters are labelled; two threads' shares are their
 // slot-weighted mean at 0.1 resolution, exactly as percent() rounds it.
+void check_mean(const std::vector<benchmark::BenchmarkReporter::Run> &runs_in)
+{
+	auto runs = runs_in;
+
+	assert_int_equal(runs.size(), 1);
+	assert_false(runs[0].error_occurred);
+	assert_true(runs[0].counters["retiring%"].value ==
+		    topdown::percent(57.0 / 255));
+	for (const auto &c : runs[0].counters) {
+		double v = c.second.value;
+
+		if (c.first.back() != '%')
+			continue;
+		if (v != std::round(v * 10) / 10)
+			fail_msg("%s = %.17g: not at 0.1 resolution",
+				 c.first.c_str(), v);
+	}
+}
+
+// set_counters() from each thread: the same mean, no float noise.
+void set_counters_mean(void **)
+{
+	gbench_emu_setup(true);
+	check_mean(run_benchmark(2, bm_work_by_hand));
+	gbench_emu_teardown();
+}
+
 void emulated_labelled_mean(void **)
 {
 	gbench_emu_setup(true);
@@ -142,6 +185,7 @@ int main(int argc, char **argv)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(no_pmu_keeps_timings),
 		cmocka_unit_test(emulated_labelled_mean),
+		cmocka_unit_test(set_counters_mean),
 	};
 
 	benchmark::Initialize(&argc, argv);
