@@ -361,8 +361,15 @@ static int trace_profile(const struct ovh_profile *prof, bool *met)
 		ptrace(PTRACE_CONT, pid, NULL, NULL);
 		waitpid(pid, &status, 0);
 		*met = ovh_report_profile(prof, sec) && *met;
-		*met = trace_function(prof, &sec[OVH_PAIR]) && *met;
-		trace_papi(prof, sec);
+		/*
+		 * The function-call and peer rows open handles of their own,
+		 * without the profile's option or offer: only for the plain
+		 * profiles, whose rows they would otherwise repeat.
+		 */
+		if (!prof->opts && !prof->offer_clear) {
+			*met = trace_function(prof, &sec[OVH_PAIR]) && *met;
+			trace_papi(prof, sec);
+		}
 	} else {
 		kill(pid, SIGKILL);
 		waitpid(pid, &status, 0);

@@ -69,7 +69,7 @@ static const char *const seq_names[OVH_NR_SECTIONS] = {
 /* An instrumented call costs at most this many bare pairs (the goal). */
 #define FUNCTION_PAIRS_MAX 2
 
-#define MAX_LINES 64
+#define MAX_LINES 160 /* every profile's rows, its function-call and peer */
 static char lines[MAX_LINES][128];
 static unsigned nr_lines;
 
@@ -286,6 +286,9 @@ void ovh_report_peer(const char *peer, const struct ovh_profile *prof,
 
 void ovh_report_footer(void)
 {
+	if (nr_lines == MAX_LINES)
+		printf("# WARNING: %d machine-readable lines or more: later "
+		       "ones were dropped (raise MAX_LINES)\n", MAX_LINES);
 	printf("# window: library instructions between the begin's last "
 	       "counter read and the end's reading (nested: the inner "
 	       "region's); spread: between the begin's first and last "
