@@ -139,13 +139,20 @@ BENCHMARK(BM_independent);
 
 int main(int argc, char **argv)
 {
-	struct td *td = topdown::thread_handle();
+	int err = 0;
+	struct td *td = topdown::thread_handle(&err);
 	struct td_info info = {};
 
-	// Without a handle the benchmarks are timed without TopDown counters
-	// (measure() says why once); on the emulator the context says so.
+	// The helper alone would time the benchmarks without TopDown
+	// counters here (measure() says why once); this example exits 2
+	// instead, so that make gbench runs it on the test emulator
+	// (examples/run-demo.sh), where the context says so.
+	if (!td) {
+		std::fprintf(stderr, "gbench: td_open: %s\n", td_strerror(err));
+		return 2;
+	}
 	info.size = sizeof(info);
-	if (td && td_query(td, &info) == 0 && (info.flags & TD_INFO_EMULATED))
+	if (td_query(td, &info) == 0 && (info.flags & TD_INFO_EMULATED))
 		benchmark::AddCustomContext(
 			"topdown", "EMULATED PMU: synthetic counts");
 	benchmark::Initialize(&argc, argv);
