@@ -127,16 +127,21 @@ static void hybrid_info(const struct td *td, struct td_info *i)
 		i->uarch[sizeof(i->uarch) - 1] = '\0';
 }
 
+/*
+ * What every table of this source shares: the handle, its open and
+ * close, the reset and the consistency check of PERF_METRICS, the info.
+ * The tables differ in how a reading is taken and decoded (the memory
+ * drill-down) and in their fast path (metrics-clear mode).
+ */
+#define HYBRID_OPS                                                       \
+	.name = "hybrid", .handle_size = sizeof(struct td_hybrid_handle),  \
+	.open = hybrid_open, .close = hybrid_close, .reset = td_pm_reset, \
+	.consistent = td_pm_consistent, .info = hybrid_info
+
 const struct td_source_ops td_source_hybrid = {
-	.name = "hybrid",
-	.handle_size = sizeof(struct td_hybrid_handle),
-	.open = hybrid_open,
-	.close = hybrid_close,
+	HYBRID_OPS,
 	.sample = hybrid_sample,
-	.reset = td_pm_reset,
 	.delta = hybrid_delta,
-	.consistent = td_pm_consistent,
-	.info = hybrid_info,
 	.fast_begin = td_hybrid_fast_begin,
 	.fast_end = td_hybrid_fast_end,
 	.ready = td_hybrid_fast_setup,
@@ -162,15 +167,9 @@ static unsigned hybrid_mem_delta(const struct td *td,
 }
 
 const struct td_source_ops td_source_hybrid_memory = {
-	.name = "hybrid",
-	.handle_size = sizeof(struct td_hybrid_handle),
-	.open = hybrid_open,
-	.close = hybrid_close,
+	HYBRID_OPS,
 	.sample = hybrid_mem_sample,
-	.reset = td_pm_reset,
 	.delta = hybrid_mem_delta,
-	.consistent = td_pm_consistent,
-	.info = hybrid_info,
 	.fast_begin = td_hybrid_fast_begin,
 	.fast_end = td_hybrid_fast_end,
 	.ready = td_hybrid_fast_setup,
@@ -184,15 +183,9 @@ const struct td_source_ops td_source_hybrid_memory = {
  * so that neither fast path tests the mode at every boundary.
  */
 static const struct td_source_ops hybrid_clear = {
-	.name = "hybrid",
-	.handle_size = sizeof(struct td_hybrid_handle),
-	.open = hybrid_open,
-	.close = hybrid_close,
+	HYBRID_OPS,
 	.sample = hybrid_sample,
-	.reset = td_pm_reset,
 	.delta = hybrid_delta,
-	.consistent = td_pm_consistent,
-	.info = hybrid_info,
 	.fast_begin = td_pm_clear_guarded_fast_begin,
 	.fast_end = td_pm_clear_guarded_fast_end,
 	.ready = td_hybrid_clear_fast_setup,

@@ -101,19 +101,22 @@ void td_pm_info(const struct td *td, struct td_info *i)
 	td_pm_pmu_name(td, i->uarch, sizeof(i->uarch));
 }
 
+/*
+ * What both tables share: the handle, its open and close, the reset, the
+ * consistency check, the info and the fast path.  The memory drill-down's
+ * table takes its readings and decodes them with its events too.
+ */
+#define PM_OPS                                                            \
+	.name = "perf_metrics", .handle_size = sizeof(struct td_pm_handle), \
+	.open = pm_open, .close = td_pm_close, .reset = td_pm_reset,        \
+	.consistent = td_pm_consistent, .info = td_pm_info,                 \
+	.ready = td_pm_fast_setup, .fast_begin = td_pm_clear_fast_begin,     \
+	.fast_end = td_pm_clear_fast_end
+
 const struct td_source_ops td_source_perf_metrics = {
-	.name = "perf_metrics",
-	.handle_size = sizeof(struct td_pm_handle),
-	.open = pm_open,
-	.close = td_pm_close,
+	PM_OPS,
 	.sample = td_pm_sample,
-	.reset = td_pm_reset,
 	.delta = td_pm_delta,
-	.consistent = td_pm_consistent,
-	.info = td_pm_info,
-	.ready = td_pm_fast_setup,
-	.fast_begin = td_pm_clear_fast_begin,
-	.fast_end = td_pm_clear_fast_end,
 };
 
 /*
@@ -139,18 +142,9 @@ static unsigned pm_mem_delta(const struct td *td, const struct td_counts *a,
 }
 
 const struct td_source_ops td_source_perf_metrics_memory = {
-	.name = "perf_metrics",
-	.handle_size = sizeof(struct td_pm_handle),
-	.open = pm_open,
-	.close = td_pm_close,
+	PM_OPS,
 	.sample = pm_mem_sample,
-	.reset = td_pm_reset,
 	.delta = pm_mem_delta,
-	.consistent = td_pm_consistent,
-	.info = td_pm_info,
-	.ready = td_pm_fast_setup,
-	.fast_begin = td_pm_clear_fast_begin,
-	.fast_end = td_pm_clear_fast_end,
 	.decode_more = td_pm_mem_decode,
 	.record_more = td_pm_mem_record,
 };
