@@ -316,6 +316,21 @@ void emu_stale_pages(bool on, uint64_t foreign);
  */
 void emu_stale_counting(const uint64_t *steps, unsigned n);
 
+/*
+ * The library's own work at each counter read, which the model leaves
+ * out by default (0: only emu_run's work is counted, so that a fast and
+ * a slow path reading at the same calls read the same counts).  From
+ * here on, every RDPMC (arm64: MRS) the emulator serves first runs
+ * `slots` slots of mix on the CPU the thread is on at that moment, as
+ * the library's instructions leading to that read would: after an event
+ * planned at that read (emu_schedule), before its value is taken.  On a
+ * hybrid part, reads on an E-core after a migration charge cpu_atom's
+ * group, those on a P-core cpu_core's.  An RDPMC whose planned event
+ * sends the thread to an rseq abort handler does not execute and charges
+ * nothing.  Deterministic: a fixed number of slots per read.
+ */
+void emu_set_read_work(uint64_t slots, const struct emu_mix *mix);
+
 void emu_stats(struct emu_stats *s);
 /* The attributes of the perf events open now (fd order): their count. */
 struct perf_event_attr;

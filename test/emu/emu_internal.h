@@ -210,6 +210,8 @@ struct emu_state {
 	uint64_t hidden_slots;  /* EMU_FAULT_HIDE_RESET: slots reset away */
 	uint64_t frozen_metrics; /* and the PERF_METRICS word it shows */
 	bool frozen;
+	uint64_t read_work;     /* emu_set_read_work: slots per RDPMC, 0 off */
+	struct emu_mix read_work_mix;
 };
 
 /* Injected faults (emu_preload.c TD_EMU_FAULT): checkers must catch them. */
@@ -296,6 +298,8 @@ void emu_note_foreign_reset(void);
 
 /* emu_trap.c */
 void emu_trap_install(void);
+/* emu_pmu.c: the library's work before an RDPMC (emu_set_read_work) */
+void emu_read_work(void);
 
 /* emu_libc.c: the real libc functions */
 int emu_real_open(const char *path, int flags, int mode);

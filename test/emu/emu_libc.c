@@ -346,6 +346,7 @@ void emu_setup(enum emu_profile profile)
 	emu.stale_counting = false;
 	emu.core_type = emu.arm ? 8 : 4;
 	emu.rdpmc_maps = 0;
+	emu.read_work = 0; /* the library's own work not counted */
 	if (emu_rseq_init) {
 		emu_rseq_init();
 		emu_rseq_set_cpu_raw(0);

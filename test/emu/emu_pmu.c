@@ -544,6 +544,18 @@ void emu_ecore_stint_at_next_reset(uint64_t slots, const struct emu_mix *mix)
 	emu_schedule(EMU_AT_RESET, &ev);
 }
 
+void emu_set_read_work(uint64_t slots, const struct emu_mix *mix)
+{
+	emu.read_work = slots;
+	emu.read_work_mix = *mix;
+}
+
+void emu_read_work(void)
+{
+	if (emu.read_work)
+		emu_run(emu.read_work, &emu.read_work_mix);
+}
+
 void emu_stale_pages(bool on, uint64_t foreign)
 {
 	emu.stale_pages = on;

@@ -224,6 +224,7 @@ static void on_fault(int sig, siginfo_t *si, void *ctx)
 	if (ev.kind == EMU_SCHED_SIGNAL && rseq_abort(r))
 		return; /* the handler ran; back at the abort handler */
 	sched_at_rdpmc(&ev);
+	emu_read_work();
 	v = emulate_rdpmc((uint32_t)r[REG_RCX]);
 	r[REG_RAX] = (greg_t)(uint32_t)v;
 	r[REG_RDX] = (greg_t)(v >> 32);
@@ -287,6 +288,7 @@ static void on_fault(int sig, siginfo_t *si, void *ctx)
 	if (ev.kind == EMU_SCHED_SWITCH_OUT)
 		emu_context_switch(0);
 	sched_at_rdpmc(&ev); /* no rseq guard on arm64: SIGNAL does nothing */
+	emu_read_work();
 	rt = insn & 31;
 	if (rt != 31) /* xzr: the value is discarded */
 		uc->uc_mcontext.regs[rt] = emulate_rdpmc((uint32_t)n);
