@@ -4,8 +4,9 @@
  * group on P-cores (CPUs 0-7), an Atom V2 group of ordinary counters on
  * cpu_atom for the E-cores (8-15, Gracemont, width 5).  A thread migrated
  * between core types mid-region gets the slot-weighted combination of
- * both; level 2 for every region all of whose slots came from P-cores
- * (per region, not per handle); no RDPMC ever faults.  Expected fractions: the workload's true composition.
+ * both; level 2 for every region whose E-core slots are at most 1/255
+ * of its slots, such as the library's own reads after a migration (per
+ * region, not per handle); no RDPMC ever faults.  Expected fractions: the workload's true composition.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -394,6 +395,102 @@ static void test_level2_per_region(void **state)
 	assert_within(&res, &t, BOUND);
 	assert_int_equal(levels(td), 2);
 	td_close(td);
+}
+
+/*
+ * The library's own work at each counter read counted (emu_set_read_work:
+ * 300 slots per RDPMC, charged to the core the thread is on then).  A
+ * region measured on a P-core whose end's first RDPMC finds the thread
+ * moved to an E-core (an rseq abort: the guard's section) ends on the
+ * slow path there: cpu_core's counts by read(2), cpu_atom's by RDPMC,
+ * each RDPMC charged to the E-cores.  Those few slots of the library's
+ * are the region's only E-core slots: level 2 stays, and err covers it.
+ */
+static void test_end_after_migration_keeps_level2(void **state)
+{
+	struct td_region r = { { 0 } };
+	struct emu_stats s0, s1;
+	struct emu_truth a, b;
+	struct truth_frac t;
+	struct td_result res;
+	struct td *td;
+
+	(void)state;
+	emu_setup(EMU_ADL);
+	emu_set_read_work(300, &MIX_CHAIN);
+	td = open_adl(TD_PATH_RDPMC);
+	emu_run(1000000, &MIX_STREAM);
+	emu_truth(&a);
+	assert_int_equal(td_region_begin(td, &r), 0);
+	emu_run(40000000, &MIX_BRANCHY);
+	emu_truth(&b);
+	emu_stats(&s0);
+	emu_migrate_at_rdpmc(9);
+	assert_int_equal(td_region_end(td, &r, &res), 0);
+	emu_stats(&s1);
+	/* the aborted RDPMC is not served: every one served ran on 9 */
+	assert_true(s1.rdpmcs > s0.rdpmcs);
+	t = truth_between(&a, &b);
+	assert_true(res.flags & TD_RESULT_L2);
+	/*
+	 * The readings of a new handle: the begin's of 1e6 slots, the
+	 * end's and two page updates (out, and in at its next reading) of
+	 * at most 4.1e7 each: err up to (1e6 + 3 x 4.1e7) / (255 x 4e7)
+	 * = 0.0122, doubled with level 2, plus the E-core slots' share.
+	 */
+	assert_within(&res, &t, 2 * BOUND);
+	emu_migrate(0);
+	pcore_region(td, true);
+	td_close(td);
+}
+
+/*
+ * Real work on an E-core inside a P-core region: 5% of its slots, with
+ * the end on the E-core (the library's reads counted as above) or back
+ * on a P-core.  Its level 2 could not be measured: the result says so
+ * (no TD_RESULT_L2, level 2 all 0) and level 1 is the slot-weighted
+ * combination of both core types.  A region with one E-core slot in a
+ * thousand keeps level 2, within its err.
+ */
+static void ecore_share_region(uint64_t e_slots, bool end_on_e, bool l2)
+{
+	struct td_region r = { { 0 } };
+	struct emu_truth a, b;
+	struct truth_frac t;
+	struct td_result res;
+	struct td *td;
+
+	emu_setup(EMU_ADL);
+	emu_set_read_work(300, &MIX_CHAIN);
+	td = open_adl(TD_PATH_RDPMC);
+	emu_run(1000000, &MIX_STREAM);
+	emu_truth(&a);
+	assert_int_equal(td_region_begin(td, &r), 0);
+	emu_run(40000000 - e_slots, &MIX_BRANCHY);
+	emu_migrate(10);
+	emu_run(e_slots, &MIX_STREAM);
+	if (!end_on_e)
+		emu_migrate(3);
+	emu_truth(&b);
+	assert_int_equal(td_region_end(td, &r, &res), 0);
+	t = truth_between(&a, &b);
+	assert_int_equal(!!(res.flags & TD_RESULT_L2), l2);
+	for (int i = 0; !l2 && i < TD_L2_COUNT; i++)
+		assert_float_equal(res.l2[i], 0, 0);
+	/* err as in test_end_after_migration_keeps_level2 */
+	assert_within(&res, &t, l2 ? 2 * BOUND : BOUND);
+	emu_migrate(0);
+	pcore_region(td, true);
+	td_close(td);
+	emu_teardown();
+}
+
+static void test_ecore_work_loses_level2(void **state)
+{
+	(void)state;
+	ecore_share_region(2000000, true, false);
+	ecore_share_region(2000000, false, false);
+	ecore_share_region(40000, false, true);
 }
 
 /*
@@ -807,6 +904,10 @@ int main(void)
 		cmocka_unit_test_teardown(test_ecore_only_between_pcore_readings,
 					  teardown),
 		cmocka_unit_test_teardown(test_level2_per_region, teardown),
+		cmocka_unit_test_teardown(test_end_after_migration_keeps_level2,
+					  teardown),
+		cmocka_unit_test_teardown(test_ecore_work_loses_level2,
+					  teardown),
 		cmocka_unit_test_teardown(test_named_totals_mixed, teardown),
 		cmocka_unit_test_teardown(test_reset_undo_keeps_ecore_stint,
 					  teardown),

@@ -64,7 +64,9 @@ struct td_counts {
  * The difference of two snapshots.  Category deltas are signed: a small
  * category's 8-bit estimate can shrink between readings.  qerr is the
  * region's quantisation scale in 1/255-slot units: every reading that
- * entered it may be off by its raw SLOTS / 255 in every category.
+ * entered it may be off by its raw SLOTS / 255 in every category; plus
+ * any error the source's delta adds (hybrid: the E-cores' slots of a
+ * region that keeps level 2).
  */
 struct td_delta {
 	int64_t slots;

@@ -150,10 +150,11 @@ static unsigned region_delta(const struct td *td,
 			     const struct td_region_priv *p,
 			     const struct td_sample *s, struct td_delta *d)
 {
-	unsigned flags = td->src->delta(td, &p->snap.base, p->slots, p->raw,
-					&s->c, d);
+	unsigned flags;
 
-	d->qerr = s->qerr_base + s->raw_slots - p->snap.qerr_base + p->slots;
+	d->qerr = 0; /* the source's own error, if any (source.h delta) */
+	flags = td->src->delta(td, &p->snap.base, p->slots, p->raw, &s->c, d);
+	d->qerr += s->qerr_base + s->raw_slots - p->snap.qerr_base + p->slots;
 	return flags;
 }
 

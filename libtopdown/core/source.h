@@ -62,7 +62,9 @@ struct td_source_ops {
 	 * region kept it (struct td_sample raw_slots and raw; both 0 where
 	 * the reading was folded into a), which the source adds itself:
 	 * only it knows what raw holds, and its fast path keeps the sum
-	 * inline, with no call more.
+	 * inline, with no call more.  d->qerr comes in 0: an error of the
+	 * source's own (1/255-slot units) goes there, and the general
+	 * route adds the readings' quantisation scale to it.
 	 */
 	unsigned (*delta)(const struct td *td, const struct td_counts *a,
 			  uint64_t raw_slots, uint64_t raw,

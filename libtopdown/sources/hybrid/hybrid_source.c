@@ -94,22 +94,66 @@ static int hybrid_sample(struct td *td, struct td_sample *s)
 }
 
 /*
- * E-cores measure level 1 only: a region has level 2 when none of its
- * slots came from an E-core (its own delta of TD_C_ECORE_SLOTS), so a
- * P-only region after an E-core stint still gets it; a region that ran
- * on E-cores too loses its P-only level-2 counts.
+ * May a region with e of its slots from the E-cores keep level 2?  When
+ * e is at most one step of PERF_METRICS' 8-bit fields over the region's
+ * slots (each field a fraction of SLOTS in 1/0xff steps:
+ * arch/x86/events/intel/core.c icl_get_metrics_event_value): 255 x e <=
+ * slots.  Such a share comes, as a rule, from the library's own reading:
+ * a thread migrated to an E-core just before a region's end reads there
+ * (cpu_core's group is not scheduled on an E-core: intel_pmu_filter in
+ * the same file, which kernel/events/core.c visit_groups_merge obeys),
+ * so the library's instructions from the migration to the end's reads
+ * are counted by cpu_atom's group: the slow route's few thousand
+ * instructions (bench/overhead), under one step of a region of some
+ * millions of slots.  A shorter region that ends so loses level 2, as
+ * does one with more real work on the E-cores.
  */
+static bool ecore_share_bounded(uint64_t e, int64_t slots)
+{
+	return slots > 0 && e <= (uint64_t)slots / 255;
+}
+
+/*
+ * The E-cores measure level 1 only: cpu_atom has no PERF_METRICS
+ * (arch/x86/events/intel/core.c intel_pmu_init_hybrid sets perf_metrics
+ * for the big core type alone), and the E group here reads the Atom
+ * level-1 events.  A region's E-core slots are its own delta of
+ * TD_C_ECORE_SLOTS, so a P-only region after an E-core stint has level
+ * 2.  One with a bounded E-core share (above) keeps it too: its level-2
+ * counts are the P-cores' alone, so each measured level-2 category
+ * misses at most the E-cores' e slots, and a parent minus a measured
+ * child (light ops, machine clears, fetch bandwidth, core bound) is off
+ * by at most e on top: within the bound of decode.c when e slots,
+ * 255 x e in qerr's 1/255-slot units, join the region's qerr (err grows
+ * by at most what one more reading of the region would add).  Any larger
+ * E-core share loses level 2: zeroed, and TD_RESULT_L2 not set.  Out of
+ * line: most regions have no E-core slot.
+ */
+static __attribute__((noinline)) unsigned
+ecore_share_delta(const struct td_counts *a, const struct td_counts *b,
+		  unsigned flags, struct td_delta *d)
+{
+	uint64_t e = b->cat[TD_C_ECORE_SLOTS] - a->cat[TD_C_ECORE_SLOTS];
+
+	if ((flags & TD_RESULT_L2) && ecore_share_bounded(e, d->slots)) {
+		d->qerr += 255 * e;
+		return flags;
+	}
+	for (unsigned i = TD_NR_L1; i < TD_NR_METRICS; i++)
+		d->cat[i] = 0;
+	return flags & ~TD_RESULT_L2;
+}
+
+/* The common region, no E-core slot: as PERF_METRICS' delta alone. */
 static unsigned hybrid_delta(const struct td *td, const struct td_counts *a,
 			     uint64_t raw_slots, uint64_t raw,
 			     const struct td_counts *b, struct td_delta *d)
 {
 	unsigned flags = td_pm_delta(td, a, raw_slots, raw, b, d);
 
-	if (b->cat[TD_C_ECORE_SLOTS] == a->cat[TD_C_ECORE_SLOTS])
+	if (TD_LIKELY(b->cat[TD_C_ECORE_SLOTS] == a->cat[TD_C_ECORE_SLOTS]))
 		return flags;
-	for (unsigned i = TD_NR_L1; i < TD_NR_METRICS; i++)
-		d->cat[i] = 0;
-	return flags & ~TD_RESULT_L2;
+	return ecore_share_delta(a, b, flags, d);
 }
 
 static void hybrid_info(const struct td *td, struct td_info *i)
