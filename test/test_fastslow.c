@@ -292,6 +292,11 @@ struct sequence {
 	bool calm;         /* few events that send begin/end the slow way */
 	bool fast_at_open, fast_at_close; /* td->fast or td->src_fast */
 	int cpu;
+	/* hybrid: slots run on E-cores while each region was open, and the
+	 * results that kept level 2 with some (hybrid_source.c's bounded
+	 * E-core share: a branch both builds must take) */
+	uint64_t ecore_slots[NR_REGIONS];
+	uint64_t l2_with_ecore;
 };
 
 static const char *const named_names[NR_NAMED] = { "alpha", "beta" };
@@ -362,6 +367,14 @@ static uint64_t work_slots(uint64_t *rng)
 
 #define WORK_PIECE (UINT64_C(1) << 30)
 
+/* Hybrid: slots about to run on the current CPU, if an E-core (8-15). */
+static void note_ecore_work(struct sequence *q, uint64_t slots)
+{
+	for (unsigned i = 0; q->p->hybrid && q->cpu >= 8 && i < NR_REGIONS; i++)
+		if (q->open[i])
+			q->ecore_slots[i] += slots;
+}
+
 static void run_work(struct sequence *q)
 {
 	unsigned m = below(&q->rng, 4);
@@ -369,6 +382,7 @@ static void run_work(struct sequence *q)
 	uint64_t slots = work_slots(&q->rng);
 
 	note(q, "run %" PRIu64 " mix %u", slots, m);
+	note_ecore_work(q, slots);
 	/*
 	 * In pieces of at most 2^30 slots: a 32-bit counter (Arm without
 	 * FEAT_PMUv3p5) then wraps at most once in each, and its overflow
@@ -425,8 +439,13 @@ static void op_end(struct sequence *q, unsigned i, bool want_result)
 
 	memset(&res, 0xa5, sizeof(res));
 	rc = td_region_end(q->td, &q->r[i], want_result ? &res : NULL);
-	if (rc == 0)
+	if (rc == 0 && want_result && q->ecore_slots[i] &&
+	    (res.flags & TD_RESULT_L2))
+		q->l2_with_ecore++;
+	if (rc == 0) {
 		q->open[i] = false;
+		q->ecore_slots[i] = 0;
+	}
 	note(q, "end %u%s: %d slots %" PRIu64 " flags %#x", i,
 	     want_result ? "" : " (no result)", rc,
 	     want_result ? res.slots : 0, want_result ? res.flags : 0);
@@ -582,11 +601,35 @@ static void op_switch(struct sequence *q, uint64_t other_slots)
 	emu_context_switch(other_slots);
 }
 
+/*
+ * Hybrid: a few slots to a few thousand on an E-core, then back (a
+ * preemption that moved the thread for a moment, or the library's own
+ * reads there after a migration): regions around it keep level 2.
+ */
+static void op_ecore_stint(struct sequence *q)
+{
+	int home = q->cpu;
+	uint64_t slots = 1 + below(&q->rng, 5000);
+	struct emu_mix mix = mix_of(q, below(&q->rng, 4));
+
+	q->cpu = 8 + (int)below(&q->rng, 8);
+	note(q, "E-core stint of %" PRIu64 " on %d", slots, q->cpu);
+	emu_migrate(q->cpu);
+	note_ecore_work(q, slots);
+	emu_run(slots, &mix);
+	q->cpu = home;
+	emu_migrate(home);
+}
+
 /* Hybrid: to any CPU, P-core or E-core; elsewhere a context switch. */
 static void op_migrate(struct sequence *q)
 {
 	if (!q->p->hybrid) {
 		op_switch(q, work_slots(&q->rng));
+		return;
+	}
+	if (below(&q->rng, 3) == 0) {
+		op_ecore_stint(q);
 		return;
 	}
 	q->cpu = (int)below(&q->rng, 16);
@@ -726,9 +769,13 @@ static void close_handle(struct sequence *q)
 	emu_teardown();
 }
 
-/* Returns whether its handle had a fast path: bit 0 at open, 1 at close. */
+/*
+ * Returns whether its handle had a fast path: bit 0 at open, 1 at close;
+ * adds its results that kept level 2 with E-core slots to *l2_with_ecore.
+ */
 static unsigned run_sequence(const struct profile *p, unsigned seq,
-			     unsigned nr_ops, struct trace *t)
+			     unsigned nr_ops, struct trace *t,
+			     uint64_t *l2_with_ecore)
 {
 	static struct sequence q; /* large: not on the stack */
 
@@ -746,6 +793,7 @@ static unsigned run_sequence(const struct profile *p, unsigned seq,
 	for (t->op = 1; t->op <= nr_ops; t->op++)
 		one_op(&q);
 	close_handle(&q);
+	*l2_with_ecore += q.l2_with_ecore;
 	return q.fast_at_open | (unsigned)q.fast_at_close << 1;
 }
 
@@ -762,10 +810,11 @@ static unsigned nr_sequences(void)
 static void run_profile(const struct profile *p, struct trace *t)
 {
 	uint64_t rdpmcs = 0, reads = 0, syscalls = 0, at_open = 0, at_close = 0;
+	uint64_t l2_with_ecore = 0;
 	struct entry *e;
 
 	for (unsigned seq = 0; seq < nr_sequences(); seq++) {
-		unsigned fast = run_sequence(p, seq, NR_OPS, t);
+		unsigned fast = run_sequence(p, seq, NR_OPS, t, &l2_with_ecore);
 		struct emu_stats st;
 
 		/* emu_teardown keeps the counts until the next setup */
@@ -782,6 +831,7 @@ static void run_profile(const struct profile *p, struct trace *t)
 	e->f[2] = syscalls;
 	e->f[3] = at_open;
 	e->f[4] = at_close;
+	e->f[5] = l2_with_ecore;
 }
 
 /* ---- the reference build's run, and the comparison ---------------------- */
@@ -947,6 +997,15 @@ static void compare(const struct profile *p, const struct trace *fast,
 		      PRIu64 " (fast / slow build)\n", p->name, fast->n,
 		      fs->f[0], ss->f[0], fs->f[1], ss->f[1], fs->f[2],
 		      ss->f[2], fs->f[3], ss->f[3], fs->f[4], ss->f[4]);
+	/* hybrid: the branch of an E-core share small enough, both builds */
+	if (p->hybrid) {
+		print_message("%s: results with level 2 and E-core slots %"
+			      PRIu64 " / %" PRIu64 "\n", p->name, fs->f[5],
+			      ss->f[5]);
+		if (!fs->f[5] || !ss->f[5])
+			fail_msg("%s: no region kept level 2 with E-core "
+				 "slots in it", p->name);
+	}
 	/*
 	 * TD_OPT_L2_MULTIPLEX reads its groups with read(2) on the general
 	 * route (counters.c): no fast path in either build, so both
