@@ -209,11 +209,21 @@ static inline void td_policy_close(struct td_policy *p, uint64_t at)
 #define TD_RECORD_READINGS (1u << 31)
 /*
  * With TD_RECORD_READINGS: a record of a source's counter values instead
- * (cat[] their differences, reserved[0] the handle, whose source's
- * finish_record turns it into counts; td_close finishes every attached
- * record first: output/open.c).  Private too.
+ * (cat[] their differences, reserved[0] a struct td_record_finisher that
+ * turns it into counts).  Private too.
  */
 #define TD_RECORD_VALUES (1u << 30)
+
+/*
+ * What finishes a TD_RECORD_VALUES record: immutable and never freed, so
+ * that a record copied out of its buffer while attached decodes after
+ * its handle is closed (td_record_decode is pure: it may outlive td).
+ * A source embeds it first in the decoding parameters it keeps.
+ */
+struct td_record_finisher {
+	void (*finish)(const struct td_record_finisher *f,
+		       struct td_record *rec);
+};
 
 /*
  * A record of a region with the memory drill-down (TD_RESULT_MEMORY)

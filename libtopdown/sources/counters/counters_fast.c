@@ -14,7 +14,9 @@
  * goes to the slow path, which reads under the seqlock, guards, falls
  * back to read(2) and refreshes the view (td_gen_fast_refresh).
  */
+#include <pthread.h>
 #include <stddef.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "arch.h"
@@ -228,8 +230,8 @@ static __attribute__((noinline)) int end_result(struct td *td,
 /*
  * Records attached, no result, counters all forward since a begin that
  * read: the record keeps the values' differences and decodes nothing
- * (td_gen_finish_record does, when the records are detached or decoded,
- * as end_result does); the region's length is learnt from the slots
+ * (its recipe's finish_values does, when the records are detached or
+ * decoded, as end_result does); the region's length is learnt from the slots
  * each event adds (linear: fast.slots_per), as on the general route.
  * A full buffer counts the record dropped.
  */
@@ -266,35 +268,62 @@ static __attribute__((noinline)) int end_to_record(struct td *td,
 			      ? 0
 			      : TD_RESULT_UNRELIABLE);
 	rec->resets = (td->snap.resets - p->snap.resets) & TD_SNAP_RESETS_MASK;
-	rec->reserved[0] = (uintptr_t)td;
+	rec->reserved[0] = (uintptr_t)g->fast.recipe;
 	return 0;
 }
 
 /*
- * A record end_to_record wrote, as the general route writes it
- * (region_slow.c emit_record): the counts of the differences, the
- * source's delta from zero counts (end_result's), the region's
- * reliability as its end saw it.
+ * What turns a record end_to_record wrote into counts: the group's open
+ * events (their model indices, the derived one) and the model, as they
+ * were at open, which is all the general route's decode of the same
+ * differences reads of the handle.  A record may be decoded after its
+ * handle is closed (a copy taken while attached: td_record_decode is
+ * pure), so a recipe is never freed; handles with the same recipe share
+ * it, and a process keeps at most TD_GEN_RECIPES of them (a handle past
+ * that takes no fast path: its records are finished at its ends), which
+ * bounds what one that opens handles over and over keeps.
  */
-void td_gen_finish_record(const struct td *td, struct td_record *rec)
+struct td_gen_recipe {
+	struct td_record_finisher fin; /* first: what record.c calls */
+	struct td_gen_model m;
+	unsigned nr, derived;
+	uint8_t ev[TD_GEN_MAX];
+	const struct td_gen_recipe *next; /* the process's, newest first */
+};
+
+#define TD_GEN_RECIPES 64
+
+/*
+ * A record end_to_record wrote, as the general route writes it
+ * (region_slow.c emit_record): the counts of the differences
+ * (td_gen_counts_of's steps), the source's delta from zero counts
+ * (end_result's), the region's reliability as its end saw it.  Both
+ * sources with this fast path take td_generic_consistent (always true),
+ * and only a handle on the RDPMC path has it (td_gen_fast_setup; the
+ * path is fixed at open): no TD_RESULT_READ_PATH.
+ */
+static void finish_values(const struct td_record_finisher *f,
+			  struct td_record *rec)
 {
 	static const struct td_counts zero;
-	const struct td_gen *g = td_gen_of(td)->gen;
-	uint64_t dv[TD_GEN_MAX];
+	const struct td_gen_recipe *r =
+		td_container_of(f, struct td_gen_recipe, fin);
+	uint64_t v[TD_GEN_MAX] = { 0 };
 	struct td_counts c;
 	struct td_delta d;
 	unsigned flags = 0;
 
-	memcpy(dv, rec->cat, sizeof(dv));
-	td_gen_counts_of(g, dv, &c);
-	if (g->m.family)
-		flags = td->src->delta(td, &zero, 0, 0, &c, &d);
+	for (unsigned k = 0; k < r->nr; k++)
+		v[r->ev[k]] = (uint64_t)rec->cat[k];
+	if (r->derived)
+		td_formula_derive(&r->m, r->derived, v);
+	td_formula_counts(&r->m, v, &c);
+	if (r->m.family)
+		flags = r->m.family->delta(&r->m, &zero, &c, &d);
 	else
 		counts_as_delta(&c, &d);
 	d.qerr = rec->qerr;
-	if (td->path == TD_PATH_READ)
-		flags |= TD_RESULT_READ_PATH;
-	if ((rec->flags & TD_RESULT_UNRELIABLE) || !td->src->consistent(td, &d))
+	if (rec->flags & TD_RESULT_UNRELIABLE)
 		flags |= TD_RESULT_UNRELIABLE;
 	rec->slots = d.slots > 0 ? (uint64_t)d.slots : 0;
 	memcpy(rec->cat, d.cat, sizeof(rec->cat));
@@ -388,9 +417,45 @@ void td_gen_fast_refresh(struct td_gen *g, const uint64_t *open)
 }
 
 /*
+ * g's recipe: the process's one equal to it, else a new one (NULL when
+ * out of memory or past TD_GEN_RECIPES).  Under a lock: handles open in
+ * any thread; a recipe is immutable once on the list.
+ */
+static const struct td_gen_recipe *recipe_of(const struct td_gen *g)
+{
+	static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+	static const struct td_gen_recipe *recipes;
+	static unsigned nr_recipes;
+	const struct td_gen_recipe *r;
+	struct td_gen_recipe want, *add = NULL;
+
+	memset(&want, 0, sizeof(want)); /* padding too: compared whole */
+	want.fin.finish = finish_values;
+	memcpy(&want.m, &g->m, sizeof(want.m));
+	want.nr = g->nr;
+	want.derived = g->derived;
+	memcpy(want.ev, g->ev, sizeof(want.ev));
+	pthread_mutex_lock(&lock);
+	for (r = recipes; r; r = r->next) {
+		want.next = r->next;
+		if (memcmp(r, &want, sizeof(want)) == 0)
+			break;
+	}
+	if (!r && nr_recipes < TD_GEN_RECIPES && (add = malloc(sizeof(*add)))) {
+		memcpy(add, &want, sizeof(want)); /* padding as compared */
+		add->next = recipes;
+		recipes = r = add;
+		nr_recipes++;
+	}
+	pthread_mutex_unlock(&lock);
+	return r;
+}
+
+/*
  * Called by the source's open: the fast path serves a group read by
  * RDPMC (MRS) with nothing beside it (no multiplexed or second level-2
- * group, whose readings need their times), every counter then read here.
+ * group, whose readings need their times), every counter then read here,
+ * and whose records can be finished after the handle is gone (a recipe).
  */
 void td_gen_fast_setup(struct td *td)
 {
@@ -398,6 +463,10 @@ void td_gen_fast_setup(struct td *td)
 
 	td->src_fast = td->path == TD_PATH_RDPMC && TD_HAVE_USER_READ &&
 		       !g->mux[0] && !g->l2 && g->nr <= TD_NR_VALUES;
+	if (td->src_fast) {
+		g->fast.recipe = recipe_of(g);
+		td->src_fast = g->fast.recipe != NULL;
+	}
 	/* every formula is linear but V4.5's SMT form, which halves */
 	g->fast.linear = !(g->m.formula == TD_F_V45 && g->m.any);
 	for (unsigned k = 0; k < g->nr; k++) {
