@@ -188,14 +188,14 @@ static inline uint64_t td_policy_by_err(const struct td_policy *p,
  */
 static inline void td_policy_open(struct td_policy *p, uint64_t at)
 {
-	if (p->open_n++ == 0)
+	if (TD_LIKELY(p->open_n++ == 0)) /* most regions nest in none */
 		p->open_since = at;
 }
 
 /* A region ended at folded SLOTS at: the stretch ends if it was the last. */
 static inline void td_policy_close(struct td_policy *p, uint64_t at)
 {
-	if (--p->open_n == 0)
+	if (TD_LIKELY(--p->open_n == 0))
 		p->measured += at - p->open_since;
 }
 
