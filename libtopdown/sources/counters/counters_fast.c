@@ -167,10 +167,37 @@ result_inline(const struct td *td, const struct td_region_priv *p,
 	res->resets = (td->snap.resets - p->snap.resets) & TD_SNAP_RESETS_MASK;
 	if (td->path == TD_PATH_READ)
 		res->flags |= TD_RESULT_READ_PATH;
+	/* the source's consistent is td_generic_consistent: td_gen_fast_setup */
 	if (td->snap.untrusted != p->snap.untrusted ||
-	    !td->src->consistent(td, d) || (flags & TD_RESULT_UNRELIABLE))
+	    (flags & TD_RESULT_UNRELIABLE))
 		td_record_mark_unreliable(res);
 }
+
+/*
+ * Counter k's difference since the begin (values at begin b, at end e),
+ * into out[to], its sign into back, then on to counter k - 1: the
+ * switches of end_result and end_to_record, unrolled as fast_read_all's.
+ */
+#define TD_FAST_DIFF(k, to)                                               \
+	back |= out[to] = e[k] - b[k];                                    \
+	__attribute__((fallthrough))
+
+/*
+ * Every counter's difference, out[to(k)] for k < nr; their sign bits
+ * or'ed together (negative: some counter went back).
+ */
+#define TD_FAST_DIFFS(nr, to)                                             \
+	switch (nr) {                                                     \
+	case 8: TD_FAST_DIFF(7, to(7));                                   \
+	case 7: TD_FAST_DIFF(6, to(6));                                   \
+	case 6: TD_FAST_DIFF(5, to(5));                                   \
+	case 5: TD_FAST_DIFF(4, to(4));                                   \
+	case 4: TD_FAST_DIFF(3, to(3));                                   \
+	case 3: TD_FAST_DIFF(2, to(2));                                   \
+	case 2: TD_FAST_DIFF(1, to(1));                                   \
+	case 1: back |= out[to(0)] = e[0] - b[0]; break;                  \
+	default: __builtin_unreachable(); /* 1 <= nr <= TD_GEN_MAX */     \
+	}
 
 /*
  * An end with a result and nothing else to do (no record, no policy
@@ -190,26 +217,24 @@ static __attribute__((noinline)) int end_result(struct td *td,
 {
 	static const struct td_counts zero;
 	const struct td_gen *g = td_gen_of(td)->gen;
-	const uint64_t *begin = td_begin_values(p);
-	uint64_t v[TD_GEN_MAX] = { 0 };
+	const uint64_t *b = td_begin_values(p), *e = g->fast.end;
+	uint64_t out[TD_GEN_MAX] = { 0 };
 	uint64_t back = 0; /* its sign: some counter went back */
 	union counts_delta u;
 	struct td_delta d;
 	unsigned flags;
 
 	/* the differences where td_gen_model_values puts values */
-	for (unsigned k = 0; k < g->nr; k++) {
-		uint64_t dk = g->fast.end[k] - begin[k];
-
-		back |= dk;
-		v[g->ev[k]] = dk;
-	}
+#define TO_MODEL(k) g->ev[k]
+	TD_FAST_DIFFS(g->nr, TO_MODEL)
+#undef TO_MODEL
+	/* no policy tracks open regions: td_gen_fast_setup */
 	if (TD_UNLIKELY((int64_t)back < 0 || !g->fast.linear ||
-			td->policy.track || (p->snap.resets & TD_BEGIN_UNREAD)))
+			(p->snap.resets & TD_BEGIN_UNREAD)))
 		return end_values(td, p, res);
 	if (g->derived)
-		td_formula_derive(&g->m, g->derived, v);
-	td_formula_counts(&g->m, v, &u.c); /* x86: the delta itself */
+		td_formula_derive(&g->m, g->derived, out);
+	td_formula_counts(&g->m, out, &u.c); /* x86: the delta itself */
 	td_learn_length(td, p, u.c.slots - p->slots);
 	p->owner = NULL;
 	if (!g->m.family) { /* the formula table's delta adds no flag */
@@ -233,35 +258,40 @@ static __attribute__((noinline)) int end_result(struct td *td,
  * (its recipe's finish_values does, when the records are detached or
  * decoded, as end_result does); the region's length is learnt from the slots
  * each event adds (linear: fast.slots_per), as on the general route.
- * A full buffer counts the record dropped.
+ * The differences go straight into the next free record (the buffer's
+ * until k->next moves past it), or nowhere when the buffer is full: the
+ * record is then dropped and counted.
  */
 static __attribute__((noinline)) int end_to_record(struct td *td,
 						   struct td_region_priv *p)
 {
 	const struct td_gen *g = td_gen_of(td)->gen;
-	const uint64_t *begin = td_begin_values(p);
+	const uint64_t *b = td_begin_values(p), *e = g->fast.end;
 	struct td_sink *k = &td->sink;
-	uint64_t dv[TD_GEN_MAX] = { 0 }, slots = 0, back = 0;
-	struct td_record *rec;
+	struct td_record *rec = k->next;
+	uint64_t full[TD_GEN_MAX], *out, slots = 0, back = 0;
 
-	_Static_assert(sizeof(dv) <= sizeof(rec->cat), "a record holds them");
-	for (unsigned i = 0; i < g->nr; i++) {
-		dv[i] = g->fast.end[i] - begin[i];
-		back |= dv[i]; /* its sign: some counter went back */
-		slots += g->fast.slots_per[i] * dv[i];
-	}
-	if (TD_UNLIKELY((int64_t)back < 0 || !g->fast.linear || td->policy.track ||
+	_Static_assert(TD_GEN_MAX <= TD_CAT_COUNT, "a record holds them");
+	out = TD_LIKELY(rec != k->end) ? (uint64_t *)(void *)rec->cat : full;
+#define TO_SAME(k) k
+	TD_FAST_DIFFS(g->nr, TO_SAME)
+#undef TO_SAME
+	/* no policy tracks open regions: td_gen_fast_setup */
+	if (TD_UNLIKELY((int64_t)back < 0 || !g->fast.linear ||
 			(p->snap.resets & TD_BEGIN_UNREAD)))
 		return end_values(td, p, NULL);
+	if (TD_LIKELY(g->fast.slots_k < TD_GEN_MAX)) /* one event gives slots */
+		slots = g->fast.slots_per[g->fast.slots_k] * out[g->fast.slots_k];
+	else
+		for (unsigned i = 0; i < g->nr; i++)
+			slots += g->fast.slots_per[i] * out[i];
 	td_learn_length(td, p, slots - p->slots);
 	p->owner = NULL;
-	rec = k->next;
-	if (TD_UNLIKELY(rec == k->end)) {
+	if (TD_UNLIKELY(out == full)) {
 		k->dropped++;
 		return 0;
 	}
 	k->next = rec + 1;
-	memcpy(rec->cat, dv, sizeof(dv)); /* a fixed size: a few moves */
 	rec->qerr = td->snap.qerr_base - p->snap.qerr_base + p->slots;
 	rec->flags = TD_RECORD_READINGS | TD_RECORD_VALUES |
 		     (td->snap.untrusted == p->snap.untrusted
@@ -461,8 +491,15 @@ void td_gen_fast_setup(struct td *td)
 {
 	struct td_gen *g = td_gen_of(td)->gen;
 
+	/*
+	 * Its ends take what the general route asks of the source as
+	 * known: every delta consistent (td_generic_consistent) and no
+	 * reset, so no policy tracking open regions (td_policy_setup).
+	 */
 	td->src_fast = td->path == TD_PATH_RDPMC && TD_HAVE_USER_READ &&
-		       !g->mux[0] && !g->l2 && g->nr <= TD_NR_VALUES;
+		       !g->mux[0] && !g->l2 && g->nr <= TD_NR_VALUES &&
+		       td->src->consistent == td_generic_consistent &&
+		       !td->src->reset;
 	if (td->src_fast) {
 		g->fast.recipe = recipe_of(g);
 		td->src_fast = g->fast.recipe != NULL;
@@ -480,5 +517,10 @@ void td_gen_fast_setup(struct td *td)
 		td_gen_counts_of(g, one, &c);
 		g->fast.slots_per[k] = c.slots;
 	}
+	/* where one event alone gives slots (cycles x width), that one */
+	g->fast.slots_k = TD_GEN_MAX;
+	for (unsigned k = 0, n = 0; k < g->nr; k++)
+		if (g->fast.slots_per[k])
+			g->fast.slots_k = n++ ? TD_GEN_MAX : (uint8_t)k;
 }
 

@@ -39,6 +39,8 @@ struct td_gen_fast {
 	bool linear;        /* the counts of a difference of values are the
 			       difference of their counts (counters_fast.c) */
 	uint64_t slots_per[8]; /* linear: the slots one event of each adds */
+	uint8_t slots_k;    /* the one event whose slots_per is not 0; 8:
+			       several */
 	/* what finishes the records the fast end writes (counters_fast.c) */
 	const struct td_gen_recipe *recipe;
 };
