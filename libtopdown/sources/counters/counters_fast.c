@@ -35,20 +35,52 @@
  */
 
 /*
+ * x86's counters are 48 bits wide on every model this path serves (the
+ * pages' pmc_width: the Intel SDM's IA32_PMCx and AMD's PERF_CTRx), a
+ * width RDPMC's two halves sign-extend with constant shifts.
+ */
+#if defined(__x86_64__)
+#define TD_FAST_W48 1
+#else
+#define TD_FAST_W48 0
+#endif
+
+/*
+ * A counter's raw value sign-extended from its width (the UAPI
+ * comment's pmc <<= 64 - width; pmc >>= 64 - width).  w48, a constant of
+ * each copy of the caller: every counter 48 bits wide (f->w48), whose
+ * halves need no variable shift: bits 32-47 sign-extended from the high
+ * half, or'ed with the low one.
+ */
+static inline __attribute__((always_inline)) int64_t
+fast_read_raw(const struct td_fast_counter *c, bool w48)
+{
+	uint64_t raw, lo, hi;
+
+	if (TD_FAST_W48 && w48) {
+		td_rdpmc_halves((uint32_t)c->reader, &lo, &hi);
+		/* lo < 2^32: RDPMC clears bits 32-63 of RAX (arch_x86.h) */
+		return (int64_t)(hi << 48) >> 16 | (int64_t)lo;
+	}
+	raw = td_read_counter(c->reader);
+	return (int64_t)(raw << c->shift) >> c->shift;
+}
+
+/*
  * One counter's value, or false when the view no longer holds: the lock
  * checked after the read says that nothing rewrote the page since the
  * view was taken, so the value is this event's.
  */
 static inline __attribute__((always_inline)) bool
-fast_read(const struct td_fast_counter *c, uint64_t *v)
+fast_read(const struct td_fast_counter *c, uint64_t *v, bool w48)
 {
-	uint64_t raw = td_read_counter(c->reader);
+	int64_t raw = fast_read_raw(c, w48);
 	uint64_t val;
 
 	td_compiler_barrier();
 	if (TD_UNLIKELY(td_load_once(c->pc->lock) != c->lock))
 		return false;
-	val = c->offset + (uint64_t)((int64_t)(raw << c->shift) >> c->shift);
+	val = c->offset + (uint64_t)raw;
 	if (TD_UNLIKELY(val - c->last >= TD_GEN_STEP_MAX))
 		return false;
 	*v = val;
@@ -63,11 +95,16 @@ fast_read(const struct td_fast_counter *c, uint64_t *v)
  * nothing is read while the view says the group is not counting here.
  */
 /* Counter k's read, then on to counter k - 1 (fast_read_all's switch). */
-#define TD_FAST_READ(k)                                                   \
-	if (!fast_read(&f->c[k], &v[k]))                                  \
+#define TD_FAST_READ(k, w48)                                              \
+	if (!fast_read(&f->c[k], &v[k], w48))                             \
 		return false;                                             \
 	__attribute__((fallthrough))
 
+/*
+ * f->sel picks the copy for the counters' widths with the count, in one
+ * switch: nr, plus TD_FAST_ANY_WIDTH unless every counter is 48 bits
+ * wide (td_gen_fast_refresh).
+ */
 static inline __attribute__((always_inline)) bool
 fast_read_all(const struct td_gen *g, uint64_t *v)
 {
@@ -77,15 +114,23 @@ fast_read_all(const struct td_gen *g, uint64_t *v)
 	if (TD_UNLIKELY(td_load_once(f->c[0].pc->lock) != f->c[0].lock))
 		return false;
 	/* unrolled, last counter first: no loop counter, fixed offsets */
-	switch (g->nr) {
-	case 8: TD_FAST_READ(7);
-	case 7: TD_FAST_READ(6);
-	case 6: TD_FAST_READ(5);
-	case 5: TD_FAST_READ(4);
-	case 4: TD_FAST_READ(3);
-	case 3: TD_FAST_READ(2);
-	case 2: TD_FAST_READ(1);
-	case 1: return fast_read(&f->c[0], &v[0]);
+	switch (f->sel) {
+	case 8: TD_FAST_READ(7, true);
+	case 7: TD_FAST_READ(6, true);
+	case 6: TD_FAST_READ(5, true);
+	case 5: TD_FAST_READ(4, true);
+	case 4: TD_FAST_READ(3, true);
+	case 3: TD_FAST_READ(2, true);
+	case 2: TD_FAST_READ(1, true);
+	case 1: return fast_read(&f->c[0], &v[0], true);
+	case TD_FAST_ANY_WIDTH + 8: TD_FAST_READ(7, false);
+	case TD_FAST_ANY_WIDTH + 7: TD_FAST_READ(6, false);
+	case TD_FAST_ANY_WIDTH + 6: TD_FAST_READ(5, false);
+	case TD_FAST_ANY_WIDTH + 5: TD_FAST_READ(4, false);
+	case TD_FAST_ANY_WIDTH + 4: TD_FAST_READ(3, false);
+	case TD_FAST_ANY_WIDTH + 3: TD_FAST_READ(2, false);
+	case TD_FAST_ANY_WIDTH + 2: TD_FAST_READ(1, false);
+	case TD_FAST_ANY_WIDTH + 1: return fast_read(&f->c[0], &v[0], false);
 	default: __builtin_unreachable(); /* 1 <= nr <= TD_GEN_MAX */
 	}
 }
@@ -416,7 +461,7 @@ bool td_gen_begin_counts(const struct td *td, const uint64_t *values,
 void td_gen_fast_refresh(struct td_gen *g, const uint64_t *open)
 {
 	struct td_gen_fast *f = &g->fast;
-	bool stale = false;
+	bool stale = false, w48 = true;
 
 	for (unsigned k = 0; k < g->nr; k++) {
 		struct td_fast_counter *c = &f->c[k];
@@ -441,9 +486,11 @@ void td_gen_fast_refresh(struct td_gen *g, const uint64_t *open)
 		c->reader = td_reader_of(idx - 1);
 		c->shift = 64 - width;
 		c->last = open[k];
+		w48 = w48 && width == 48;
 	}
 	if (stale)
 		f->c[0].lock = TD_FAST_STALE;
+	f->sel = g->nr + (TD_FAST_W48 && w48 ? 0 : TD_FAST_ANY_WIDTH);
 }
 
 /*
@@ -504,6 +551,7 @@ void td_gen_fast_setup(struct td *td)
 		g->fast.recipe = recipe_of(g);
 		td->src_fast = g->fast.recipe != NULL;
 	}
+	g->fast.sel = g->nr + TD_FAST_ANY_WIDTH; /* until a refresh */
 	/* every formula is linear but V4.5's SMT form, which halves */
 	g->fast.linear = !(g->m.formula == TD_F_V45 && g->m.any);
 	for (unsigned k = 0; k < g->nr; k++) {

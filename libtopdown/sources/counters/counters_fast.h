@@ -29,6 +29,8 @@ struct td_fast_counter {
 	uint32_t shift;     /* 64 - pmc_width: sign extension */
 };
 
+#define TD_FAST_ANY_WIDTH 8
+
 /* A lock no settled page holds (the kernel's lock is even at rest). */
 #define TD_FAST_STALE 1u
 
@@ -36,6 +38,8 @@ struct td_gen_recipe;
 struct td_gen_fast {
 	struct td_fast_counter c[8]; /* the group's open events, in order */
 	uint64_t end[8];    /* a fast end's values, on their way */
+	uint8_t sel;        /* nr, + TD_FAST_ANY_WIDTH unless every counter
+			       is 48 bits wide (x86): the reads' copy */
 	bool linear;        /* the counts of a difference of values are the
 			       difference of their counts (counters_fast.c) */
 	uint64_t slots_per[8]; /* linear: the slots one event of each adds */
