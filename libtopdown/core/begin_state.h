@@ -14,7 +14,8 @@
 
 /* The private layout of struct td_region (256 bytes, ABI). */
 struct td_region_priv {
-	const struct td *owner;   /* non-NULL while begun */
+	const struct td *owner;   /* non-NULL while begun: the handle, or
+				     td_owner_unread(handle) */
 	uint64_t key;             /* td->epoch_hi | lock at the copy; 0: none */
 	uint64_t slots;           /* raw SLOTS at begin (0 if folded) */
 	uint64_t raw;             /* the source's raw word read with them
@@ -31,6 +32,18 @@ _Static_assert(sizeof(struct td_region_priv) <= sizeof(struct td_region),
 static inline struct td_region_priv *priv(struct td_region *r)
 {
 	return (struct td_region_priv *)(void *)r;
+}
+
+/*
+ * The owner of a region whose begin could not read (TD_BEGIN_UNREAD):
+ * the handle's address with its low bit set (a struct td is aligned).
+ * Every fast end compares owner with td, so such a region's end takes the
+ * general route without a test of its own (it has no length to learn:
+ * region_slow.c td_end_sampled).
+ */
+static inline const struct td *td_owner_unread(const struct td *td)
+{
+	return (const struct td *)((uintptr_t)td | 1);
 }
 
 /*
