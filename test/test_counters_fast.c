@@ -287,6 +287,48 @@ static void test_records(void **state)
 	td_close(td);
 }
 
+/*
+ * A record copied out of its buffer while attached still holds the
+ * fast end's counter differences, not counts: td_record_decode, which
+ * is pure, must turn it into its region after the handle is closed,
+ * exactly, on every ordinary-counter model (its formula and events
+ * known without the handle, freed by td_close; under ASan reading it is
+ * a use-after-free, make test-asan).
+ */
+static void test_record_decoded_after_close(void **state)
+{
+	(void)state;
+	for (unsigned i = 0; i < sizeof(profiles) / sizeof(profiles[0]); i++) {
+		const struct profile *p = &profiles[i];
+		struct td *td = open_warm(p);
+		struct emu_mix m = mix_of(p, i + 2);
+		struct td_record recs[2], copy;
+		struct td_region reg = { { 0 } };
+		struct emu_truth a, b;
+		struct truth_frac t;
+		struct td_result r;
+
+		assert_int_equal(td_records_attach(td, recs, 2), 0);
+		assert_int_equal(td_region_begin(td, &reg), 0);
+		emu_truth(&a);
+		emu_run(120000, &m);
+		emu_truth(&b);
+		assert_int_equal(td_region_end(td, &reg, NULL), 0);
+		t = truth_between(&a, &b);
+		copy = recs[0]; /* attached: the fast end's raw record */
+		td_close(td);
+		assert_int_equal(td_record_decode(&copy, &r), 0);
+		assert_int_equal(r.slots, 120000);
+		assert_false(r.flags & TD_RESULT_UNRELIABLE);
+		assert_within(&r, &t, EXACT);
+		/* the buffer td_close finished decodes to the same */
+		assert_int_equal(td_record_decode(&recs[0], &r), 0);
+		assert_int_equal(r.slots, 120000);
+		assert_within(&r, &t, EXACT);
+		emu_teardown();
+	}
+}
+
 /* A named region's totals on the fast path: every call, exactly. */
 static void test_named_totals(void **state)
 {
@@ -367,6 +409,7 @@ int main(void)
 		cmocka_unit_test(test_switch_between_reads),
 		cmocka_unit_test_teardown(test_deschedule_flags, teardown_emu),
 		cmocka_unit_test_teardown(test_records, teardown_emu),
+		cmocka_unit_test(test_record_decoded_after_close),
 		cmocka_unit_test_teardown(test_named_totals, teardown_emu),
 		cmocka_unit_test_teardown(test_long_region, teardown_emu),
 	};

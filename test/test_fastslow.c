@@ -731,17 +731,45 @@ static void open_handle(struct sequence *q, unsigned seq)
 	q->fast_at_open = q->td->fast || q->td->src_fast;
 }
 
-/* Everything still open ended, the records and every total read. */
+/*
+ * A buffer still attached at close: copies of its records taken while
+ * attached (a fast end's raw ones among them) decoded after td_close, as
+ * ends numbered 300 + its index, then the buffer td_close finished.  A
+ * record must decode without the handle it came from.
+ */
+static void decode_after_close(struct sequence *q,
+			       const struct td_record *copies)
+{
+	for (unsigned i = 0; i < q->cap; i++) {
+		struct td_result res;
+		int rc;
+
+		memset(&res, 0xa5, sizeof(res));
+		rc = td_record_decode(&copies[i], &res);
+		end_entry(q, 300 + i, rc, &res);
+	}
+	for (unsigned i = 0; i < q->cap; i++)
+		put_record(trace_add(q->t, ENTRY_RECORD, i, 0), &q->recs[i]);
+}
+
+/*
+ * Everything still open ended, the records and every total read; a
+ * buffer still attached is left to td_close.
+ */
 static void close_handle(struct sequence *q)
 {
+	static struct td_record copies[RECORDS_CAP];
+
 	for (unsigned i = 0; i < NR_REGIONS; i++)
 		if (q->open[i])
 			op_end(q, i, true);
 	for (unsigned i = 0; i < NR_NAMED; i++)
 		if (q->named_open[i])
 			op_named_end(q, i, true);
-	if (q->attached)
-		detach_records(q);
+	if (q->attached) {
+		decode_attached(q);
+		memcpy(copies, q->recs, sizeof(copies));
+	}
 	for (unsigned i = 0; i < NR_NAMED; i++) {
 		struct td_totals tot;
 		struct entry *e;
@@ -766,6 +794,9 @@ static void close_handle(struct sequence *q)
 	op_query(q);
 	q->fast_at_close = q->td->fast || q->td->src_fast;
 	td_close(q->td);
+	if (q->attached)
+		decode_after_close(q, copies);
+	q->attached = false;
 	emu_teardown();
 }
 

@@ -14,14 +14,13 @@
 
 /* The private layout of struct td_region (256 bytes, ABI). */
 struct td_region_priv {
-	const struct td *owner;   /* non-NULL while begun */
+	const struct td *owner;   /* non-NULL while begun: the handle, or
+				     td_owner_unread(handle) */
 	uint64_t key;             /* td->epoch_hi | lock at the copy; 0: none */
 	uint64_t slots;           /* raw SLOTS at begin (0 if folded) */
 	uint64_t raw;             /* the source's raw word read with them
 				     (0 if folded): only the source reads it
 				     (struct td_sample raw) */
-	uint64_t reset_at;        /* raw SLOTS past which the policy's
-				     error side wants a reset */
 	uint64_t len;             /* slots of its last measured call; 0:
 				     unknown */
 	struct td_snap snap;      /* td->snap at begin */
@@ -33,6 +32,18 @@ _Static_assert(sizeof(struct td_region_priv) <= sizeof(struct td_region),
 static inline struct td_region_priv *priv(struct td_region *r)
 {
 	return (struct td_region_priv *)(void *)r;
+}
+
+/*
+ * The owner of a region whose begin could not read (TD_BEGIN_UNREAD):
+ * the handle's address with its low bit set (a struct td is aligned).
+ * Every fast end compares owner with td, so such a region's end takes the
+ * general route without a test of its own (it has no length to learn:
+ * region_slow.c td_end_sampled).
+ */
+static inline const struct td *td_owner_unread(const struct td *td)
+{
+	return (const struct td *)((uintptr_t)td | 1);
 }
 
 /*
@@ -71,32 +82,37 @@ TD_HIDDEN void td_delta_result(const struct td *td,
 
 /*
  * What the policy learns from a region that ended with a reading: its
- * length, the next begin's error side (its measured slots are counted
- * when the stretch of open regions closes: td_policy_close).
+ * length (its measured slots are counted when the stretch of open
+ * regions closes: td_policy_close).  The next begin's error side is the
+ * length's (td_policy_by_err), worked out only where the budget side
+ * lets a reset through (td_reset_may_be_due).
  */
 static inline void td_learn_length(struct td *td, struct td_region_priv *p, uint64_t len)
 {
+	(void)td;
 	/*
 	 * p->len 0 means never ended with a reading, which the slow path
 	 * expects to last the domain (reset_due, td_policy_reset_due): a
 	 * region that did end after 0 slots is expected so too, the same
 	 * decision on both paths.
 	 */
-	len = len ? len : TD_POLICY_DOMAIN;
-	p->len = len;
-	p->reset_at = td_policy_by_err(&td->policy, len);
+	p->len = len ? len : TD_POLICY_DOMAIN;
 }
 
 /*
  * May a begin that read raw SLOTS need a reset, for a region whose length
- * is known (p->len, p->reset_at)?  Past its error side and past where the
- * budget could pay (internal.h, budget_at): the slow path decides.
+ * is known (p->len)?  Past where the budget could pay (internal.h,
+ * budget_at) and past its error side: the slow path decides.  The budget
+ * first: SLOTS is below budget_at at most begins, which settles it in
+ * one compare; the error side (a shift and a multiply of the length)
+ * only past it.
  */
 static inline bool td_reset_may_be_due(const struct td *td,
 				       const struct td_region_priv *p,
 				       uint64_t slots)
 {
-	return slots > p->reset_at && slots + p->len > td->policy.budget_at;
+	return TD_UNLIKELY(slots + p->len > td->policy.budget_at) &&
+	       slots > td_policy_by_err(&td->policy, p->len);
 }
 
 /* Folded SLOTS at the region's begin: where its open stretch starts. */

@@ -61,6 +61,23 @@ struct td_counts {
 };
 
 /*
+ * A formula's categories all zero before it sets its own (it sets slots
+ * itself), in eight 16-byte stores: a memset of them becomes a rep stos,
+ * whose start costs more than the stores on every fast end with a
+ * result (and which bench/overhead's single steps count per word).
+ */
+typedef uint64_t td_u64x2 __attribute__((vector_size(16), may_alias,
+					 aligned(8)));
+static inline void td_counts_zero_cats(struct td_counts *c)
+{
+	_Static_assert(TD_NR_COUNTS == 16, "eight pairs");
+	td_u64x2 *w = (td_u64x2 *)(void *)c->cat;
+
+	w[0] = w[1] = w[2] = w[3] = (td_u64x2){ 0, 0 };
+	w[4] = w[5] = w[6] = w[7] = (td_u64x2){ 0, 0 };
+}
+
+/*
  * The difference of two snapshots.  Category deltas are signed: a small
  * category's 8-bit estimate can shrink between readings.  qerr is the
  * region's quantisation scale in 1/255-slot units: every reading that
@@ -190,14 +207,14 @@ static inline uint64_t td_policy_by_err(const struct td_policy *p,
  */
 static inline void td_policy_open(struct td_policy *p, uint64_t at)
 {
-	if (p->open_n++ == 0)
+	if (TD_LIKELY(p->open_n++ == 0)) /* most regions nest in none */
 		p->open_since = at;
 }
 
 /* A region ended at folded SLOTS at: the stretch ends if it was the last. */
 static inline void td_policy_close(struct td_policy *p, uint64_t at)
 {
-	if (--p->open_n == 0)
+	if (TD_LIKELY(--p->open_n == 0))
 		p->measured += at - p->open_since;
 }
 
@@ -211,11 +228,21 @@ static inline void td_policy_close(struct td_policy *p, uint64_t at)
 #define TD_RECORD_READINGS (1u << 31)
 /*
  * With TD_RECORD_READINGS: a record of a source's counter values instead
- * (cat[] their differences, reserved[0] the handle, whose source's
- * finish_record turns it into counts; td_close finishes every attached
- * record first: output/open.c).  Private too.
+ * (cat[] their differences, reserved[0] a struct td_record_finisher that
+ * turns it into counts).  Private too.
  */
 #define TD_RECORD_VALUES (1u << 30)
+
+/*
+ * What finishes a TD_RECORD_VALUES record: immutable and never freed, so
+ * that a record copied out of its buffer while attached decodes after
+ * its handle is closed (td_record_decode is pure: it may outlive td).
+ * A source embeds it first in the decoding parameters it keeps.
+ */
+struct td_record_finisher {
+	void (*finish)(const struct td_record_finisher *f,
+		       struct td_record *rec);
+};
 
 /*
  * A record of a region with the memory drill-down (TD_RESULT_MEMORY)

@@ -82,12 +82,13 @@ static void store_begin(struct td *td, struct td_region_priv *p,
 		memcpy(td_begin_values(p), s->values, sizeof(s->values));
 	else if (!s->raw_slots) /* a reading the source folded at once */
 		p->snap.base = s->c;
-	if (!s->valid) {
-		p->snap.resets |= TD_BEGIN_UNREAD;
-	}
 	if (td->policy.track)
 		td_policy_open(&td->policy, sample_at(td, s));
 	p->owner = td;
+	if (!s->valid) { /* its end: the general route (td_owner_unread) */
+		p->snap.resets |= TD_BEGIN_UNREAD;
+		p->owner = td_owner_unread(td);
+	}
 }
 
 int td_slow_begin(struct td *td, struct td_region_priv *p)
@@ -265,7 +266,8 @@ int td_slow_end(struct td *td, struct td_region *r, struct td_result *res)
 {
 	struct td_region_priv *p = priv(r);
 
-	if (td == td_fast_src_td && r && p->owner == td)
+	/* a source's own fast end: the usual way here, laid out straight */
+	if (TD_LIKELY(td == td_fast_src_td && r && p->owner == td))
 		return td->src->fast_end(td, p, res);
 	if (TD_UNLIKELY(!td || !r))
 		return -EINVAL;
@@ -273,9 +275,9 @@ int td_slow_end(struct td *td, struct td_region *r, struct td_result *res)
 		return td_owner_error(td);
 	if (TD_UNLIKELY(!p->owner))
 		return -ESRCH;
-	if (TD_UNLIKELY(p->owner != td))
+	if (TD_UNLIKELY(p->owner != td && p->owner != td_owner_unread(td)))
 		return -EXDEV;
-	if (td->src_fast)
+	if (td->src_fast && p->owner == td)
 		return td->src->fast_end(td, p, res);
 	return td_slow_end_read(td, p, res);
 }

@@ -118,13 +118,6 @@ struct td_source_ops {
 	 * nothing. */
 	void (*record_more)(const struct td *td, const struct td_delta *d,
 			    struct td_record *rec);
-	/*
-	 * A record of readings the source's fast end wrote with
-	 * TD_RECORD_VALUES (internal.h) turned into the record the general
-	 * route writes for the same readings (record.c, at detach or
-	 * decode).  NULL: the source writes none.
-	 */
-	void (*finish_record)(const struct td *td, struct td_record *rec);
 };
 
 /*

@@ -37,17 +37,20 @@ static void finish_readings(struct td_record *rec)
 	memset(rec->reserved, 0, sizeof(rec->reserved));
 }
 
-/* Any record of readings, finished. */
+/*
+ * Any record of readings, finished.  A record of values names what
+ * finishes it, which outlives its handle (internal.h).
+ */
 static void finish_record(struct td_record *rec)
 {
-	const struct td *td;
+	const struct td_record_finisher *f;
 
 	if (!(rec->flags & TD_RECORD_VALUES)) {
 		finish_readings(rec);
 		return;
 	}
-	td = (const struct td *)(uintptr_t)rec->reserved[0];
-	td->src->finish_record(td, rec);
+	f = (const struct td_record_finisher *)(uintptr_t)rec->reserved[0];
+	f->finish(f, rec);
 }
 
 int td_records_attach(struct td *td, struct td_record *buf, size_t cap)

@@ -65,5 +65,4 @@ const struct td_source_ops td_source_arm = {
 	.fast_begin = td_gen_fast_begin,
 	.fast_end = td_gen_fast_end,
 	.begin_counts = td_gen_begin_counts,
-	.finish_record = td_gen_finish_record,
 };

@@ -45,7 +45,8 @@
 
 /* Arm's formulas, reached by the group code through the model. */
 static const struct td_gen_family arm_family = { td_arm_counts,
-						 td_arm_derive };
+						 td_arm_derive,
+						 td_arm_delta };
 
 static void add(struct td_gen_model *m, int role, uint64_t event)
 {

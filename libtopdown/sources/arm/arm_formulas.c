@@ -22,7 +22,7 @@ void td_arm_counts(const struct td_gen_model *m, const uint64_t *v,
 {
 	const struct td_arm_params *p = &m->arm;
 
-	memset(c, 0, sizeof(*c));
+	td_counts_zero_cats(c);
 	for (int k = 0; k < TD_ARM_NR; k++)
 		c->cat[k] = p->at[k] >= 0 ? v[p->at[k]] : 0;
 	c->slots = p->slots * c->cat[TD_ARM_CYC];

@@ -68,13 +68,19 @@ struct td_gen_model;
  * linear in the counters, so readings keep the raw events), reached
  * through the model so that this folder calls it without including that
  * one: counts, a reading's counts (td_formula_counts); derive, the
- * model's derivable event from the others (td_formula_derive).
+ * model's derivable event from the others (td_formula_derive); delta,
+ * the source's delta of two counts (its source operation's, without the
+ * handle: what a record of values is finished with, counters_fast.c).
  */
+struct td_delta;
 struct td_gen_family {
 	void (*counts)(const struct td_gen_model *m, const uint64_t *v,
 		       struct td_counts *c);
 	void (*derive)(const struct td_gen_model *m, unsigned derived,
 		       uint64_t *v);
+	unsigned (*delta)(const struct td_gen_model *m,
+			  const struct td_counts *a,
+			  const struct td_counts *b, struct td_delta *d);
 };
 
 /* What a CPU needs: formula, pipeline width, events. */

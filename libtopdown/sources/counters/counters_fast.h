@@ -29,15 +29,24 @@ struct td_fast_counter {
 	uint32_t shift;     /* 64 - pmc_width: sign extension */
 };
 
+#define TD_FAST_ANY_WIDTH 8
+
 /* A lock no settled page holds (the kernel's lock is even at rest). */
 #define TD_FAST_STALE 1u
 
+struct td_gen_recipe;
 struct td_gen_fast {
 	struct td_fast_counter c[8]; /* the group's open events, in order */
 	uint64_t end[8];    /* a fast end's values, on their way */
+	uint8_t sel;        /* nr, + TD_FAST_ANY_WIDTH unless every counter
+			       is 48 bits wide (x86): the reads' copy */
 	bool linear;        /* the counts of a difference of values are the
 			       difference of their counts (counters_fast.c) */
 	uint64_t slots_per[8]; /* linear: the slots one event of each adds */
+	uint8_t slots_k;    /* the one event whose slots_per is not 0; 8:
+			       several */
+	/* what finishes the records the fast end writes (counters_fast.c) */
+	const struct td_gen_recipe *recipe;
 };
 
 struct td;
@@ -53,8 +62,6 @@ TD_HIDDEN void td_gen_fast_refresh(struct td_gen *g, const uint64_t *open);
 TD_HIDDEN int td_gen_fast_begin(struct td *td, struct td_region_priv *p);
 TD_HIDDEN int td_gen_fast_end(struct td *td, struct td_region_priv *p,
 			      struct td_result *res);
-struct td_record;
-TD_HIDDEN void td_gen_finish_record(const struct td *td, struct td_record *rec);
 TD_HIDDEN bool td_gen_begin_counts(const struct td *td, const uint64_t *values,
 				   const struct td_sample *end,
 				   struct td_counts *c);

@@ -23,7 +23,7 @@
  */
 void td_formula_zen(unsigned width, const uint64_t *v, struct td_counts *c)
 {
-	memset(c, 0, sizeof(*c));
+	td_counts_zero_cats(c);
 	c->slots = width * v[TD_ZEN_CYC];
 	c->cat[TD_M_RETIRING] = 255 * v[TD_ZEN_RET];
 	c->cat[TD_M_BAD_SPEC] = 255 * (v[TD_ZEN_DISP] - v[TD_ZEN_RET]);
@@ -224,7 +224,7 @@ void td_formula_v45(unsigned width, const uint64_t *v, struct td_counts *c)
 	uint64_t bad = v[TD_V45_ISSUED] - v[TD_V45_RET_SLOTS] +
 		       width * v[TD_V45_RECOVERY];
 
-	memset(c, 0, sizeof(*c));
+	td_counts_zero_cats(c);
 	c->slots = slots;
 	c->cat[TD_M_RETIRING] = 255 * v[TD_V45_RET_SLOTS];
 	c->cat[TD_M_BAD_SPEC] = 255 * bad;
@@ -267,7 +267,7 @@ void td_formula_v1(unsigned width, const uint64_t *v, struct td_counts *c)
 	uint64_t slots = width * v[TD_V1_CLK];
 	uint64_t fe = width * v[TD_V1_FE], bad = width * v[TD_V1_BAD];
 
-	memset(c, 0, sizeof(*c));
+	td_counts_zero_cats(c);
 	c->slots = slots;
 	c->cat[TD_M_RETIRING] = 255 * v[TD_V1_RET];
 	c->cat[TD_M_BAD_SPEC] = 255 * bad;
@@ -286,7 +286,7 @@ void td_formula_v1(unsigned width, const uint64_t *v, struct td_counts *c)
 void td_formula_atom_v2(unsigned width, const uint64_t *v,
 			struct td_counts *c)
 {
-	memset(c, 0, sizeof(*c));
+	td_counts_zero_cats(c);
 	c->slots = width * v[TD_V2_CLK];
 	c->cat[TD_M_RETIRING] = 255 * v[TD_V2_RET];
 	c->cat[TD_M_BAD_SPEC] = 255 * v[TD_V2_BAD];

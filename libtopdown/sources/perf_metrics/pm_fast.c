@@ -415,14 +415,14 @@ int td_region_end(struct td *td, struct td_region *r, struct td_result *res)
 	 * grouping them first, a load and an add more).  SLOTS alone was
 	 * read: the pair a foreign reset folds stays the last reading of
 	 * both (a PERF_METRICS read here would be a fourth RDPMC per pair).
+	 * A begin that could not read has no length: its owner is not td
+	 * (td_owner_unread), so its end did not come here.
 	 */
 	td_pm_of(td)->last_raw_slots = slots;
 	at = slots + td->snap.base.slots;
 	td_policy_close(&td->policy, at);
 	__asm__("" : "+r"(at));
-	/* a begin that could not read has no length, as on the slow path */
-	if (TD_LIKELY(!(p->snap.resets & TD_BEGIN_UNREAD)))
-		td_learn_length(td, p, at - p->snap.base.slots - p->slots);
+	td_learn_length(td, p, at - p->snap.base.slots - p->slots);
 	p->owner = NULL;
 	return 0;
 }
