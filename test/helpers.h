@@ -8,6 +8,8 @@
 #include <stddef.h>
 #include <setjmp.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 #include <cmocka.h>
 
 #include "truth.h"
@@ -43,6 +45,47 @@ static inline struct truth_frac measure_region(struct td *td,
 	emu_truth(&b);
 	assert_int_equal(td_region_end(td, r, res), 0);
 	return truth_between(&a, &b);
+}
+
+/*
+ * An environment variable a file's tests set (TOPDOWN_*), as it was when
+ * the file's group began (env_save, in the group's setup).  Each test's
+ * teardown puts it back (env_restore): cmocka runs the teardown after a
+ * failed assertion too, so a test that fails between its setenv and its
+ * unsetenv leaves the setting to no other test.
+ */
+struct saved_env {
+	const char *name;
+	char *value; /* NULL: unset */
+};
+
+static inline void env_save(struct saved_env *v, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		const char *now = getenv(v[i].name);
+
+		v[i].value = now ? strdup(now) : NULL;
+		if (now && !v[i].value)
+			fail_msg("env_save: out of memory");
+	}
+}
+
+static inline void env_restore(const struct saved_env *v, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		if (v[i].value)
+			setenv(v[i].name, v[i].value, 1);
+		else
+			unsetenv(v[i].name);
+	}
+}
+
+static inline void env_free(struct saved_env *v, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		free(v[i].value);
+		v[i].value = NULL;
+	}
 }
 
 /* cmocka teardown of every emulator-backed test. */

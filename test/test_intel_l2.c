@@ -536,23 +536,48 @@ static void test_atoms_without_l2(void **state)
 	}
 }
 
+/* The settings this file's tests make, put back after each test. */
+static struct saved_env env[] = { { "TOPDOWN_L2", NULL } };
+#define NR_ENV (sizeof(env) / sizeof(env[0]))
+
+static int save_env(void **state)
+{
+	(void)state;
+	env_save(env, NR_ENV);
+	return 0;
+}
+
+static int free_env(void **state)
+{
+	(void)state;
+	env_restore(env, NR_ENV);
+	env_free(env, NR_ENV);
+	return 0;
+}
+
+static int teardown_env(void **state)
+{
+	env_restore(env, NR_ENV);
+	return teardown_emu(state);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_skl_formula_vs_perf),
 		cmocka_unit_test(test_grt_formula_vs_perf),
-		cmocka_unit_test_teardown(test_skl_l1_by_default, teardown_emu),
-		cmocka_unit_test_teardown(test_grt_l1_by_default, teardown_emu),
-		cmocka_unit_test_teardown(test_skl_l2_multiplexed, teardown_emu),
-		cmocka_unit_test_teardown(test_skl_l2_smt, teardown_emu),
-		cmocka_unit_test_teardown(test_grt_l2_multiplexed, teardown_emu),
-		cmocka_unit_test_teardown(test_cmt_l2_fe_be, teardown_emu),
+		cmocka_unit_test_teardown(test_skl_l1_by_default, teardown_env),
+		cmocka_unit_test_teardown(test_grt_l1_by_default, teardown_env),
+		cmocka_unit_test_teardown(test_skl_l2_multiplexed, teardown_env),
+		cmocka_unit_test_teardown(test_skl_l2_smt, teardown_env),
+		cmocka_unit_test_teardown(test_grt_l2_multiplexed, teardown_env),
+		cmocka_unit_test_teardown(test_cmt_l2_fe_be, teardown_env),
 		cmocka_unit_test_teardown(test_skl_named_totals_level1,
-					  teardown_emu),
-		cmocka_unit_test_teardown(test_env_multiplex, teardown_emu),
-		cmocka_unit_test_teardown(test_env_bad_value, teardown_emu),
-		cmocka_unit_test_teardown(test_atoms_without_l2, teardown_emu),
+					  teardown_env),
+		cmocka_unit_test_teardown(test_env_multiplex, teardown_env),
+		cmocka_unit_test_teardown(test_env_bad_value, teardown_env),
+		cmocka_unit_test_teardown(test_atoms_without_l2, teardown_env),
 	};
 
-	return cmocka_run_group_tests(tests, NULL, NULL);
+	return cmocka_run_group_tests(tests, save_env, free_env);
 }

@@ -316,20 +316,46 @@ static void test_refusal_text_cleared(void **state)
 	assert_null(strstr(td_strerror(-EOPNOTSUPP), "drill-down"));
 }
 
+/* The settings this file's tests make, put back after each test. */
+static struct saved_env env[] = { { "TOPDOWN_MEMORY", NULL },
+				  { "TOPDOWN_RESET", NULL } };
+#define NR_ENV (sizeof(env) / sizeof(env[0]))
+
+static int save_env(void **state)
+{
+	(void)state;
+	env_save(env, NR_ENV);
+	return 0;
+}
+
+static int free_env(void **state)
+{
+	(void)state;
+	env_restore(env, NR_ENV);
+	env_free(env, NR_ENV);
+	return 0;
+}
+
+static int teardown_env(void **state)
+{
+	env_restore(env, NR_ENV);
+	return teardown_emu(state);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test_teardown(test_spr_nodes, teardown_emu),
-		cmocka_unit_test_teardown(test_adl_pcore_nodes, teardown_emu),
-		cmocka_unit_test_teardown(test_adl_ecore_stint, teardown_emu),
-		cmocka_unit_test_teardown(test_records, teardown_emu),
-		cmocka_unit_test_teardown(test_named_totals, teardown_emu),
-		cmocka_unit_test_teardown(test_environment, teardown_emu),
-		cmocka_unit_test_teardown(test_off_by_default, teardown_emu),
-		cmocka_unit_test_teardown(test_refusals, teardown_emu),
+		cmocka_unit_test_teardown(test_spr_nodes, teardown_env),
+		cmocka_unit_test_teardown(test_adl_pcore_nodes, teardown_env),
+		cmocka_unit_test_teardown(test_adl_ecore_stint, teardown_env),
+		cmocka_unit_test_teardown(test_records, teardown_env),
+		cmocka_unit_test_teardown(test_named_totals, teardown_env),
+		cmocka_unit_test_teardown(test_environment, teardown_env),
+		cmocka_unit_test_teardown(test_off_by_default, teardown_env),
+		cmocka_unit_test_teardown(test_refusals, teardown_env),
 		cmocka_unit_test_teardown(test_refusal_text_cleared,
-					  teardown_emu),
+					  teardown_env),
 	};
 
-	return cmocka_run_group_tests(tests, NULL, NULL);
+	return cmocka_run_group_tests(tests, save_env, free_env);
 }

@@ -4,7 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "internal.h"
+#include "source.h"
 
 struct td_message {
 	int err;
@@ -16,9 +16,6 @@ static const struct td_message messages[] = {
 	{ -ENODEV, "no hardware PMU: the kernel exposes no core PMU (a VM "
 		   "without a virtual PMU has no counters); run on bare "
 		   "metal or enable the guest PMU (e.g. KVM -cpu host,pmu=on)" },
-	{ -EOPNOTSUPP, "the kernel refused the TopDown events: sysfs lists "
-		       "them but perf_event_open returned ENOENT; update the "
-		       "kernel (Linux 5.9 or later for PERF_METRICS)" },
 	{ -EACCES, "perf_event_open not permitted: set sysctl "
 		   "kernel.perf_event_paranoid=2 (user-mode self-monitoring; "
 		   "1 for TD_OPT_INCLUDE_KERNEL) or grant CAP_PERFMON" },
@@ -35,19 +32,6 @@ static const struct td_message messages[] = {
 	{ -ESTALE, "handle inherited across fork(): its counters belong to "
 		   "the parent; td_close it and td_open a new one in the "
 		   "child" },
-	{ -EMFILE, "out of file descriptors: a handle needs 5 (level 1) or 9 "
-		   "(level 2), 3 to 7 on ordinary-counter CPUs (11 with Arm "
-		   "level 2), 5 more on "
-		   "hybrid parts; raise RLIMIT_NOFILE or close handles" },
-	{ -ENOSPC, "too few free performance counters for the TopDown "
-		   "events: the event group was refused or never got "
-		   "scheduled (x86: even with one formula term derived). "
-		   "x86/AMD: the NMI watchdog holds one counter (echo 0 > "
-		   "/proc/sys/kernel/nmi_watchdog, or boot with "
-		   "nmi_watchdog=0); a VM may expose fewer than the "
-		   "hardware's (give the guest the full PMU; Arm VMs: use a "
-		   "larger instance type or bare metal); or another perf "
-		   "user holds them" },
 	{ -ENFILE, "system file table full: close descriptors and retry" },
 	{ -ENOMEM, "out of memory" },
 	{ -EIO, "reading the counter group with read(2) failed, or writing a "
@@ -55,10 +39,6 @@ static const struct td_message messages[] = {
 	{ -ENOENT, "not attached: no record buffer on the handle, or the "
 		   "named region was not begun on it (or unlinked since)" },
 	{ -EBUSY, "named region in progress: end it before unlinking it" },
-	{ -ENXIO, "heterogeneous cores (Arm big.LITTLE): EL0 counter access "
-		  "needs the thread pinned to one core type; pin it to the "
-		  "CPUs of one core PMU (e.g. taskset -c <that PMU's sysfs "
-		  "cpus list>) before td_open" },
 	{ -ERANGE, "raw readings out of order: SLOTS went backwards between "
 		   "them (a reset in between)" },
 };
@@ -79,10 +59,9 @@ void td_set_unknown_cpu(const char *desc)
 static const char *enosys_text(void)
 {
 	snprintf(enosys_line, sizeof(enosys_line),
-		 "no TopDown source for this CPU (%s): no PERF_METRICS and "
-		 "the model is not in libtopdown's formula table; see the "
-		 "README's supported CPUs",
-		 unknown_cpu[0] ? unknown_cpu : "unidentified");
+		 "no TopDown source for this CPU (%s): %s; see the README's "
+		 "supported CPUs", unknown_cpu[0] ? unknown_cpu : "unidentified",
+		 td_source_message(-ENOSYS));
 	return enosys_line;
 }
 
@@ -142,6 +121,8 @@ const char *td_strerror(int err)
 		return setting_line;
 	if ((err == -EOPNOTSUPP || err == -ENOSPC) && mem_refusal[0])
 		return mem_refusal_text();
+	if (td_source_message(err))
+		return td_source_message(err);
 	for (size_t i = 0; i < sizeof(messages) / sizeof(messages[0]); i++)
 		if (messages[i].err == err)
 			return messages[i].text;

@@ -17,15 +17,11 @@
  */
 #define TD_NR_COUNTS    16
 /*
- * TD_OPT_L2_MULTIPLEX: what a region passes to named totals besides its
- * record: the level-2 events' deltas (in the source's order), then the
- * level-1 group's counted (unscaled) slots, time running and enabled,
- * and level-2 group B's time running.
+ * A multiplexing source's raw words for named totals (struct td_delta
+ * l2raw): what a region passes besides its record, summed over the calls
+ * and folded by the source (source.h, fold_named, named_counted_word).
+ * Their layout is the source's own.
  */
-#define TD_MUXRAW_SLOTS 8
-#define TD_MUXRAW_RUN   9
-#define TD_MUXRAW_ENA   10
-#define TD_MUXRAW_RUNB  11
 #define TD_NR_L2RAW     12
 
 /*

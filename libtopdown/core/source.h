@@ -81,6 +81,13 @@ struct td_source_ops {
 	 */
 	unsigned (*fold_named)(const uint64_t *raw, struct td_delta *d);
 	/*
+	 * With fold_named: which of a call's raw level-2 words (as above) is
+	 * 0 when its level 1 did not count at all (its group multiplexed
+	 * out for the whole call).  Such a call adds its raw words to the
+	 * totals and nothing else: it is unsampled, not unreliable.
+	 */
+	unsigned named_counted_word;
+	/*
 	 * Called once by td_open when the handle is complete (its policy,
 	 * its owner): the source decides there whether begin/end may take
 	 * the fast path the entry points inline (td->fast) or its own
@@ -133,5 +140,12 @@ TD_HIDDEN int td_source_open(const struct td_options *o,
 					    const struct td_options *o,
 					    void *ctx),
 			     void *ctx, struct td **out);
+
+/*
+ * sources/messages.c: td_strerror's text for err where it depends on the
+ * sources (their kernels, descriptors, counters), else NULL; for -ENOSYS
+ * not a line but why no source serves the CPU the line names.
+ */
+TD_HIDDEN const char *td_source_message(int err);
 
 #endif

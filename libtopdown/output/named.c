@@ -415,7 +415,7 @@ static void named_add(struct td_named *n, const struct td_record *rec,
 		p->l2raw[i] += l2raw[i];
 	if (l2raw)
 		p->flags |= TD_RESULT_MULTIPLEXED;
-	if (l2raw && l2raw[TD_MUXRAW_RUN] == 0)
+	if (l2raw && l2raw[p->src->named_counted_word] == 0)
 		return;
 	if (rec->flags & TD_RESULT_UNRELIABLE) {
 		p->unreliable++;

@@ -356,6 +356,7 @@ const struct td_source_ops td_source_counters = {
 	.consistent = td_generic_consistent,
 	.info = counters_info,
 	.fold_named = counters_fold_named,
+	.named_counted_word = TD_MUXRAW_RUN, /* level 1's time running */
 	.fast_begin = td_gen_fast_begin,
 	.fast_end = td_gen_fast_end,
 	.begin_counts = td_gen_begin_counts,

@@ -31,7 +31,19 @@ enum { TD_ZEN2_CYC, TD_ZEN2_FE_CMASK, TD_ZEN2_RET, TD_ZEN2_UCODE, /* A */
        TD_ZEN2_MISP, TD_ZEN2_RESTART, TD_ZEN2_NC, TD_ZEN2_LOAD_NC, /* B */
        TD_ZEN2_NR };
 #define TD_ZEN2_GROUP 4 /* events per level-2 group */
+/*
+ * TD_OPT_L2_MULTIPLEX: what a region passes to named totals besides its
+ * record (struct td_delta l2raw, counters.c mux_delta): the level-2
+ * events' deltas (TD_ZEN2_*), then the level-1 group's counted
+ * (unscaled) slots, time running and enabled, and level-2 group B's time
+ * running.
+ */
+#define TD_MUXRAW_SLOTS 8
+#define TD_MUXRAW_RUN   9
+#define TD_MUXRAW_ENA   10
+#define TD_MUXRAW_RUNB  11
 _Static_assert(TD_ZEN2_NR == TD_MUXRAW_SLOTS, "struct td_delta.l2raw");
+_Static_assert(TD_MUXRAW_RUNB < TD_NR_L2RAW, "struct td_delta.l2raw");
 
 /*
  * Skylake's TopdownL2 events (perf's skylake/skl-metrics.json), in three
