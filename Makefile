@@ -145,6 +145,9 @@ FN_SHARED_OBJS := $(FN_SRCS:libtopdown/%.c=$(B)/shared/%.o)
 FN_STATIC_LIB := $(B)/libtopdown-functions.a
 FN_SONAME := $(subst libtopdown,libtopdown-functions,$(SONAME))
 FN_SHARED_LIB := $(B)/libtopdown-functions.so.$(VERSION)
+# The hooks call libtopdown through its GOT entry, not a PLT stub: one
+# instruction less per call on every instrumented call's path.
+$(FN_STATIC_OBJS) $(FN_SHARED_OBJS): CFLAGS += -fno-plt
 
 $(FN_STATIC_LIB): $(FN_STATIC_OBJS)
 	rm -f $@

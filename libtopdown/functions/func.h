@@ -35,6 +35,8 @@ struct fn_node {
 	void *fn;
 	uint32_t parent;              /* FN_NONE at a path's root */
 	uint32_t flags;               /* FN_NODE_* */
+	void *child_fn;               /* the last measured callee: a loop's */
+	struct fn_node *child;        /* calls find its node without hashing */
 	uint64_t calls;               /* every call (counted at entry) */
 	uint64_t measured;            /* calls folded with counts */
 	uint64_t unreliable;          /* records flagged unreliable */
@@ -68,28 +70,39 @@ struct fn_frame;
 
 struct fn_thread {
 	struct td *td;
+	struct fn_frame *topf;        /* the innermost call; frames[0], the
+					 root, when none; over_mark past the
+					 stack's capacity */
+	struct fn_frame *limit;       /* past the frames mapped so far */
+	uintptr_t stack_lo, stack_size; /* the thread's stack */
+	struct fn_node **rec_next;    /* the node of the next record */
+	uint32_t rec_left;            /* records until the buffer is full */
 	int tid;
+	bool busy;                    /* a hook runs (signal handlers) */
 	bool failed;                  /* td_open failed: count only */
 	bool exited;
-	uint32_t top;                 /* node of the innermost measured call */
-	uint32_t depth;               /* frames on the shadow stack */
 	uint32_t over;                /* calls past the stack's capacity */
-	uintptr_t stack_lo, stack_hi; /* the thread's stack */
-	struct fn_frame **chunks;     /* the shadow stack, FN_CHUNKS chunks */
-	struct fn_frame *topf;        /* its top frame, NULL when empty */
+	struct fn_frame *over_top;    /* the innermost frame while over */
+	struct fn_frame *frames;      /* the shadow stack, mapped on demand */
+	struct fn_node root;          /* the parent of every path's root:
+					 its callee cache */
 	struct fn_node *nodes;
 	uint32_t n_nodes, cap_nodes;
 	uint32_t *hash;               /* node index + 1, 0 empty */
-	void *last_fn;                /* the last call path entered (a loop's */
-	uint32_t last_parent, last_node; /* calls find it without hashing) */
 	unsigned hash_bits;
 	struct td_record *recs;       /* attached to td */
-	uint32_t *rec_node;           /* the node of each record */
-	uint32_t n_recs, cap_recs;
+	struct fn_node **rec_node;    /* the node of each record */
+	uint32_t cap_recs;
 	uint64_t lost[FN_LOST_KINDS];
 	pthread_mutex_t lock;         /* the folded counts: owner and report */
 	struct fn_thread *next;       /* the registry (fn_reg_lock) */
 };
+
+/* Records appended and not folded yet. */
+static inline uint32_t fn_pending(const struct fn_thread *t)
+{
+	return t->cap_recs - t->rec_left;
+}
 
 extern FN_HIDDEN pthread_mutex_t fn_reg_lock;
 extern FN_HIDDEN struct fn_thread *fn_threads;

@@ -15,9 +15,16 @@
  *
  * After a function's first call on a thread nothing here allocates or
  * makes a system call: the thread's tables are mapped once, with a fixed
- * capacity, and the shadow stack grows by mapped chunks only when a
- * thread goes deeper than ever before.  A hook inside a hook (a signal
- * handler that interrupted one) counts and returns.
+ * capacity, and the shadow stack's reserved mapping is made writable a
+ * chunk at a time only when a thread goes deeper than ever before.  A
+ * hook inside a hook (a signal handler that interrupted one) counts and
+ * returns.
+ *
+ * The hooks' fast paths (a call whose caller called the same function
+ * last time, and the exit of the innermost call) test, push or pop, and
+ * call the library; everything else (resynchronisation, a new call path,
+ * a call not measured, the first call of a thread) takes the general
+ * path.
  *
  * The shadow stack is resynchronised by the stack address of each hook
  * (the hook's canonical frame address, the instrumented function's stack
@@ -36,20 +43,27 @@
 
 #include "func.h"
 
-#define FN_CHUNK_SHIFT 6
-#define FN_CHUNK (1u << FN_CHUNK_SHIFT)
-#define FN_CHUNKS 1024                /* 65536 calls deep */
+#define FN_MAX_DEPTH 65536           /* calls in progress per thread */
+#define FN_GROW 64                   /* frames made writable at a time */
 #define FN_RECORDS 1024
 
-/* A call in progress. */
+/*
+ * A call in progress.  A call not measured (filtered, under the
+ * threshold, no node) keeps its site complemented, so that its exit
+ * never matches on the fast path, and its caller's node as its node (the
+ * parent of the calls it makes).  A real site never has its top bit set
+ * (user-space addresses), its complement always has.
+ */
 struct fn_frame {
 	void *fn, *site;
 	uintptr_t sp;
-	uint32_t node;         /* FN_NONE: not attributed */
-	uint32_t saved_top;    /* the thread's top before this call */
-	bool measured;         /* its region is open */
+	struct fn_node *node;
 	struct td_region region;
 };
+
+/* The top while past the stack's capacity: no fast path matches it (no
+ * function is at address 0, no stack pointer at 0). */
+static struct fn_frame over_mark;
 
 /* The hooks are never instrumented, nor is anything they call here. */
 void __cyg_profile_func_enter(void *fn, void *site) FN_NOINSTR TD_API;
@@ -66,12 +80,14 @@ static atomic_bool stopped;     /* the exit report is out */
 #define FN_TLS __thread __attribute__((tls_model("initial-exec")))
 static FN_TLS struct fn_thread *me;
 /*
- * The hooks' fast test: the thread's state while it is measured and no
- * hook of it runs (NULL inside a hook, so a signal handler's hooks take
- * the slow path and count as re-entered), before its first call, after
- * its exit or the report.
+ * The hooks' fast test: the thread's state while it is measured, else
+ * idle (before its first call, after its exit or the report, inside a
+ * report).  Its busy flag is set while a hook runs, so that a signal
+ * handler's hooks take the slow path and count as re-entered; idle's
+ * stays set.
  */
-static FN_TLS struct fn_thread *ready;
+static struct fn_thread idle = { .busy = true };
+static FN_TLS struct fn_thread *cur = &idle;
 static FN_TLS int in_hook;
 static FN_TLS bool setting_up;
 
@@ -165,22 +181,39 @@ static void extremes(struct fn_node *n, const struct td_record *r)
 	}
 }
 
-/* Fewer slots per call than asked: later calls counted, not measured. */
-static void check_threshold(struct fn_node *n)
+static struct fn_node *parent_of(struct fn_thread *t, const struct fn_node *n)
 {
-	enum { ENOUGH_CALLS = 8 };
-
-	if (fn_config.min_slots && n->measured >= ENOUGH_CALLS &&
-	    (uint64_t)n->incl.slots < fn_config.min_slots * n->measured)
-		n->flags |= FN_NODE_SKIP;
+	return n->parent == FN_NONE ? &t->root : &t->nodes[n->parent];
 }
 
-#define FN_ABANDONED (1u << 31) /* rec_node: the call's exit never came */
+static uint32_t index_of(const struct fn_thread *t, const struct fn_node *n)
+{
+	return n == &t->root ? FN_NONE : (uint32_t)(n - t->nodes);
+}
+
+/* Fewer slots per call than asked: later calls counted, not measured
+ * (and no longer found by the fast path, which measures). */
+static void check_threshold(struct fn_thread *t, struct fn_node *n)
+{
+	enum { ENOUGH_CALLS = 8 };
+	struct fn_node *parent;
+
+	if (fn_config.min_slots && n->measured >= ENOUGH_CALLS &&
+	    (uint64_t)n->incl.slots < fn_config.min_slots * n->measured) {
+		n->flags |= FN_NODE_SKIP;
+		parent = parent_of(t, n);
+		if (parent->child == n)
+			parent->child_fn = NULL;
+	}
+}
+
+#define FN_ABANDONED ((uintptr_t)1) /* rec_node: the exit never came */
 
 static void fold_one(struct fn_thread *t, const struct td_record *r,
-		     uint32_t v)
+		     struct fn_node *tagged)
 {
-	struct fn_node *n = &t->nodes[v & ~FN_ABANDONED];
+	uintptr_t v = (uintptr_t)tagged;
+	struct fn_node *n = (struct fn_node *)(v & ~FN_ABANDONED);
 	struct fn_node *parent = n->parent == FN_NONE ? NULL
 						       : &t->nodes[n->parent];
 
@@ -202,63 +235,82 @@ static void fold_one(struct fn_thread *t, const struct td_record *r,
 		counts_add(&parent->self, r, -1);
 	n->measured++;
 	extremes(n, r);
-	check_threshold(n);
+	check_threshold(t, n);
 }
 
 static void fold(struct fn_thread *t)
 {
+	uint32_t n_recs = fn_pending(t);
 	size_t count = 0;
 
 	pthread_mutex_lock(&t->lock);
 	if (td_records_detach(t->td, &count, NULL) == 0) {
-		if (count > t->n_recs)
-			count = t->n_recs;
+		if (count > n_recs)
+			count = n_recs;
 		for (size_t i = 0; i < count; i++)
 			fold_one(t, &t->recs[i], t->rec_node[i]);
-		t->lost[FN_LOST_FAILED_END] += t->n_recs - count;
+		t->lost[FN_LOST_FAILED_END] += n_recs - count;
 	}
-	t->n_recs = 0;
+	t->rec_next = t->rec_node;
+	t->rec_left = t->cap_recs;
 	td_records_attach(t->td, t->recs, t->cap_recs);
 	pthread_mutex_unlock(&t->lock);
 }
 
 /* ---- the shadow stack ------------------------------------------------------ */
 
-static struct fn_frame *frame_at(struct fn_thread *t, uint32_t d)
+static bool measured(const struct fn_frame *f)
 {
-	return &t->chunks[d >> FN_CHUNK_SHIFT][d & (FN_CHUNK - 1)];
+	return f->node != f[-1].node;
 }
 
-/* A frame for depth t->depth: NULL past the capacity. */
+static void *site_of(const struct fn_frame *f)
+{
+	return measured(f) ? f->site : (void *)~(uintptr_t)f->site;
+}
+
+static void not_measured(struct fn_frame *f, void *site)
+{
+	f->site = (void *)~(uintptr_t)site;
+	f->node = f[-1].node;
+}
+
+/* Deeper than ever before on this thread: the next frames made usable. */
+static bool frames_grow(struct fn_thread *t)
+{
+	struct fn_frame *end = t->frames + FN_MAX_DEPTH + 1;
+	size_t n = (size_t)(end - t->limit) < FN_GROW ? (size_t)(end - t->limit)
+						      : FN_GROW;
+
+	if (!n || mprotect(t->limit, n * sizeof(*t->limit),
+			   PROT_READ | PROT_WRITE) != 0)
+		return false;
+	t->limit += n;
+	return true;
+}
+
+/* A frame above the top (the thread not over): NULL past the capacity. */
 static struct fn_frame *frame_push(struct fn_thread *t)
 {
-	uint32_t c = t->depth >> FN_CHUNK_SHIFT;
+	struct fn_frame *f = t->topf + 1;
 
-	if (t->depth & (FN_CHUNK - 1)) /* in the top frame's chunk */
-		return t->topf = frame_at(t, t->depth++);
-	if (c >= FN_CHUNKS)
+	if (f == t->limit && !frames_grow(t))
 		return NULL;
-	if (!t->chunks[c]) { /* deeper than ever before on this thread */
-		t->chunks[c] = map(FN_CHUNK * sizeof(struct fn_frame));
-		if (!t->chunks[c])
-			return NULL;
-	}
-	return t->topf = frame_at(t, t->depth++);
+	return t->topf = f;
 }
 
-/* End the top frame's region; its record is the node's, or abandoned. */
+/* End a frame's region; its record is the node's, or abandoned. */
 static void frame_end(struct fn_thread *t, struct fn_frame *f, bool abandoned)
 {
-	if (!f->measured)
-		return;
-	t->top = f->saved_top;
-	if (td_region_end(t->td, &f->region, NULL) == 0)
-		t->rec_node[t->n_recs++] = f->node |
-					   (abandoned ? FN_ABANDONED : 0);
-	else
+	*t->rec_next = (struct fn_node *)((uintptr_t)f->node |
+					  (abandoned ? FN_ABANDONED : 0));
+	if (td_region_end(t->td, &f->region, NULL) != 0) {
 		t->lost[FN_LOST_FAILED_END]++;
+		return;
+	}
+	t->rec_next++;
 	/* full: folded now, so that the next end has room */
-	if (t->n_recs == t->cap_recs)
+	if (--t->rec_left == 0)
 		fold(t);
 }
 
@@ -266,9 +318,18 @@ static void frame_pop(struct fn_thread *t, bool abandoned)
 {
 	struct fn_frame *f = t->topf;
 
-	t->depth--;
-	t->topf = t->depth ? frame_at(t, t->depth - 1) : NULL;
-	frame_end(t, f, abandoned);
+	t->topf = f - 1;
+	if (measured(f))
+		frame_end(t, f, abandoned);
+}
+
+/* Calls past the capacity have all left with the frame under them. */
+static void over_clear(struct fn_thread *t)
+{
+	if (t->over) {
+		t->over = 0;
+		t->topf = t->over_top;
+	}
 }
 
 /*
@@ -278,19 +339,23 @@ static void frame_pop(struct fn_thread *t, bool abandoned)
  * frame and its return address, so the same site), or one that left and
  * whose caller now calls another function from another site.  The same
  * function called again from the same site after a longjmp looks like an
- * inlined call: it stays, and goes when its caller's exit comes.
+ * inlined call: it stays, and goes when its caller's exit comes.  The
+ * root frame (at the highest address) never leaves.
  */
 static bool has_left(const struct fn_frame *f, uintptr_t sp, void *site)
 {
-	return f->sp < sp || (f->sp == sp && f->site != site);
+	return f->sp < sp || (f->sp == sp && site_of(f) != site);
 }
 
 static void drop_dead(struct fn_thread *t, uintptr_t sp, void *site)
 {
-	while (t->topf && has_left(t->topf, sp, site))
+	struct fn_frame *top = t->over ? t->over_top : t->topf;
+
+	if (top == t->frames || !has_left(top, sp, site))
+		return;
+	over_clear(t);
+	while (t->topf != t->frames && has_left(t->topf, sp, site))
 		frame_pop(t, true);
-	if (!t->depth)
-		t->over = 0;
 }
 
 /* ---- thread state ------------------------------------------------------- */
@@ -302,14 +367,40 @@ static void thread_stack(struct fn_thread *t)
 	size_t size;
 
 	t->stack_lo = 0;
-	t->stack_hi = UINTPTR_MAX;
+	t->stack_size = UINTPTR_MAX;
 	if (pthread_getattr_np(pthread_self(), &a) != 0)
 		return;
 	if (pthread_attr_getstack(&a, &lo, &size) == 0) {
 		t->stack_lo = (uintptr_t)lo;
-		t->stack_hi = (uintptr_t)lo + size;
+		t->stack_size = size;
 	}
 	pthread_attr_destroy(&a);
+}
+
+static size_t frames_size(void)
+{
+	return (FN_MAX_DEPTH + 1) * sizeof(struct fn_frame);
+}
+
+/* The shadow stack: reserved whole (no memory committed), made usable
+ * FN_GROW frames at a time; frames[0] is the root, above every call. */
+static bool frames_map(struct fn_thread *t)
+{
+	void *p = mmap(NULL, frames_size(), PROT_NONE,
+		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+
+	if (p == MAP_FAILED)
+		return false;
+	t->frames = p;
+	t->limit = t->frames;
+	if (!frames_grow(t))
+		return false;
+	/* at the stack's top: a hook above it is on another stack */
+	t->frames[0].sp = t->stack_lo + t->stack_size < t->stack_lo
+				  ? UINTPTR_MAX : t->stack_lo + t->stack_size;
+	t->frames[0].node = &t->root;
+	t->topf = t->frames;
+	return true;
 }
 
 static bool tables_map(struct fn_thread *t)
@@ -319,25 +410,26 @@ static bool tables_map(struct fn_thread *t)
 	while (((size_t)1 << bits) < 2 * (size_t)t->cap_nodes)
 		bits++;
 	t->hash_bits = bits;
+	t->root.parent = FN_NONE;
 	t->nodes = map(t->cap_nodes * sizeof(*t->nodes));
 	t->hash = map(hash_size(t));
-	t->chunks = map(FN_CHUNKS * sizeof(*t->chunks));
 	t->cap_recs = FN_RECORDS;
 	t->recs = map(t->cap_recs * sizeof(*t->recs));
 	t->rec_node = map(t->cap_recs * sizeof(*t->rec_node));
-	return t->nodes && t->hash && t->chunks && t->recs && t->rec_node;
+	t->rec_next = t->rec_node;
+	t->rec_left = t->cap_recs;
+	return frames_map(t) && t->nodes && t->hash && t->recs && t->rec_node;
 }
 
 /* The tables a thread's report needs no more (it has exited). */
 static void tables_trim(struct fn_thread *t)
 {
-	for (unsigned c = 0; t->chunks && c < FN_CHUNKS; c++)
-		unmap(t->chunks[c], FN_CHUNK * sizeof(struct fn_frame));
-	unmap(t->chunks, FN_CHUNKS * sizeof(*t->chunks));
+	unmap(t->frames, t->frames ? frames_size() : 0);
 	unmap(t->hash, t->hash ? hash_size(t) : 0);
 	unmap(t->recs, t->cap_recs * sizeof(*t->recs));
 	unmap(t->rec_node, t->cap_recs * sizeof(*t->rec_node));
-	t->chunks = NULL;
+	t->frames = NULL;
+	t->topf = NULL;
 	t->hash = NULL;
 	t->recs = NULL;
 	t->rec_node = NULL;
@@ -360,7 +452,6 @@ static struct fn_thread *thread_new(void)
 		return NULL;
 	pthread_mutex_init(&t->lock, NULL);
 	t->tid = gettid();
-	t->top = FN_NONE;
 	t->cap_nodes = fn_config.max_nodes;
 	thread_stack(t);
 	if (!tables_map(t) || handle_open(t) < 0)
@@ -377,9 +468,9 @@ static struct fn_thread *thread_new(void)
  * up to now, since they ran until now. */
 static void end_open_calls(struct fn_thread *t)
 {
-	while (t->depth)
+	over_clear(t);
+	while (t->topf && t->topf != t->frames)
 		frame_pop(t, false);
-	t->over = 0;
 }
 
 /* pthread key destructor: thread exit or cancellation. */
@@ -388,7 +479,7 @@ static void FN_NOINSTR thread_gone(void *p)
 	struct fn_thread *t = p;
 
 	in_hook++;
-	ready = NULL; /* for good: later hooks count as lost */
+	cur = &idle; /* for good: later hooks count as lost */
 	if (!t->failed && t->td) {
 		end_open_calls(t);
 		fold(t);
@@ -435,7 +526,7 @@ static void after_fork_child(void)
 		unmap(me->nodes, me->cap_nodes * sizeof(*me->nodes));
 		munmap(me, sizeof(*me));
 		me = NULL;
-		ready = NULL;
+		cur = &idle;
 		pthread_setspecific(thread_key, NULL);
 	}
 }
@@ -464,7 +555,7 @@ static struct fn_thread *thread_get(void)
 /* Outside the thread's stack: a signal's alternate stack, a context. */
 static bool other_stack(const struct fn_thread *t, uintptr_t sp)
 {
-	return sp < t->stack_lo || sp >= t->stack_hi;
+	return sp - t->stack_lo >= t->stack_size;
 }
 
 /* Not measured here (the slow path): why, counted; NULL, or the state. */
@@ -472,9 +563,8 @@ static struct fn_thread *usable(uintptr_t sp)
 {
 	struct fn_thread *t;
 
-	/* inside a hook (ready cleared) or a report (in_hook) */
-	if (in_hook || (me && !ready && !me->exited && !me->failed &&
-			!atomic_load_explicit(&stopped, memory_order_relaxed))) {
+	/* inside a hook (busy) or a report (in_hook) */
+	if (in_hook || (me && cur == me && me->busy)) {
 		if (me)
 			me->lost[FN_LOST_REENTERED]++;
 		return NULL;
@@ -497,128 +587,223 @@ static struct fn_thread *usable(uintptr_t sp)
 	return t;
 }
 
-static void enter(struct fn_thread *t, void *fn, void *site, uintptr_t sp)
+/* The node of fn called from parent, NULL when the table is full. */
+static struct fn_node *callee_node(struct fn_thread *t, struct fn_node *parent,
+				   void *fn)
 {
-	struct fn_frame *f;
 	uint32_t v;
 
-	if (t->topf && has_left(t->topf, sp, site))
-		drop_dead(t, sp, site);
+	if (parent->child_fn == fn)
+		return parent->child;
+	v = node_of(t, index_of(t, parent), fn);
+	return v == FN_NONE ? NULL : &t->nodes[v];
+}
+
+static void enter(struct fn_thread *t, void *fn, void *site, uintptr_t sp)
+{
+	struct fn_node *parent, *n;
+	struct fn_frame *f;
+
+	drop_dead(t, sp, site);
 	if (t->over || !(f = frame_push(t))) {
-		t->over++;
+		if (!t->over++) {
+			t->over_top = t->topf;
+			t->topf = &over_mark;
+		}
 		t->lost[FN_LOST_DEPTH]++;
 		return;
 	}
-	if (fn == t->last_fn && t->top == t->last_parent) {
-		v = t->last_node;
-	} else {
-		v = node_of(t, t->top, fn);
-		if (v != FN_NONE) {
-			t->last_fn = fn;
-			t->last_parent = t->top;
-			t->last_node = v;
-		}
-	}
+	parent = f[-1].node;
+	n = callee_node(t, parent, fn);
 	f->fn = fn;
-	f->site = site;
 	f->sp = sp;
-	f->node = v;
-	f->saved_top = t->top;
-	f->measured = false;
-	if (v == FN_NONE)
+	if (!n) {
+		not_measured(f, site);
 		return;
-	t->nodes[v].calls++;
-	if (t->nodes[v].flags & (FN_NODE_EXCLUDED | FN_NODE_SKIP))
+	}
+	n->calls++;
+	if (n->flags & (FN_NODE_EXCLUDED | FN_NODE_SKIP)) {
+		not_measured(f, site);
 		return;
+	}
+	parent->child_fn = fn; /* measured: the fast path's from now on */
+	parent->child = n;
+	f->site = site;
+	f->node = n;
 	if (td_region_begin(t->td, &f->region) < 0) {
 		t->lost[FN_LOST_FAILED_END]++;
-		return;
+		not_measured(f, site);
 	}
-	f->measured = true;
-	t->top = v;
 }
 
-/* The depth of the call fn made from site, searched down from the top. */
-static bool find_call(struct fn_thread *t, void *fn, void *site, uint32_t *d)
+/* The frame of the call fn made from site, searched down from the top. */
+static struct fn_frame *find_call(struct fn_thread *t, void *fn, void *site)
 {
-	for (uint32_t i = t->depth; i-- > 0;) {
-		const struct fn_frame *f = frame_at(t, i);
-
-		if (f->fn == fn && f->site == site) {
-			*d = i;
-			return true;
-		}
-	}
-	return false;
+	for (struct fn_frame *f = t->topf; f != t->frames; f--)
+		if (f->fn == fn && site_of(f) == site)
+			return f;
+	return NULL;
 }
 
 static void leave(struct fn_thread *t, void *fn, void *site)
 {
-	const struct fn_frame *f;
-	uint32_t d;
+	struct fn_frame *f;
 
 	if (t->over) {
-		t->over--;
-		return;
-	}
-	f = t->topf;
-	if (f && f->fn == fn && f->site == site) {
-		frame_pop(t, false);
+		if (!--t->over)
+			t->topf = t->over_top;
 		return;
 	}
 	/* calls above it left without an exit: abandoned */
-	if (!find_call(t, fn, site, &d)) {
+	f = find_call(t, fn, site);
+	if (!f) {
 		t->lost[FN_LOST_STRAY_EXIT]++;
 		return;
 	}
-	while (t->depth > d + 1)
+	while (t->topf != f)
 		frame_pop(t, true);
 	frame_pop(t, false);
 }
 
+/* A hook runs: a signal handler's hooks from here on take the slow path
+ * (the fences keep the compiler from moving the state's accesses across
+ * the flag's changes). */
+static void hook_busy(struct fn_thread *t)
+{
+	t->busy = true;
+	atomic_signal_fence(memory_order_seq_cst);
+}
+
+static void hook_done(struct fn_thread *t)
+{
+	atomic_signal_fence(memory_order_seq_cst);
+	t->busy = false;
+}
+
 /*
- * The hook's guard: ready is cleared while a hook runs (in_hook while a
- * report or a fold does), so that a hook inside one (a signal
- * handler's) takes the slow path and counts as re-entered.  The slow
- * path finds why the thread is not ready, or makes it so at its first
- * call.
+ * The general path's guard: the thread ready and on its own stack, or
+ * usable() finds why not (counted), or makes it ready at its first call.
  */
 static struct fn_thread *hook_begin(uintptr_t sp)
 {
-	struct fn_thread *t = ready;
+	struct fn_thread *t = cur;
 
-	if (__builtin_expect(t && !other_stack(t, sp), 1)) {
-		ready = NULL;
-		return t;
+	if (t->busy || other_stack(t, sp)) {
+		t = usable(sp);
+		if (!t)
+			return NULL;
+		cur = t;
 	}
-	return usable(sp);
+	hook_busy(t);
+	return t;
 }
-
-static void hook_end(struct fn_thread *t)
+static __attribute__((noinline)) void enter_slow(void *fn, void *site,
+						 uintptr_t sp)
 {
-	ready = t;
-}
-
-void __cyg_profile_func_enter(void *fn, void *site)
-{
-	uintptr_t sp = (uintptr_t)__builtin_dwarf_cfa();
 	struct fn_thread *t = hook_begin(sp);
 
 	if (!t)
 		return;
 	enter(t, fn, site, sp);
-	hook_end(t);
+	hook_done(t);
 }
 
-void __cyg_profile_func_exit(void *fn, void *site)
+static __attribute__((noinline)) void exit_slow(void *fn, void *site,
+						uintptr_t sp)
 {
-	uintptr_t sp = (uintptr_t)__builtin_dwarf_cfa();
 	struct fn_thread *t = hook_begin(sp);
 
 	if (!t)
 		return;
 	leave(t, fn, site);
-	hook_end(t);
+	hook_done(t);
+}
+
+/* td_region_begin failed on the fast path: the call is not measured. */
+static __attribute__((noinline)) void begin_failed(struct fn_thread *t)
+{
+	t->lost[FN_LOST_FAILED_END]++;
+	not_measured(t->topf, t->topf->site);
+}
+
+static __attribute__((noinline)) void end_failed(struct fn_thread *t)
+{
+	t->lost[FN_LOST_FAILED_END]++;
+}
+
+/*
+ * The fast path: the thread ready (then busy, so that a signal
+ * handler's hooks from here on take the slow path), on its own stack
+ * (under the top frame, itself under the stack's top, and above the
+ * stack's bottom), nothing to resynchronise (the top frame above sp),
+ * room above it, and fn the measured callee its caller's node called
+ * last.
+ */
+void __cyg_profile_func_enter(void *fn, void *site)
+{
+	uintptr_t sp = (uintptr_t)__builtin_dwarf_cfa();
+	struct fn_thread *t = cur;
+	struct fn_frame *top, *f;
+	struct fn_node *n;
+
+	if (__builtin_expect(t->busy, 0))
+		goto slow;
+	hook_busy(t);
+	top = t->topf;
+	f = top + 1;
+	n = top->node;
+	if (__builtin_expect(top->sp <= sp || sp < t->stack_lo ||
+			     f == t->limit || n->child_fn != fn, 0)) {
+		hook_done(t);
+		goto slow;
+	}
+	n = n->child;
+	f->fn = fn;
+	f->site = site;
+	f->sp = sp;
+	f->node = n;
+	t->topf = f;
+	n->calls++;
+	if (__builtin_expect(td_region_begin(t->td, &f->region) < 0, 0))
+		begin_failed(t);
+	hook_done(t);
+	return;
+slow:
+	enter_slow(fn, site, sp);
+}
+
+/*
+ * The fast path: the thread ready, and the exit of its top frame,
+ * measured (an unmeasured frame's complemented site never matches).  The
+ * record's node is written before the end appends the record: only a
+ * successful end counts it.
+ */
+void __cyg_profile_func_exit(void *fn, void *site)
+{
+	struct fn_thread *t = cur;
+	struct fn_frame *f;
+
+	if (__builtin_expect(t->busy, 0))
+		goto slow;
+	hook_busy(t);
+	f = t->topf;
+	if (__builtin_expect(f->fn != fn || f->site != site, 0)) {
+		hook_done(t);
+		goto slow;
+	}
+	t->topf = f - 1;
+	*t->rec_next = f->node;
+	if (__builtin_expect(td_region_end(t->td, &f->region, NULL) != 0, 0)) {
+		end_failed(t);
+	} else {
+		t->rec_next++;
+		if (__builtin_expect(--t->rec_left == 0, 0))
+			fold(t);
+	}
+	hook_done(t);
+	return;
+slow:
+	exit_slow(fn, site, (uintptr_t)__builtin_dwarf_cfa());
 }
 
 /* ---- the report's side ---------------------------------------------------- */
@@ -627,33 +812,33 @@ void fn_fold_self(bool end_open)
 {
 	struct fn_thread *t = me;
 
-	struct fn_thread *was = ready;
+	struct fn_thread *was = cur;
 
 	if (!t || t->failed || t->exited || in_hook)
 		return;
 	in_hook++;
-	ready = NULL;
+	cur = &idle;
 	if (end_open)
 		end_open_calls(t);
 	fold(t);
-	ready = was;
+	cur = was;
 	in_hook--;
 }
 
 int td_functions_report(FILE *f, enum td_format fmt)
 {
-	struct fn_thread *was = ready;
+	struct fn_thread *was = cur;
 	int err;
 
 	if (!f || (fmt != TD_FORMAT_TABLE && fmt != TD_FORMAT_CSV &&
 		   fmt != TD_FORMAT_JSONL))
 		return -EINVAL;
 	in_hook++;
-	ready = NULL;
+	cur = &idle;
 	if (me && !me->failed && !me->exited)
 		fold(me); /* its calls in progress are not in the report */
 	err = fn_report_write(f, fmt);
-	ready = was;
+	cur = was;
 	in_hook--;
 	return err;
 }
@@ -672,7 +857,7 @@ __attribute__((destructor)) static void FN_NOINSTR report_at_exit(void)
 
 	fn_fold_self(true);
 	atomic_store(&stopped, true);
-	ready = NULL; /* this thread's later hooks count as after it */
+	cur = &idle; /* this thread's later hooks count as after it */
 	if (!path || !fn_threads)
 		return;
 	if (format && !strcmp(format, "csv"))

@@ -494,7 +494,7 @@ static int collect(struct aggs *fns, struct aggs *paths, uint64_t *lost)
 			err = thread_paths(t, paths);
 		for (int k = 0; k < FN_LOST_KINDS; k++)
 			lost[k] += t->lost[k];
-		lost[FN_LOST_PENDING] += t->exited ? 0 : t->n_recs;
+		lost[FN_LOST_PENDING] += t->exited ? 0 : fn_pending(t);
 		pthread_mutex_unlock(&t->lock);
 	}
 	return err;
