@@ -30,12 +30,23 @@ assert d["machine"]["emulated"] and d["failed"] == 0 and d["checks"], d' \
 		"$json" || fail "JSON report"
 fi
 
+# The memory drill-down's pair of chases runs where the profile has the
+# drill-down (spr), through the library's real route, and says that the
+# answer it checks is the emulator's own.
+grep -q "^PASS memory drill-down .*EMULATED: the emulator's synthetic" \
+	"$out" || fail "--emulate: memory drill-down: $(grep 'memory' "$out")"
+grep -q "L1 chase (16 KiB): .* largest l1_bound .*DRAM chase .* largest dram_bound" \
+	"$out" || fail "--emulate: memory drill-down figures: $(grep 'memory' "$out")"
+
 # An ordinary-counter profile (AMD Zen 4): the cross-check runs there too,
 # against the validator's own formulas, not SKIP.
 "$v" --emulate=zen4 >"$out" 2>&1 || fail "--emulate=zen4 exit $?: $(cat "$out")"
 grep -q "^FAIL" "$out" && fail "--emulate=zen4: $(grep '^FAIL' "$out")"
 grep -q "^PASS crosscheck retiring" "$out" ||
 	fail "--emulate=zen4: no cross-check: $(grep crosscheck "$out")"
+# no drill-down on Zen: skipped, with td_open's reason
+grep -q "^SKIP memory drill-down .*skipped: no memory drill-down.*backend_bound_memory" \
+	"$out" || fail "--emulate=zen4: memory drill-down not skipped with its reason: $(grep 'memory' "$out")"
 
 # Every trap slowed as a loaded machine slows it (TD_EMU_SLOW_TRAPS): the
 # workloads' work is declared to the emulator, the traps' time counts
@@ -80,6 +91,9 @@ expect switch_scramble "drill sleep" "drill migration"
 # the frontend event's count as retiring's): the independent formulas
 # over read(2) of the same group disagree
 expect --profile zen4 fe_ret_swap "crosscheck retiring" "crosscheck frontend"
+# the drill-down's stall events of L1 and DRAM swapped: each chase's
+# largest node is the other level
+expect mem_swap "memory drill-down"
 
 [ "$fails" -eq 0 ] && echo "test_validate: all passed"
 exit "$fails"

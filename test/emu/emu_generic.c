@@ -808,6 +808,12 @@ void emu_mem_run(uint64_t slots, uint64_t mem_slots)
 		c->truth.mem[i] += lvl[i];
 		p.mem_cyc[i] = lvl[i] / EMU_GC_WIDTH;
 	}
+	if (emu.faults & EMU_FAULT_MEM_SWAP) { /* L1's stalls as DRAM's */
+		uint64_t t = p.mem_cyc[0];
+
+		p.mem_cyc[0] = p.mem_cyc[3];
+		p.mem_cyc[3] = t;
+	}
 	c->mem_slot_rem += slots;
 	p.cycles = c->mem_slot_rem / EMU_GC_WIDTH;
 	c->mem_slot_rem %= EMU_GC_WIDTH;

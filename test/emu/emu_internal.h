@@ -220,6 +220,7 @@ struct emu_state {
 #define EMU_FAULT_HIDE_RESET      (1u << 2)
 #define EMU_FAULT_SWITCH_SCRAMBLE (1u << 3)
 #define EMU_FAULT_FE_RET_SWAP     (1u << 4)
+#define EMU_FAULT_MEM_SWAP        (1u << 5)
 
 extern struct emu_state emu;
 extern __thread struct emu_cpu emu_cpu;

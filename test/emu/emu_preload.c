@@ -33,6 +33,8 @@
  * these functions with dlsym) may:
  * - set the mix of the work that follows (emu_preload_set_fractions):
  *   the emulator's synthetic answer for that work, not a measurement;
+ *   and, on the profiles with the memory drill-down, where its memory
+ *   bound stalls (emu_preload_set_mem_shares, as emu_set_mem_shares);
  * - declare its work (emu_preload_run): from the first call on, the
  *   thread's work is what it declares, its CPU time no longer counted,
  *   so that what it measures cannot depend on the machine's load;
@@ -65,7 +67,10 @@
  *                  counter shows what the retiring event counted since
  *                  the kernel's last update of it, and the other way
  *                  round; read(2) stays exact (a region then measures
- *                  what a formula with the two terms swapped would).
+ *                  what a formula with the two terms swapped would);
+ *   mem_swap       the memory drill-down's stall events count the L1
+ *                  share's stall cycles as DRAM's and the other way
+ *                  round (a wrong event encoding); the truth stays.
  */
 #include <dlfcn.h>
 #include <sched.h>
@@ -176,6 +181,19 @@ void emu_preload_set_fractions(const double *f)
 	if (f)
 		set_mix = emu_mix_l2(f[0], f[1], f[2], f[3], f[4], f[5], f[6],
 				     f[7]);
+	emu_lock_release();
+	emu_preload_leave();
+}
+
+/* share: L1, L2, L3, DRAM, store (emu_set_mem_shares); NULL: all L1. */
+void emu_preload_set_mem_shares(const double *share);
+void emu_preload_set_mem_shares(const double *share)
+{
+	static const double l1[5] = { 1, 0, 0, 0, 0 };
+
+	emu_lock_acquire();
+	emu_preload_advance(); /* the work so far keeps its old shares */
+	emu_set_mem_shares(share ? share : l1);
 	emu_lock_release();
 	emu_preload_leave();
 }
@@ -292,6 +310,7 @@ static unsigned parse_faults(const char *s)
 		{ "hide_reset", EMU_FAULT_HIDE_RESET },
 		{ "switch_scramble", EMU_FAULT_SWITCH_SCRAMBLE },
 		{ "fe_ret_swap", EMU_FAULT_FE_RET_SWAP },
+		{ "mem_swap", EMU_FAULT_MEM_SWAP },
 	};
 	unsigned bits = 0;
 

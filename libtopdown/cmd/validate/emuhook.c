@@ -34,6 +34,15 @@ void v_emu_set_mix(const double *f8)
 		set(f8);
 }
 
+void v_emu_set_mem_shares(const double *f5)
+{
+	void (*set)(const double *) =
+		(void (*)(const double *))hook("emu_preload_set_mem_shares");
+
+	if (set)
+		set(f5);
+}
+
 bool v_emu_truth(struct v_counts *c)
 {
 	void (*truth)(uint64_t *) =

@@ -3,8 +3,9 @@
  * topdown validate [--emulate[=PROFILE]] [--profile PROFILE]
  *                  [-o REPORT.json] [--long] [--regions N]
  *
- * Runs the contrasting workloads, the cross-checks and the fault drills
- * on this machine and prints PASS/FAIL per check; -o writes the JSON
+ * Runs the contrasting workloads, the cross-checks, the fault drills
+ * and the memory drill-down's pair of pointer chases on this machine
+ * and prints PASS/FAIL per check; -o writes the JSON
  * report (machine description and every figure) to attach to bug
  * reports.  Exit status: 0 all passed, 1 a check failed, 2 usage or
  * setup error, 77 skipped (no usable PMU: the reason and fix printed are
@@ -192,16 +193,13 @@ static int skipped(struct v_report *r, const struct v_args *a, int err)
 	return V_EXIT_SKIP;
 }
 
-static void run_checks(struct td *td, const struct v_args *a,
+static void run_checks(struct td *td, const struct v_opts *o,
 		       struct v_report *r, const int *before, int nbefore)
 {
-	struct v_opts o = { .emulated = r->emulated, .small = r->emulated,
-			    .long_drills = a->long_drills };
 	struct v_kref k;
 	char self[PATH_MAX];
 	ssize_t n;
 
-	o.regions = a->regions ? a->regions : r->emulated ? 12 : 40;
 	memset(&k, 0, sizeof(k));
 	k.leader = k.any_fd = -1;
 	if (r->perf_metrics)
@@ -211,11 +209,11 @@ static void run_checks(struct td *td, const struct v_args *a,
 		      "events read with read(2) around each region, level 1 "
 		      "by %s%s", k.model.name, k.members, k.model.source,
 		      k.model.smt_any ? " (SMT form)" : "");
-	v_check_kernels(td, &k, &o, r);
-	v_check_drills(td, &k, &o, r);
+	v_check_kernels(td, &k, o, r);
+	v_check_drills(td, &k, o, r);
 	n = readlink("/proc/self/exe", self, sizeof(self) - 1);
 	self[n > 0 ? n : 0] = '\0';
-	v_check_perf_stat(&o, r, self);
+	v_check_perf_stat(o, r, self);
 }
 
 const char *v_subcommand = "";
@@ -227,6 +225,7 @@ int td_cmd_validate(int argc, char **argv, char **exec_argv,
 	struct v_args a = { 0 };
 	struct td_options opts = TD_OPTIONS_INIT;
 	struct td *td = NULL;
+	struct v_opts o = { 0 };
 	int before[64], nbefore, err;
 
 	if (parse_args(argc, argv, &a) < 0) {
@@ -256,9 +255,14 @@ int td_cmd_validate(int argc, char **argv, char **exec_argv,
 		td_close(td);
 		return 2;
 	}
-	run_checks(td, &a, &r, before, nbefore > 0 ? nbefore : 0);
+	o.emulated = o.small = r.emulated;
+	o.long_drills = a.long_drills;
+	o.regions = a.regions ? a.regions : r.emulated ? 12 : 40;
+	run_checks(td, &o, &r, before, nbefore > 0 ? nbefore : 0);
 	td_query(td, &r.info);
 	td_close(td);
+	/* its own handle, alone: two TopDown groups would share SLOTS */
+	v_check_memory(&o, &r);
 	v_workloads_free();
 	v_print_summary(&r, stdout);
 	if (a.json && v_write_json(&r, a.json) < 0) {

@@ -40,6 +40,11 @@ void v_workloads_free(void);
 /* Run kernel k for about one region's worth of work. */
 void v_kernel_run(enum v_kernel k);
 
+/* The memory drill-down's pair of pointer chases (workloads.c). */
+enum v_chase { V_CHASE_L1, V_CHASE_DRAM, V_CHASE_COUNT };
+void v_chase_run(enum v_chase c);
+size_t v_chase_bytes(enum v_chase c);
+
 /* The library group's own counts as the kernel keeps them (kref.c). */
 struct v_counts {
 	uint64_t slots;
@@ -101,6 +106,9 @@ int v_foreign_read(const struct v_kref *k);
 /* The emulator, when this process runs on it (emuhook.c). */
 bool v_emulated(void);
 void v_emu_set_mix(const double *f8);
+/* Where the memory-bound slots of the work that follows stall: L1, L2,
+ * L3, DRAM, store (NULL: all L1, the emulator's default). */
+void v_emu_set_mem_shares(const double *f5);
 bool v_emu_truth(struct v_counts *c);
 bool v_emu_pmi(void);
 /*
@@ -174,6 +182,8 @@ void v_check_drills(struct td *td, const struct v_kref *k,
 		    const struct v_opts *o, struct v_report *r);
 void v_check_perf_stat(const struct v_opts *o, struct v_report *r,
 		       const char *self);
+/* With a handle of its own (TD_OPT_MEMORY): open it with no other. */
+void v_check_memory(const struct v_opts *o, struct v_report *r);
 /* Run every kernel once per region without the library (perf stat). */
 int v_workload_only(int regions, bool small);
 

@@ -11,6 +11,10 @@
  *   be_memory    a dependent pointer chase over a buffer far larger than
  *                the last-level cache (256 MiB), in random order;
  *   be_core      a long dependency chain of 64-bit divisions.
+ * The memory drill-down's pair (memory.c) chases pointers the same way
+ * over two buffers: one of 16 KiB, which any L1 data cache the drill-down
+ * runs on holds (32 KiB on Gracemont, 48 KiB on Golden Cove), and the
+ * be_memory buffer, at least 4 times the last-level cache.
  * Thresholds are perf's MetricThreshold of the same metrics (tools/perf/
  * pmu-events/arch/x86/sapphirerapids/spr-metrics.json: tma_retiring >
  * 0.7, tma_bad_speculation > 0.15, tma_frontend_bound > 0.15,
@@ -19,6 +23,7 @@
  * which perf itself calls the category significant.
  */
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -44,6 +49,9 @@ static unsigned scale = 16;
 static uint64_t *chase;        /* one node per 64-byte line */
 static size_t chase_nodes;
 static size_t chase_at;
+static uint64_t *l1_chase;     /* the same, L1-resident */
+static size_t l1_chase_at;
+#define V_L1_CHASE_BYTES (16u << 10)
 static uint8_t *random_bits;
 #define V_RANDOM_BYTES (1u << 16)
 static volatile uint64_t sink;
@@ -57,10 +65,12 @@ static uint64_t next_rand(uint64_t *s)
 }
 
 /* Sattolo's algorithm: one cycle through every node, in random order. */
-static void build_chase(size_t nodes, uint64_t *seed)
+static int build_chase(uint64_t *buf, size_t nodes, uint64_t *seed)
 {
 	size_t *perm = malloc(nodes * sizeof(*perm));
 
+	if (!perm)
+		return -1;
 	for (size_t i = 0; i < nodes; i++)
 		perm[i] = i;
 	for (size_t i = nodes - 1; i > 0; i--) {
@@ -70,34 +80,83 @@ static void build_chase(size_t nodes, uint64_t *seed)
 		perm[j] = t;
 	}
 	for (size_t i = 0; i < nodes; i++)
-		chase[perm[i] * 8] = perm[(i + 1) % nodes] * 8;
+		buf[perm[i] * 8] = perm[(i + 1) % nodes] * 8;
 	free(perm);
+	return 0;
+}
+
+/* The last-level cache's size as sysfs lists it for CPU 0, or 0. */
+static size_t llc_bytes(void)
+{
+	size_t best = 0;
+
+	for (int i = 0; i < 8; i++) {
+		char path[96], line[32], unit = 'K';
+		unsigned long n = 0;
+		FILE *f;
+
+		snprintf(path, sizeof(path), "/sys/devices/system/cpu/cpu0/"
+			 "cache/index%d/size", i);
+		f = fopen(path, "r");
+		if (!f)
+			continue;
+		if (fgets(line, sizeof(line), f) &&
+		    sscanf(line, "%lu%c", &n, &unit) >= 1) {
+			size_t b = (size_t)n << (unit == 'M' ? 20 :
+						 unit == 'G' ? 30 : 10);
+			best = b > best ? b : best;
+		}
+		fclose(f);
+	}
+	return best;
+}
+
+/* Far larger than the last-level cache: 256 MiB, or 4 times it (2 GiB
+ * at most). */
+static size_t dram_chase_bytes(void)
+{
+	size_t bytes = (size_t)256 << 20, llc4 = 4 * llc_bytes();
+
+	if (llc4 > bytes)
+		bytes = llc4 < ((size_t)2 << 30) ? llc4 : (size_t)2 << 30;
+	return bytes & ~(size_t)63;
+}
+
+size_t v_chase_bytes(enum v_chase c)
+{
+	return c == V_CHASE_L1 ? V_L1_CHASE_BYTES : chase_nodes * 64;
 }
 
 int v_workloads_init(bool small)
 {
 	uint64_t seed = 0x2545f4914f6cdd1dull;
-	size_t bytes = small ? (4u << 20) : (256u << 20);
+	size_t bytes = small ? (4u << 20) : dram_chase_bytes();
 
 	scale = small ? 12 : 16;
 	chase_nodes = bytes / 64;
 	chase = aligned_alloc(64, bytes);
+	l1_chase = aligned_alloc(64, V_L1_CHASE_BYTES);
 	random_bits = malloc(V_RANDOM_BYTES);
-	if (!chase || !random_bits) {
-		v_workloads_free();
-		return -1;
-	}
-	build_chase(chase_nodes, &seed);
+	if (!chase || !l1_chase || !random_bits ||
+	    build_chase(chase, chase_nodes, &seed) < 0)
+		goto fail;
 	for (size_t i = 0; i < V_RANDOM_BYTES; i++)
 		random_bits[i] = (uint8_t)next_rand(&seed);
+	if (build_chase(l1_chase, V_L1_CHASE_BYTES / 64, &seed) < 0)
+		goto fail;
 	return 0;
+fail:
+	v_workloads_free();
+	return -1;
 }
 
 void v_workloads_free(void)
 {
 	free(chase);
+	free(l1_chase);
 	free(random_bits);
 	chase = NULL;
+	l1_chase = NULL;
 	random_bits = NULL;
 }
 
@@ -143,6 +202,25 @@ static void run_be_memory(unsigned n)
 	for (unsigned i = 0; i < n; i++)
 		at = (size_t)chase[at];
 	chase_at = at;
+}
+
+/* Dependent loads that hit L1: each waits for the last one's latency. */
+static void run_l1_chase(unsigned n)
+{
+	size_t at = l1_chase_at;
+
+	for (unsigned i = 0; i < n; i++)
+		at = (size_t)l1_chase[at];
+	l1_chase_at = at;
+}
+
+void v_chase_run(enum v_chase c)
+{
+	if (c == V_CHASE_L1)
+		run_l1_chase(150000 * scale);
+	else
+		run_be_memory(3000 * scale);
+	v_emu_run(V_EMU_KERNEL_SLOTS); /* emulated: its work, declared */
 }
 
 static void run_be_core(unsigned n)
