@@ -444,9 +444,12 @@ $(B)/bench/overhead: $(OVERHEAD_OBJS) $(EMU_OBJS) $(B)/libtopdown.so \
 
 # The arm64 counted process (built with the cross compiler, B=build/arm64).
 GUEST_OBJS := $(addprefix $(B)/bench/,overhead_guest.o overhead_seq.o)
-$(B)/bench/overhead-guest: $(GUEST_OBJS) $(EMU_OBJS) $(B)/libtopdown.so
+# Linked with libtopdown-functions too: its hooks are the function-call row's.
+$(B)/bench/overhead-guest: $(GUEST_OBJS) $(EMU_OBJS) $(B)/libtopdown.so \
+			   $(B)/libtopdown-functions.so
 	$(CC) $(LDFLAGS) -rdynamic -o $@ $(GUEST_OBJS) $(EMU_OBJS) -L$(B) \
-		-ltopdown -Wl,-rpath,'$$ORIGIN/..' -lm -ldl -lpthread
+		-ltopdown-functions -ltopdown -Wl,-rpath,'$$ORIGIN/..' \
+		-lm -ldl -lpthread
 
 $(B)/bench/timing: $(B)/bench/timing.o $(STATIC_LIB)
 	$(CC) $(LDFLAGS) -o $@ $^ -lm -lpthread

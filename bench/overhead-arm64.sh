@@ -32,3 +32,21 @@ if [ "$(grep '^layout,' "$out")" != "$layout" ]; then
 fi
 "$host" --qemu-log "$log" "$out" "$prof"
 rm -f "$log"
+
+# The function-call row: one instrumented call (libtopdown-functions'
+# hooks and the pair they make), both libraries' text counted.
+fnlayout=$("$@" "$guest" fnlayout)
+fnlo=$(echo "$fnlayout" | cut -d, -f2)
+fnhi=$(echo "$fnlayout" | cut -d, -f3)
+fnsize=$(printf '%#x' $((fnhi - fnlo)))
+"$@" $one -d in_asm,exec,nochain \
+	-dfilter "$lo+$size,$fnlo+$fnsize,$mark+0x4" -D "$log" \
+	"$guest" run-function "$prof" >"$out"
+if [ "$(grep '^layout,' "$out")" != "$layout" ] ||
+   [ "$(grep '^fnlayout,' "$out")" != "$fnlayout" ]; then
+	echo "overhead-arm64: the guest moved between runs: no" \
+	     "function-call row" >&2
+	exit 1
+fi
+"$host" --qemu-function-log "$log" "$out" "$prof"
+rm -f "$log"

@@ -419,6 +419,8 @@ int main(int argc, char **argv)
 {
 	if (argc == 5 && strcmp(argv[1], "--qemu-log") == 0)
 		return ovh_qemu_report(argv[2], argv[3], argv[4]);
+	if (argc == 5 && strcmp(argv[1], "--qemu-function-log") == 0)
+		return ovh_qemu_report_function(argv[2], argv[3], argv[4]);
 	if (argc != 1) {
 		fprintf(stderr, "usage: overhead\n"
 				"       overhead --qemu-log LOG GUEST_OUT "

@@ -9,6 +9,11 @@
  * the emulated system calls of each section.
  *   overhead-guest layout           the layout line only
  *   overhead-guest run PROFILE      layout, then the sections
+ *   overhead-guest fnlayout         libtopdown-functions.so's text
+ *   overhead-guest run-function PROFILE
+ *                                   layout, fnlayout, then one
+ *                                   instrumented call (the hooks'
+ *                                   function-call row)
  */
 #include <dlfcn.h>
 #include <stdio.h>
@@ -25,13 +30,14 @@ void ovh_guest_mark(unsigned next, unsigned long syscalls)
 		printf("syscalls,%u,%lu\n", next - 1, syscalls);
 }
 
-static int print_layout(void)
+/* The executable mapping of the library named lib: its range, its path. */
+static int text_of(const char *lib, unsigned long *lo, unsigned long *hi,
+		   char *so)
 {
-	char line[512], so[400] = "";
-	unsigned long lo = 0, hi = 0;
-	void *h, *b, *e;
+	char line[512];
 	FILE *f = fopen("/proc/self/maps", "r");
 
+	*lo = *hi = 0;
 	if (!f)
 		return -1;
 	while (fgets(line, sizeof(line), f)) {
@@ -40,13 +46,34 @@ static int print_layout(void)
 
 		if (sscanf(line, "%lx-%lx %7s %*s %*s %*s %399s", &a, &z, perms,
 			   so) == 4 &&
-		    perms[2] == 'x' && strstr(so, "libtopdown.so")) {
-			lo = a;
-			hi = z;
+		    perms[2] == 'x' && strstr(so, lib)) {
+			*lo = a;
+			*hi = z;
 			break;
 		}
 	}
 	fclose(f);
+	return *hi ? 0 : -1;
+}
+
+static int print_fn_layout(void)
+{
+	char so[400] = "";
+	unsigned long lo, hi;
+
+	if (text_of("libtopdown-functions.so", &lo, &hi, so) < 0)
+		return -1;
+	printf("fnlayout,%#lx,%#lx\n", lo, hi);
+	return fflush(stdout);
+}
+
+static int print_layout(void)
+{
+	char so[400] = "";
+	unsigned long lo = 0, hi = 0;
+	void *h, *b, *e;
+
+	text_of("libtopdown.so", &lo, &hi, so);
 	h = hi ? dlopen(so, RTLD_LAZY | RTLD_NOLOAD) : NULL;
 	if (!h)
 		return -1;
@@ -66,11 +93,17 @@ int main(int argc, char **argv)
 
 	if (argc == 2 && strcmp(argv[1], "layout") == 0)
 		return print_layout() < 0;
+	if (argc == 2 && strcmp(argv[1], "fnlayout") == 0)
+		return print_fn_layout() < 0;
 	if (argc != 3 || !(prof = ovh_profile_by_name(argv[2]))) {
-		fprintf(stderr, "usage: overhead-guest layout|run PROFILE\n");
+		fprintf(stderr, "usage: overhead-guest layout|fnlayout|"
+				"run PROFILE|run-function PROFILE\n");
 		return 2;
 	}
 	if (print_layout() < 0)
 		return 1;
+	if (strcmp(argv[1], "run-function") == 0)
+		return print_fn_layout() < 0 ||
+		       ovh_run_function(prof, ovh_guest_mark) < 0;
 	return ovh_run_sections(prof, ovh_guest_mark) < 0;
 }

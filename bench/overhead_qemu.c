@@ -21,6 +21,7 @@
 
 struct layout {
 	unsigned long lo, hi, begin, end, mark;
+	unsigned long fn_lo, fn_hi; /* libtopdown-functions.so's text, or 0 */
 };
 
 /*
@@ -55,6 +56,9 @@ static int read_guest_out(const char *path, struct layout *l,
 		if (sscanf(line, "layout,%lx,%lx,%lx,%lx,%lx", &l->lo, &l->hi,
 			   &l->begin, &l->end, &l->mark) == 5)
 			have = 1;
+		else if (sscanf(line, "fnlayout,%lx,%lx", &l->fn_lo,
+				&l->fn_hi) == 2)
+			;
 		else if (sscanf(line, "syscalls,%u,%lu", &i, &n) == 2 &&
 			 i < OVH_NR_SECTIONS)
 			syscalls[i] = n;
@@ -66,24 +70,35 @@ static int read_guest_out(const char *path, struct layout *l,
 struct walk {
 	const struct layout *l;
 	uint32_t *insn;   /* by (pc - lo) / 4, from in_asm */
+	uint32_t *fn_insn; /* by (pc - fn_lo) / 4: the hooks' library */
 	int section;      /* -1 before the first mark */
+	int sections;     /* marks after the first */
 	struct ovh_section_count *sec;
 };
+
+/* The instruction word at pc in a counted text, or NULL outside them. */
+static uint32_t *word_at(const struct walk *w, unsigned long pc)
+{
+	if (pc >= w->l->lo && pc < w->l->hi)
+		return &w->insn[(pc - w->l->lo) / 4];
+	if (w->fn_insn && pc >= w->l->fn_lo && pc < w->l->fn_hi)
+		return &w->fn_insn[(pc - w->l->fn_lo) / 4];
+	return NULL;
+}
 
 static void executed(struct walk *w, unsigned long pc)
 {
 	struct ovh_section_count *c;
-	uint32_t insn;
+	uint32_t *word = word_at(w, pc), insn;
 
 	if (pc == w->l->mark) {
 		w->section++;
 		return;
 	}
-	if (w->section < 0 || w->section >= OVH_NR_SECTIONS ||
-	    pc < w->l->lo || pc >= w->l->hi)
+	if (w->section < 0 || w->section >= w->sections || !word)
 		return;
 	c = &w->sec[w->section];
-	insn = w->insn[(pc - w->l->lo) / 4];
+	insn = *word;
 	if (pc == w->l->begin || pc == w->l->end)
 		ovh_count_call(c);
 	if (is_pmu_read(insn)) {
@@ -112,8 +127,8 @@ static int walk_log(const char *path, struct walk *w)
 			if (b && sscanf(b, "[%lx/%lx", &flags, &pc) == 2)
 				executed(w, pc);
 		} else if (sscanf(line, "0x%lx: %x", &pc, &word) == 2 &&
-			   pc >= w->l->lo && pc < w->l->hi) {
-			w->insn[(pc - w->l->lo) / 4] = word;
+			   word_at(w, pc)) {
+			*word_at(w, pc) = word;
 		}
 	}
 	fclose(f);
@@ -126,8 +141,8 @@ int ovh_qemu_report(const char *log, const char *guest_out,
 	static struct ovh_section_count sec[OVH_NR_SECTIONS];
 	unsigned long syscalls[OVH_NR_SECTIONS] = { 0 };
 	const struct ovh_profile *prof = ovh_profile_by_name(profile);
-	struct layout l;
-	struct walk w = { &l, NULL, -1, sec };
+	struct layout l = { 0 };
+	struct walk w = { &l, NULL, NULL, -1, OVH_NR_SECTIONS, sec };
 	bool met;
 
 	if (!prof || read_guest_out(guest_out, &l, syscalls) < 0 ||
@@ -154,5 +169,45 @@ int ovh_qemu_report(const char *log, const char *guest_out,
 	ovh_report_footer();
 	printf("# targets: %s (see README, Overhead)\n",
 	       met ? "all met" : "some MISSED");
+	return 0;
+}
+
+/*
+ * The function-call row: the guest's run-function (one instrumented call
+ * between two marks), the hooks' library counted with libtopdown's.
+ */
+int ovh_qemu_report_function(const char *log, const char *guest_out,
+			     const char *profile)
+{
+	static struct ovh_section_count sec[1], no_pair;
+	unsigned long syscalls[OVH_NR_SECTIONS] = { 0 };
+	const struct ovh_profile *prof = ovh_profile_by_name(profile);
+	struct layout l = { 0 };
+	struct walk w = { &l, NULL, NULL, -1, 1, sec };
+
+	if (!prof || read_guest_out(guest_out, &l, syscalls) < 0 ||
+	    l.hi <= l.lo || l.fn_hi <= l.fn_lo) {
+		fprintf(stderr, "overhead: no layouts in %s\n", guest_out);
+		return 1;
+	}
+	w.insn = calloc((l.hi - l.lo) / 4 + 1, sizeof(*w.insn));
+	w.fn_insn = calloc((l.fn_hi - l.fn_lo) / 4 + 1, sizeof(*w.fn_insn));
+	if (!w.insn || !w.fn_insn || walk_log(log, &w) < 0 ||
+	    w.section != 1) {
+		fprintf(stderr, "overhead: %s: %d of 1 section\n", log,
+			w.section);
+		free(w.insn);
+		free(w.fn_insn);
+		return 1;
+	}
+	free(w.insn);
+	free(w.fn_insn);
+	sec[0].syscalls += syscalls[0];
+	ovh_report_header("arm64: counted from qemu-aarch64's log, "
+			  "libtopdown-functions.so's text with "
+			  "libtopdown.so's");
+	/* no pair target off PERF_METRICS: the row's is s=0 */
+	ovh_report_function(prof, &no_pair, &sec[0]);
+	ovh_report_footer();
 	return 0;
 }

@@ -10,5 +10,9 @@
  */
 int ovh_qemu_report(const char *log, const char *guest_out,
 		    const char *profile);
+/* The function-call row of the guest's run-function (its fnlayout line
+ * too). */
+int ovh_qemu_report_function(const char *log, const char *guest_out,
+			     const char *profile);
 
 #endif

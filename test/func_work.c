@@ -5,7 +5,9 @@
  * frames.  Static functions are named from the executable's .symtab
  * (dladdr sees only exported ones).
  */
+#include <pthread.h>
 #include <setjmp.h>
+#include <signal.h>
 
 #include "func_work.h"
 #include "truth.h"
@@ -87,4 +89,40 @@ void host(int tiny_calls)
 	work(W_HOST, 100000, &MIX_STREAM);
 	for (int i = 0; i < tiny_calls; i++)
 		tiny();
+}
+
+/* A signal handler's work: memory bound. */
+static __attribute__((noinline)) void handled(void)
+{
+	work(W_HANDLED, 400000, &MIX_DRAM);
+}
+
+void on_signal(int sig)
+{
+	(void)sig;
+	handled();
+}
+
+/* Interrupted between its two parts by a signal it raises (delivered
+ * before raise returns: a thread's own signal, unblocked). */
+void interrupted(void)
+{
+	work(W_INTERRUPTED, 300000, &MIX_STREAM);
+	raise(SIGUSR1);
+	work(W_INTERRUPTED, 200000, &MIX_STREAM);
+}
+
+/* Two calls deep at a cancellation point, a cancellation pending: the
+ * thread ends there, neither exit hook runs (C, no cleanups). */
+static __attribute__((noinline)) void cancel_point(void)
+{
+	work(W_CANCELLED, 100000, &MIX_BRANCHY);
+	pthread_testcancel();
+	work(W_CANCELLED, 100000, &MIX_BRANCHY);
+}
+
+void cancelled(void)
+{
+	work(W_CANCELLED, 100000, &MIX_BRANCHY);
+	cancel_point();
 }

@@ -10,6 +10,7 @@
  * first instrumented call) that writes td_functions_report as JSON Lines.
  */
 #include <pthread.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
@@ -569,6 +570,134 @@ static void test_max_nodes(void **state)
 	check(line, "", &t); /* the outermost call holds all 40 */
 }
 
+/* ---- signals: a handler's calls are the interrupted function's callees -- */
+
+static void signal_child(void)
+{
+	if (signal(SIGUSR1, on_signal) == SIG_ERR)
+		_exit(8);
+	interrupted();
+}
+
+static void test_signal_handler(void **state)
+{
+	static const int all[] = { W_INTERRUPTED, W_HANDLED },
+			 own_work[] = { W_INTERRUPTED }, h[] = { W_HANDLED };
+	char line[MAX_LINE];
+
+	(void)state;
+	in_child(signal_child, NULL);
+	/* the handler ran inside interrupted, outside any hook: its calls
+	 * are interrupted's callees, in its inclusive figures, not its self */
+	check_function("interrupted", 1, all, 2, own_work, 1);
+	check_function("handled", 1, h, 1, h, 1);
+	row("path", "interrupted;on_signal;handled", NULL, line);
+	assert_true(value(line, "calls") == 1);
+	row("function", "interrupted", NULL, line);
+	assert_true(value(line, "measured") == 1);
+	assert_false(has_row("function", "(unattributed:stray_exit)"));
+	assert_false(has_row("function", "(unattributed:reentered)"));
+}
+
+/*
+ * A thread's first instrumented calls inside a signal handler (which
+ * could have interrupted malloc): its handle (td_open allocates and
+ * opens counters) waits until a call outside the handler.
+ */
+static void *first_in_handler(void *arg)
+{
+	struct emu_stats a, b;
+
+	(void)arg;
+	emu_stats(&a);
+	pthread_kill(pthread_self(), SIGUSR1); /* delivered before it returns */
+	emu_stats(&b);
+	if (b.perf_opens != a.perf_opens)
+		_exit(9); /* opened inside the handler */
+	interrupted();
+	return NULL;
+}
+
+static void first_in_handler_child(void)
+{
+	pthread_t t;
+
+	if (signal(SIGUSR1, on_signal) == SIG_ERR ||
+	    pthread_create(&t, NULL, first_in_handler, NULL) ||
+	    pthread_join(t, NULL))
+		_exit(8);
+}
+
+static void test_first_hook_in_handler(void **state)
+{
+	static const int own_work[] = { W_INTERRUPTED };
+	char line[MAX_LINE];
+
+	(void)state;
+	in_child(first_in_handler_child, NULL);
+	/* the first handler's two calls (on_signal, handled) counted, not
+	 * measured; then interrupted and the handler it raises measured
+	 * (handled ran twice: half its work is interrupted's callee's) */
+	row("function", "(unattributed:in_signal)", NULL, line);
+	assert_true(value(line, "calls") == 2);
+	row("function", "interrupted", NULL, line);
+	assert_true(value(line, "measured") == 1);
+	{
+		struct emu_truth ti = sum(own_work, 1, truth),
+				 th = truth[W_HANDLED];
+
+		ti.slots += th.slots / 2;
+		for (int i = 0; i < 9; i++)
+			ti.cat[i] += th.cat[i] / 2;
+		check(line, "", &ti);
+	}
+	row("path", "interrupted;on_signal;handled", NULL, line);
+	assert_true(value(line, "calls") == 1);
+	assert_false(has_row("function", "(unattributed:reentered)"));
+}
+
+/* ---- cancellation: the calls it cut short are abandoned ----------------- */
+
+static void *cancel_thread(void *arg)
+{
+	(void)arg;
+	outer(); /* measured: the thread's handle is open */
+	pthread_cancel(pthread_self()); /* pending until a cancellation point */
+	cancelled();
+	return NULL;
+}
+
+static void cancel_child(void)
+{
+	pthread_t t;
+	void *ret;
+
+	if (pthread_create(&t, NULL, cancel_thread, NULL) ||
+	    pthread_join(t, &ret) || ret != PTHREAD_CANCELED)
+		_exit(8);
+}
+
+static void test_cancel(void **state)
+{
+	char line[MAX_LINE];
+
+	(void)state;
+	in_child(cancel_child, NULL);
+	/* the thread's report is there: its measured call */
+	check_function("outer", 1, OUTER_ALL, 3, OUTER, 1);
+	/* the two calls in progress at the cancellation: never returned,
+	 * counted as abandoned, no figures */
+	row("function", "cancelled", NULL, line);
+	assert_true(value(line, "calls") == 1);
+	assert_true(value(line, "abandoned") == 1);
+	assert_true(value(line, "measured") == 0);
+	row("function", "cancel_point", NULL, line);
+	assert_true(value(line, "calls") == 1);
+	assert_true(value(line, "abandoned") == 1);
+	assert_true(value(line, "measured") == 0);
+	assert_false(has_row("function", "(unattributed:stray_exit)"));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -581,6 +710,9 @@ int main(void)
 		cmocka_unit_test_teardown(test_filter, cleanup),
 		cmocka_unit_test_teardown(test_threshold, cleanup),
 		cmocka_unit_test_teardown(test_max_nodes, cleanup),
+		cmocka_unit_test_teardown(test_signal_handler, cleanup),
+		cmocka_unit_test_teardown(test_first_hook_in_handler, cleanup),
+		cmocka_unit_test_teardown(test_cancel, cleanup),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

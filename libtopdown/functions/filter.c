@@ -41,8 +41,10 @@ void fn_config_read(void)
 				     UINT32_MAX);
 	fn_config.max_nodes = (uint32_t)number("TOPDOWN_FUNCTIONS_MAX_NODES",
 					       65536, 16, 1u << 24);
+	/* the environment's own string (no copy: this may run in a signal
+	 * handler, where malloc is not safe) */
 	if (filter && *filter)
-		fn_config.filter = strdup(filter);
+		fn_config.filter = filter;
 }
 
 /* Does name match pat, the pattern's first len bytes? */

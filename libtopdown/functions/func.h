@@ -62,6 +62,8 @@ enum fn_lost {
 	FN_LOST_AFTER_EXIT,   /* after the report was written */
 	FN_LOST_STRAY_EXIT,   /* an exit matching no call in progress */
 	FN_LOST_FAILED_END,   /* td_region_begin/end failed */
+	FN_LOST_IN_SIGNAL,    /* a thread's first calls, in a signal handler
+				 (its handle waits: opening it allocates) */
 	FN_LOST_PENDING,      /* records not folded at report (thread busy) */
 	FN_LOST_KINDS
 };
@@ -81,6 +83,7 @@ struct fn_thread {
 	bool busy;                    /* a hook runs (signal handlers) */
 	bool failed;                  /* td_open failed: count only */
 	bool exited;
+	uint32_t deferred;            /* calls while the handle waited */
 	uint32_t over;                /* calls past the stack's capacity */
 	struct fn_frame *over_top;    /* the innermost frame while over */
 	struct fn_frame *frames;      /* the shadow stack, mapped on demand */
@@ -117,7 +120,7 @@ FN_HIDDEN const char *fn_name(void *addr, char *buf, size_t len);
 struct fn_config {
 	uint64_t min_slots;           /* TOPDOWN_FUNCTIONS_MIN_SLOTS */
 	uint32_t max_nodes;           /* TOPDOWN_FUNCTIONS_MAX_NODES */
-	char *filter;                 /* TOPDOWN_FUNCTIONS_FILTER, or NULL */
+	const char *filter;           /* TOPDOWN_FUNCTIONS_FILTER, or NULL */
 };
 extern FN_HIDDEN struct fn_config fn_config;
 FN_HIDDEN void fn_config_read(void);

@@ -35,6 +35,7 @@
  */
 #include <errno.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
@@ -73,6 +74,7 @@ pthread_mutex_t fn_reg_lock = PTHREAD_MUTEX_INITIALIZER;
 struct fn_thread *fn_threads;
 
 static pthread_once_t once = PTHREAD_ONCE_INIT;
+static pthread_once_t config_once = PTHREAD_ONCE_INIT;
 static pthread_key_t thread_key;
 static atomic_bool stopped;     /* the exit report is out */
 
@@ -395,9 +397,6 @@ static bool frames_map(struct fn_thread *t)
 	t->limit = t->frames;
 	if (!frames_grow(t))
 		return false;
-	/* at the stack's top: a hook above it is on another stack */
-	t->frames[0].sp = t->stack_lo + t->stack_size < t->stack_lo
-				  ? UINTPTR_MAX : t->stack_lo + t->stack_size;
 	t->frames[0].node = &t->root;
 	t->topf = t->frames;
 	return true;
@@ -444,6 +443,25 @@ static int handle_open(struct fn_thread *t)
 	return td_records_attach(t->td, t->recs, t->cap_recs);
 }
 
+/* Published with a compare-and-swap, no lock: a thread's first hook may
+ * run in a signal handler that interrupted the lock's holder. */
+static void registry_push(struct fn_thread *t)
+{
+	t->next = __atomic_load_n(&fn_threads, __ATOMIC_RELAXED);
+	while (!__atomic_compare_exchange_n(&fn_threads, &t->next, t, true,
+					    __ATOMIC_RELEASE,
+					    __ATOMIC_RELAXED))
+		;
+}
+
+/*
+ * The thread's state, at its first instrumented call, which may run in a
+ * signal handler that interrupted malloc or a lock's holder: only
+ * async-signal-safe calls here (mmap, gettid; signal-safety(7)), no
+ * malloc, lock or dlsym.  pthread_setspecific stores into the thread's
+ * own array for the first PTHREAD_KEY_2NDLEVEL_SIZE keys (glibc,
+ * nptl/pthread_setspecific.c), which the key made at load time is.
+ */
 static struct fn_thread *thread_new(void)
 {
 	struct fn_thread *t = map(sizeof(*t));
@@ -453,15 +471,74 @@ static struct fn_thread *thread_new(void)
 	pthread_mutex_init(&t->lock, NULL);
 	t->tid = gettid();
 	t->cap_nodes = fn_config.max_nodes;
-	thread_stack(t);
-	if (!tables_map(t) || handle_open(t) < 0)
+	if (!tables_map(t))
 		t->failed = true;
 	pthread_setspecific(thread_key, t);
-	pthread_mutex_lock(&fn_reg_lock);
-	t->next = fn_threads;
-	fn_threads = t;
-	pthread_mutex_unlock(&fn_reg_lock);
+	registry_push(t);
 	return t;
+}
+
+/*
+ * Inside a signal handler?  Its signal is blocked while it runs (unless
+ * the handler asked SA_NODEFER; sigaction(2)), so a blocked signal that
+ * has a handler says it may be.  pthread_sigmask and sigaction are
+ * async-signal-safe (signal-safety(7)).
+ */
+static bool maybe_in_handler(void)
+{
+	sigset_t blocked;
+
+	if (pthread_sigmask(SIG_BLOCK, NULL, &blocked) != 0)
+		return false;
+	for (int sig = 1; sig < NSIG; sig++) {
+		struct sigaction sa;
+
+		if (sigismember(&blocked, sig) != 1 ||
+		    sigaction(sig, NULL, &sa) != 0)
+			continue;
+		if (sa.sa_flags & SA_SIGINFO || (sa.sa_handler != SIG_DFL &&
+						 sa.sa_handler != SIG_IGN))
+			return true;
+	}
+	return false;
+}
+
+/*
+ * Opening the handle allocates (td_open), which a signal handler that
+ * interrupted malloc must not do: while the thread may be in a handler,
+ * its calls are counted as in_signal and the handle waits.  Past
+ * FN_DEFER_MAX such calls a signal kept blocked is taken as the
+ * thread's own mask, not a handler's, and the handle is opened.
+ */
+#define FN_DEFER_MAX 256
+
+static bool handle_waits(struct fn_thread *t, bool entering)
+{
+	if (t->deferred >= FN_DEFER_MAX || !maybe_in_handler())
+		return false;
+	t->deferred++;
+	t->lost[FN_LOST_IN_SIGNAL] += entering; /* calls, not hooks */
+	return true;
+}
+
+/* The handle and the stack's range, at the thread's first call outside
+ * a signal handler. */
+static bool thread_activate(struct fn_thread *t, bool entering)
+{
+	uintptr_t hi;
+
+	if (handle_waits(t, entering))
+		return false;
+	in_hook++; /* a hook inside td_open counts as re-entered */
+	thread_stack(t);
+	/* the root frame at the stack's top: a hook above it is on another
+	 * stack */
+	hi = t->stack_lo + t->stack_size;
+	t->frames[0].sp = hi < t->stack_lo ? UINTPTR_MAX : hi;
+	if (handle_open(t) < 0)
+		t->failed = true;
+	in_hook--;
+	return !t->failed;
 }
 
 /* Calls still in progress at a thread's (or the process's) end: measured
@@ -473,6 +550,15 @@ static void end_open_calls(struct fn_thread *t)
 		frame_pop(t, false);
 }
 
+/* Calls in progress when the thread exits (pthread_exit, cancellation):
+ * their exits never come, they are abandoned. */
+static void abandon_open_calls(struct fn_thread *t)
+{
+	over_clear(t);
+	while (t->topf && t->topf != t->frames)
+		frame_pop(t, true);
+}
+
 /* pthread key destructor: thread exit or cancellation. */
 static void FN_NOINSTR thread_gone(void *p)
 {
@@ -481,7 +567,7 @@ static void FN_NOINSTR thread_gone(void *p)
 	in_hook++;
 	cur = &idle; /* for good: later hooks count as lost */
 	if (!t->failed && t->td) {
-		end_open_calls(t);
+		abandon_open_calls(t);
 		fold(t);
 		pthread_mutex_lock(&t->lock);
 		td_close(t->td);
@@ -533,9 +619,17 @@ static void after_fork_child(void)
 
 static void init_once(void)
 {
-	fn_config_read();
 	pthread_key_create(&thread_key, thread_gone);
 	pthread_atfork(before_fork, after_fork_parent, after_fork_child);
+}
+
+/* At load: the key and the fork handlers (they may allocate), so that no
+ * thread's first hook makes them in a signal handler; hooks before this
+ * (other constructors') make them then.  The settings are read at the
+ * first instrumented call (getenv only). */
+__attribute__((constructor)) static void FN_NOINSTR init_at_load(void)
+{
+	pthread_once(&once, init_once);
 }
 
 /* The calling thread's state, made at its first instrumented call. */
@@ -545,6 +639,7 @@ static struct fn_thread *thread_get(void)
 		return me;
 	setting_up = true;
 	pthread_once(&once, init_once);
+	pthread_once(&config_once, fn_config_read);
 	me = thread_new();
 	setting_up = false;
 	return me;
@@ -559,7 +654,7 @@ static bool other_stack(const struct fn_thread *t, uintptr_t sp)
 }
 
 /* Not measured here (the slow path): why, counted; NULL, or the state. */
-static struct fn_thread *usable(uintptr_t sp)
+static struct fn_thread *usable(uintptr_t sp, bool entering)
 {
 	struct fn_thread *t;
 
@@ -571,6 +666,8 @@ static struct fn_thread *usable(uintptr_t sp)
 	}
 	t = me ? me : thread_get();
 	if (!t || t->exited)
+		return NULL;
+	if (!t->failed && !t->td && !thread_activate(t, entering))
 		return NULL;
 	if (t->failed) {
 		t->lost[FN_LOST_NO_HANDLE]++;
@@ -684,12 +781,12 @@ static void hook_done(struct fn_thread *t)
  * The general path's guard: the thread ready and on its own stack, or
  * usable() finds why not (counted), or makes it ready at its first call.
  */
-static struct fn_thread *hook_begin(uintptr_t sp)
+static struct fn_thread *hook_begin(uintptr_t sp, bool entering)
 {
 	struct fn_thread *t = cur;
 
 	if (t->busy || other_stack(t, sp)) {
-		t = usable(sp);
+		t = usable(sp, entering);
 		if (!t)
 			return NULL;
 		cur = t;
@@ -697,10 +794,11 @@ static struct fn_thread *hook_begin(uintptr_t sp)
 	hook_busy(t);
 	return t;
 }
+
 static __attribute__((noinline)) void enter_slow(void *fn, void *site,
 						 uintptr_t sp)
 {
-	struct fn_thread *t = hook_begin(sp);
+	struct fn_thread *t = hook_begin(sp, true);
 
 	if (!t)
 		return;
@@ -711,7 +809,7 @@ static __attribute__((noinline)) void enter_slow(void *fn, void *site,
 static __attribute__((noinline)) void exit_slow(void *fn, void *site,
 						uintptr_t sp)
 {
-	struct fn_thread *t = hook_begin(sp);
+	struct fn_thread *t = hook_begin(sp, false);
 
 	if (!t)
 		return;

@@ -450,7 +450,7 @@ static void write_header(struct out *o)
 
 static const char *const lost_names[FN_LOST_KINDS] = {
 	"no_handle", "nodes_full", "too_deep", "reentered", "other_stack",
-	"after_report", "stray_exit", "failed", "pending",
+	"after_report", "stray_exit", "failed", "in_signal", "pending",
 };
 
 /* What could not be attributed: one row per reason, its count in calls. */
@@ -487,7 +487,8 @@ static int collect(struct aggs *fns, struct aggs *paths, uint64_t *lost)
 {
 	int err = 0;
 
-	for (struct fn_thread *t = fn_threads; t && !err; t = t->next) {
+	for (struct fn_thread *t = __atomic_load_n(&fn_threads, __ATOMIC_ACQUIRE);
+	     t && !err; t = t->next) {
 		pthread_mutex_lock(&t->lock);
 		err = thread_functions(t, fns);
 		if (!err)
