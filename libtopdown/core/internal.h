@@ -18,15 +18,18 @@
 #define TD_NR_COUNTS    16
 /*
  * TD_OPT_L2_MULTIPLEX: what a region passes to named totals besides its
- * record: the level-2 events' deltas (in the source's order), then the
+ * record: the level-2 values' deltas (in the source's order), then the
  * level-1 group's counted (unscaled) slots, time running and enabled,
- * and level-2 group B's time running.
+ * level-2 group B's time running (Zen), and the source's tag of the
+ * formula they are for (the same in every call: named totals keep it,
+ * they do not sum it).
  */
-#define TD_MUXRAW_SLOTS 8
-#define TD_MUXRAW_RUN   9
-#define TD_MUXRAW_ENA   10
-#define TD_MUXRAW_RUNB  11
-#define TD_NR_L2RAW     12
+#define TD_MUXRAW_SLOTS 9
+#define TD_MUXRAW_RUN   10
+#define TD_MUXRAW_ENA   11
+#define TD_MUXRAW_RUNB  12
+#define TD_MUXRAW_MODEL 13
+#define TD_NR_L2RAW     14
 
 /*
  * The categories of a delta (struct td_delta cat[]), level 1 then the

@@ -411,8 +411,10 @@ static void named_add(struct td_named *n, const struct td_record *rec,
 	 * level 1 did not count; such a call is not unreliable, only
 	 * unsampled (the source's fold_named accounts for its slots).
 	 */
-	for (int i = 0; l2raw && i < TD_NR_L2RAW; i++)
+	for (int i = 0; l2raw && i < TD_MUXRAW_MODEL; i++)
 		p->l2raw[i] += l2raw[i];
+	if (l2raw)
+		p->l2raw[TD_MUXRAW_MODEL] = l2raw[TD_MUXRAW_MODEL];
 	if (l2raw)
 		p->flags |= TD_RESULT_MULTIPLEXED;
 	if (l2raw && l2raw[TD_MUXRAW_RUN] == 0)
@@ -450,8 +452,10 @@ static void acc_merge(struct td_named_acc *into,
 	into->qerr += from->qerr;
 	for (int i = 0; i < TD_NR_CATS; i++)
 		into->cat[i] += from->cat[i];
-	for (int i = 0; i < TD_NR_L2RAW; i++)
+	for (int i = 0; i < TD_MUXRAW_MODEL; i++)
 		into->l2raw[i] += from->l2raw[i];
+	if (from->l2raw[TD_MUXRAW_MODEL])
+		into->l2raw[TD_MUXRAW_MODEL] = from->l2raw[TD_MUXRAW_MODEL];
 	into->open += from->open;
 	if (from->max_depth > into->max_depth)
 		into->max_depth = from->max_depth;
@@ -509,8 +513,9 @@ static void acc_totals(const struct td_named_acc *p, struct td_totals *t)
 	 */
 	if ((p->flags & TD_RESULT_MULTIPLEXED) && p->src &&
 	    p->src->fold_named) {
-		l2 = p->src->fold_named(p->l2raw, &d) & TD_RESULT_L2;
-		td_decode(&d, l2, &t->total);
+		unsigned src = p->src->fold_named(p->l2raw, &d);
+
+		td_decode_src(&d, src & TD_RESULT_L2, src, &t->total);
 	} else {
 		l2 = (p->flags & TD_RESULT_L2) && !p->l1_call;
 		td_decode_src(&d, l2,

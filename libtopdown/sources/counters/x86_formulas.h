@@ -31,7 +31,7 @@ enum { TD_ZEN2_CYC, TD_ZEN2_FE_CMASK, TD_ZEN2_RET, TD_ZEN2_UCODE, /* A */
        TD_ZEN2_MISP, TD_ZEN2_RESTART, TD_ZEN2_NC, TD_ZEN2_LOAD_NC, /* B */
        TD_ZEN2_NR };
 #define TD_ZEN2_GROUP 4 /* events per level-2 group */
-_Static_assert(TD_ZEN2_NR == TD_MUXRAW_SLOTS, "struct td_delta.l2raw");
+_Static_assert(TD_ZEN2_NR < TD_MUXRAW_SLOTS, "struct td_delta.l2raw");
 
 /*
  * Skylake's TopdownL2 events (perf's skylake/skl-metrics.json), in three
@@ -67,6 +67,7 @@ enum { TD_A2_CLK, TD_A2_FE_LAT, TD_A2_ALLOC, TD_A2_MISP, TD_A2_MS,
 #define TD_L2_VALUES 9 /* level-2 values a reading keeps, at most */
 _Static_assert(TD_V45L2_NR <= TD_L2_VALUES && TD_A2_NR <= TD_L2_VALUES &&
 	       TD_ZEN2_NR <= TD_L2_VALUES, "td_mux_at");
+_Static_assert(TD_L2_VALUES <= TD_MUXRAW_SLOTS, "struct td_delta.l2raw");
 
 /*
  * TD_OPT_L2_MULTIPLEX keeps, in the entries of struct td_counts that
