@@ -19,6 +19,12 @@ enum { TD_ZEN_CYC, TD_ZEN_FE, TD_ZEN_BE, TD_ZEN_SMT, TD_ZEN_DISP, TD_ZEN_RET,
 enum { TD_V45_CLK, TD_V45_IDQ_ND, TD_V45_ISSUED, TD_V45_RET_SLOTS,
        TD_V45_RECOVERY, TD_V45_NR };
 enum { TD_V2_CLK, TD_V2_FE, TD_V2_BAD, TD_V2_RET, TD_V2_BE, TD_V2_NR };
+/*
+ * Atom level 2 counted in the level-1 group itself, where the core has
+ * the counters for it (a hybrid part's Skymont E-cores: model
+ * l2_in_group): frontend latency and alloc restrictions after level 1's.
+ */
+enum { TD_V2_FE_LAT = TD_V2_NR, TD_V2_ALLOC, TD_V2_L2_NR };
 enum { TD_V1_CLK, TD_V1_FE, TD_V1_BAD, TD_V1_RET, TD_V1_NR };
 /*
  * Zen 4/5 PipelineL2's events (perf's amdzen4/amdzen5 pipeline.json), in

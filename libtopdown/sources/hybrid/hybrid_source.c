@@ -93,11 +93,25 @@ static int hybrid_sample(struct td *td, struct td_sample *s)
 	return err;
 }
 
+/* All of the region's slots came from E-cores whose group counts level 2. */
+static bool ecore_l2_region(const struct td *td, const struct td_counts *a,
+			    const struct td_counts *b, const struct td_delta *d)
+{
+	int64_t e = (int64_t)(b->cat[TD_C_ECORE_SLOTS] -
+			      a->cat[TD_C_ECORE_SLOTS]);
+
+	return e == d->slots && td_hybrid_of(td)->ecore->m.l2_in_group;
+}
+
 /*
- * E-cores measure level 1 only: a region has level 2 when none of its
- * slots came from an E-core (its own delta of TD_C_ECORE_SLOTS), so a
- * P-only region after an E-core stint still gets it; a region that ran
- * on E-cores too loses its P-only level-2 counts.
+ * Level 2 per region, by where its slots came from (its own delta of
+ * TD_C_ECORE_SLOTS): none from an E-core, the P-cores' level 2, so a
+ * P-only region after an E-core stint still gets it; all from E-cores
+ * whose group counts level 2 (Skymont: hybrid.c ecore_l2_counts), the
+ * E-cores' frontend and backend children (TD_RESULT_L2_FE_BE); from
+ * both, none: the two trees' nodes are not the same (the memory-bound
+ * entry is resource bound on the E-cores), so a region that ran on
+ * both loses level 2.
  */
 static unsigned hybrid_delta(const struct td *td, const struct td_counts *a,
 			     uint64_t raw_slots, uint64_t raw,
@@ -107,6 +121,11 @@ static unsigned hybrid_delta(const struct td *td, const struct td_counts *a,
 
 	if (b->cat[TD_C_ECORE_SLOTS] == a->cat[TD_C_ECORE_SLOTS])
 		return flags;
+	if (ecore_l2_region(td, a, b, d)) {
+		d->cat[TD_M_HEAVY_OPS] = 0;
+		d->cat[TD_M_BR_MISPREDICT] = 0;
+		return flags | TD_RESULT_L2 | TD_RESULT_L2_FE_BE;
+	}
 	for (unsigned i = TD_NR_L1; i < TD_NR_METRICS; i++)
 		d->cat[i] = 0;
 	return flags & ~TD_RESULT_L2;
