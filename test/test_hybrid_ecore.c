@@ -397,6 +397,113 @@ static void test_level2_per_region(void **state)
 	td_close(td);
 }
 
+/* A Lunar Lake handle (emu_hybrid_skymont), on a P-core. */
+static struct td *open_skymont(void)
+{
+	struct td_options o = TD_OPTIONS_INIT;
+	struct td_info info = { .size = sizeof(info) };
+	struct td *td = NULL;
+
+	emu_setup(EMU_ADL);
+	emu_hybrid_skymont();
+	o.reset_policy = TD_RESET_NEVER;
+	assert_int_equal(td_open(&td, &o), 0);
+	assert_int_equal(td_query(td, &info), 0);
+	assert_string_equal(info.uarch, "lunarlake_hybrid+skymont");
+	emu_run(1000000, &MIX_STREAM);
+	return td;
+}
+
+/*
+ * The E-cores' frontend and backend children against the truth, within
+ * the result's own err: retiring's and bad speculation's 0.
+ */
+static void assert_fe_be(const struct td_result *res,
+			 const struct truth_frac *t)
+{
+	static const int measured[] = { TD_FETCH_LAT, TD_FETCH_BW,
+					TD_MEM_BOUND, TD_CORE_BOUND };
+	static const int zero[] = { TD_HEAVY_OPS, TD_LIGHT_OPS,
+				    TD_BR_MISPREDICT, TD_MACHINE_CLEARS };
+	const unsigned want = TD_RESULT_L2 | TD_RESULT_L2_FE_BE;
+
+	assert_int_equal(res->flags & (want | TD_RESULT_UNRELIABLE), want);
+	assert_true(res->err <= BOUND);
+	for (int k = 0; k < TD_L1_COUNT; k++)
+		assert_float_equal(res->l1[k], t->l1[k], res->err + 1e-9);
+	for (int k = 0; k < 4; k++) {
+		assert_float_equal(res->l2[measured[k]], t->l2[measured[k]],
+				   res->err + 1e-9);
+		assert_float_equal(res->l2[zero[k]], 0, 0);
+	}
+}
+
+/*
+ * Lunar Lake (emu_hybrid_skymont): the Skymont E group counts perf's
+ * lunarlake TopdownL2 events ifetch latency and alloc restrictions
+ * beside level 1, so a region all of whose slots came from E-cores gets
+ * their frontend and backend children (TD_RESULT_L2_FE_BE) against the
+ * truth, retiring's and bad speculation's children 0; a P-only region
+ * the P-cores' level 2; a region on both core types none.
+ */
+static void test_skymont_ecore_level2(void **state)
+{
+	static const struct emu_mix *const mixes[] = { &MIX_CHAIN, &MIX_BRANCHY,
+						       &MIX_STREAM, &MIX_DRAM };
+	struct td *td = open_skymont();
+	struct td_region r = { { 0 } };
+	struct truth_frac t;
+	struct td_result res;
+
+	(void)state;
+	emu_migrate(8);
+	for (size_t i = 0; i < sizeof(mixes) / sizeof(mixes[0]); i++) {
+		t = measure_region(td, &r, 20000000, mixes[i], &res);
+		assert_fe_be(&res, &t);
+	}
+	emu_migrate(0);
+	pcore_region(td, true);
+	migrate_mid_region(td, false);
+	td_close(td);
+}
+
+/*
+ * Skymont named totals: calls all on E-cores keep the E-cores' frontend
+ * and backend children; once a call on P-cores joins them the totals
+ * would mix two trees' nodes (memory bound with resource bound) and have
+ * no level 2.
+ */
+static void test_skymont_named_totals(void **state)
+{
+	static struct td_named n = TD_NAMED_INIT("skymont");
+	struct td *td = open_skymont();
+	struct emu_truth a, b;
+	struct truth_frac t;
+	struct td_totals tot;
+
+	(void)state;
+	memset(&n.opaque, 0, sizeof(n.opaque));
+	emu_migrate(8);
+	emu_truth(&a);
+	for (int i = 0; i < 3; i++) {
+		assert_int_equal(td_named_begin(td, &n), 0);
+		emu_run(10000000, i ? &MIX_DRAM : &MIX_BRANCHY);
+		assert_int_equal(td_named_end(td, &n, NULL), 0);
+	}
+	emu_truth(&b);
+	assert_int_equal(td_named_totals(&n, &tot), 0);
+	t = truth_between(&a, &b);
+	assert_fe_be(&tot.total, &t);
+	emu_migrate(0);
+	assert_int_equal(td_named_begin(td, &n), 0);
+	emu_run(20000000, &MIX_CHAIN);
+	assert_int_equal(td_named_end(td, &n, NULL), 0);
+	assert_int_equal(td_named_totals(&n, &tot), 0);
+	assert_int_equal(tot.calls, 4);
+	assert_false(tot.total.flags & (TD_RESULT_L2 | TD_RESULT_L2_FE_BE));
+	td_close(td);
+}
+
 /*
  * The library's own work at each counter read counted (emu_set_read_work:
  * 300 slots per RDPMC, charged to the core the thread is on then).  A
@@ -908,6 +1015,8 @@ int main(void)
 					  teardown),
 		cmocka_unit_test_teardown(test_ecore_work_loses_level2,
 					  teardown),
+		cmocka_unit_test_teardown(test_skymont_ecore_level2, teardown),
+		cmocka_unit_test_teardown(test_skymont_named_totals, teardown),
 		cmocka_unit_test_teardown(test_named_totals_mixed, teardown),
 		cmocka_unit_test_teardown(test_reset_undo_keeps_ecore_stint,
 					  teardown),

@@ -20,9 +20,12 @@
  * A multiplexing source's raw words for named totals (struct td_delta
  * l2raw): what a region passes besides its record, summed over the calls
  * and folded by the source (source.h, fold_named, named_counted_word).
- * Their layout is the source's own.
+ * Their layout is the source's own, but for the last word: the source's
+ * tag of what the words are for (the same in every call), which named
+ * totals keep rather than sum.
  */
-#define TD_NR_L2RAW     12
+#define TD_NR_L2RAW     14
+#define TD_L2RAW_TAG    (TD_NR_L2RAW - 1)
 
 /*
  * The categories of a delta (struct td_delta cat[]), level 1 then the

@@ -45,11 +45,17 @@ struct td_named_acc {
 	uint64_t max_depth; /* deepest recursion reached */
 	unsigned flags;  /* TD_RESULT_L2 when level 2 was measured, _CYCLES,
 			    _MULTIPLEXED */
-	bool l1_call;    /* a reliable call without level 2 (hybrid E-cores) */
 	/* TD_OPT_MEMORY: memory bound's slots x 255 by node, summed over
 	 * the reliable calls that had the nodes; a reliable call without */
 	double mem[TD_MEM_COUNT];
 	bool mem_call, no_mem_call;
+	/*
+	 * The flags a reliable call lacked: TD_RESULT_L2 (a call without
+	 * level 2: hybrid E-cores), TD_RESULT_L2_FE_BE (a call with every
+	 * level-2 node, beside a Skymont hybrid's E-only calls with the
+	 * frontend and backend children of another tree)
+	 */
+	unsigned lacked;
 };
 
 _Static_assert(sizeof(struct td_named_acc) <=
@@ -411,8 +417,10 @@ static void named_add(struct td_named *n, const struct td_record *rec,
 	 * level 1 did not count; such a call is not unreliable, only
 	 * unsampled (the source's fold_named accounts for its slots).
 	 */
-	for (int i = 0; l2raw && i < TD_NR_L2RAW; i++)
+	for (int i = 0; l2raw && i < TD_L2RAW_TAG; i++)
 		p->l2raw[i] += l2raw[i];
+	if (l2raw)
+		p->l2raw[TD_L2RAW_TAG] = l2raw[TD_L2RAW_TAG];
 	if (l2raw)
 		p->flags |= TD_RESULT_MULTIPLEXED;
 	if (l2raw && l2raw[p->src->named_counted_word] == 0)
@@ -427,7 +435,7 @@ static void named_add(struct td_named *n, const struct td_record *rec,
 		p->cat[i] += rec->cat[i];
 	p->flags |= rec->flags & (TD_RESULT_L2 | TD_RESULT_CYCLES |
 				  TD_RESULT_MULTIPLEXED | TD_RESULT_L2_FE_BE);
-	p->l1_call |= !(rec->flags & TD_RESULT_L2);
+	p->lacked |= ~rec->flags & (TD_RESULT_L2 | TD_RESULT_L2_FE_BE);
 	add_mem(p, rec);
 	add_extremes(p, rec->cat);
 }
@@ -450,13 +458,15 @@ static void acc_merge(struct td_named_acc *into,
 	into->qerr += from->qerr;
 	for (int i = 0; i < TD_NR_CATS; i++)
 		into->cat[i] += from->cat[i];
-	for (int i = 0; i < TD_NR_L2RAW; i++)
+	for (int i = 0; i < TD_L2RAW_TAG; i++)
 		into->l2raw[i] += from->l2raw[i];
+	if (from->l2raw[TD_L2RAW_TAG])
+		into->l2raw[TD_L2RAW_TAG] = from->l2raw[TD_L2RAW_TAG];
 	into->open += from->open;
 	if (from->max_depth > into->max_depth)
 		into->max_depth = from->max_depth;
 	into->flags |= from->flags;
-	into->l1_call |= from->l1_call;
+	into->lacked |= from->lacked;
 	for (int i = 0; i < TD_MEM_COUNT; i++)
 		into->mem[i] += from->mem[i];
 	into->mem_call |= from->mem_call;
@@ -504,17 +514,25 @@ static void acc_totals(const struct td_named_acc *p, struct td_totals *t)
 	d.qerr = p->qerr;
 	/*
 	 * Level 2 only if every call measured it (a hybrid handle's calls
-	 * after E-core slots have none), or as an estimate when the handle
-	 * multiplexes its level-2 groups.
+	 * after E-core slots have none), the same nodes (a Skymont hybrid's
+	 * E-only calls have the frontend and backend children of another
+	 * tree), or as an estimate when the handle multiplexes its level-2
+	 * groups.
 	 */
 	if ((p->flags & TD_RESULT_MULTIPLEXED) && p->src &&
 	    p->src->fold_named) {
-		l2 = p->src->fold_named(p->l2raw, &d) & TD_RESULT_L2;
-		td_decode(&d, l2, &t->total);
+		unsigned src = p->src->fold_named(p->l2raw, &d);
+
+		td_decode_src(&d, src & TD_RESULT_L2, src, &t->total);
 	} else {
-		l2 = (p->flags & TD_RESULT_L2) && !p->l1_call;
+		/* a hybrid's P-core and E-core trees do not add up */
+		bool mixed = (p->lacked & TD_RESULT_L2_FE_BE) &&
+			     (p->flags & TD_RESULT_L2_FE_BE);
+
+		l2 = (p->flags & TD_RESULT_L2) &&
+		     !(p->lacked & TD_RESULT_L2) && !mixed;
 		td_decode_src(&d, l2,
-			      p->l1_call ? 0 : p->flags & TD_RESULT_L2_FE_BE,
+			      l2 ? p->flags & TD_RESULT_L2_FE_BE : 0,
 			      &t->total);
 	}
 	t->total.flags |= p->flags & (TD_RESULT_CYCLES | TD_RESULT_MULTIPLEXED);

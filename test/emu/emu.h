@@ -226,6 +226,13 @@ void emu_offer_metrics_clear(void);
  */
 #define EMU_ADL_PCORES "0-7"
 #define EMU_ADL_ECORES "8-15"
+/*
+ * After emu_setup(EMU_ADL): a Lunar Lake instead (family 6 model 0xbd),
+ * its E-cores Skymont: 8 wide, 8 general counters, the kernel's lnl
+ * topdown-* strings on cpu_atom, and perf's lunarlake TopdownL2 events
+ * FRONTEND_LATENCY and ALLOC_RESTRICTIONS modelled with the truth.
+ */
+void emu_hybrid_skymont(void);
 void emu_migrate(int cpu);          /* now, between two instructions */
 
 /*

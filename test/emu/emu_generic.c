@@ -115,6 +115,19 @@ static const struct map adl_atom_map[] = {
 	{ 0x3c, SIG_CYCLES }, { 0x71, SIG_FE }, { 0x73, SIG_BAD },
 	{ 0xc2, SIG_RET }, { 0x74, SIG_BE }, { 0, 0 },
 };
+/*
+ * Lunar Lake's cpu_atom (Skymont): level 1 as the kernel's lnl strings
+ * name it, and perf's lunarlake TopdownL2 events TOPDOWN_FE_BOUND.
+ * FRONTEND_LATENCY 0x71/0x72 and TOPDOWN_BE_BOUND.ALLOC_RESTRICTIONS
+ * 0x74/0x1 (pipeline.json, cpu_atom).  The kernel puts three of the
+ * level-1 events on fixed counters 4-6; here they take general
+ * counters, of which there are 8.
+ */
+static const struct map skymont_atom_map[] = {
+	{ 0x3c, SIG_CYCLES }, { 0x19c, SIG_FE }, { 0x73, SIG_BAD },
+	{ 0x2c2, SIG_RET }, { 0x2a4, SIG_BE },
+	{ 0x7271, SIG_FE_LAT }, { 0x174, SIG_ALLOC }, { 0, 0 },
+};
 
 struct emu_mix emu_mix_amd(double ret, double bad, double fe, double smt)
 {
@@ -163,7 +176,9 @@ const char *emu_cpuinfo(void)
 		return "processor\t: 0\nvendor_id\t: GenuineIntel\ncpu family\t: 6\nmodel\t\t: 15\n";
 	case EMU_ICL:
 		return "processor\t: 0\nvendor_id\t: GenuineIntel\ncpu family\t: 6\nmodel\t\t: 126\n";
-	case EMU_ADL:
+	case EMU_ADL: /* emu_hybrid_skymont: Lunar Lake, INTEL_LUNARLAKE_M */
+		if (emu.atom_skymont)
+			return "processor\t: 0\nvendor_id\t: GenuineIntel\ncpu family\t: 6\nmodel\t\t: 189\n";
 		return "processor\t: 0\nvendor_id\t: GenuineIntel\ncpu family\t: 6\nmodel\t\t: 151\n";
 	case EMU_LNL:
 		return "processor\t: 0\nvendor_id\t: GenuineIntel\ncpu family\t: 6\nmodel\t\t: 189\n";
@@ -180,6 +195,8 @@ int emu_gen_signal(uint64_t config)
 			      : emu.profile == EMU_CMT ? cmt_map
 			      : emu.profile == EMU_SKT ? skt_map
 			      : emu.profile == EMU_GRT ? grt_map
+			      : emu.profile == EMU_ADL && emu.atom_skymont
+				? skymont_atom_map
 			      : emu.profile == EMU_ADL ? adl_atom_map
 			      : emu.profile == EMU_SLM ? slm_map : zen_map;
 
@@ -569,7 +586,8 @@ static void skl_l2_parts(uint64_t slots, const struct emu_mix *m, uint64_t w,
 }
 
 /*
- * Atom level-2 events (adln-metrics.json, srf-metrics.json: each node
+ * Atom level-2 events (adln-metrics.json, srf-metrics.json, lnl-metrics.json
+ * cpu_atom: each node
  * its event over the slots): frontend latency slots, alloc restrictions
  * the backend's slots that are not the mix's memory-bound entry
  * (resource bound); Gracemont's also MS uops the heavy slots and
@@ -612,7 +630,8 @@ static void split(uint64_t slots, const struct emu_mix *m,
 	p->be = slots - p->ret - p->bad - p->fe - p->smt;
 	if (emu.profile == EMU_GRT)
 		grt_bad_parts(slots, m, p);
-	if (emu.profile == EMU_GRT || emu.profile == EMU_CMT)
+	if (emu.profile == EMU_GRT || emu.profile == EMU_CMT ||
+	    emu.atom_skymont)
 		atom_l2_parts(slots, m, p);
 	if (emu.arm) { /* level 2: within their parents */
 		p->fe_lat = (uint64_t)((double)slots * m->f[6]);

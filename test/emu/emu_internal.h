@@ -193,6 +193,7 @@ struct emu_state {
 	uint32_t core_type;
 	unsigned gen_width;     /* generic profiles: pipeline width, else 0 */
 	unsigned atom_width;    /* EMU_ADL: the E-cores' width (Gracemont 5) */
+	bool atom_skymont;      /* EMU_ADL's E-cores Skymont (emu_hybrid_skymont) */
 	bool anythread_ok;      /* AnyThread events allowed */
 	unsigned gp_counters;   /* general-purpose counters per CPU */
 	unsigned gp_reserved;   /* of which pinned by others (NMI watchdog) */

@@ -194,6 +194,25 @@ void emu_offer_metrics_clear(void)
 	    "config1:0");
 }
 
+/*
+ * Lunar Lake's cpu_atom strings: the kernel's lnl_hybrid_events_attrs
+ * (arch/x86/events/intel/core.c: td_retiring_lnl, td_bad_spec_adl,
+ * td_fe_bound_lnl, td_be_bound_lnl, cpu_atom's half of each), and its
+ * caps/pmu_name.
+ */
+void emu_hybrid_skymont(void)
+{
+	emu.atom_skymont = true;
+	emu.atom_width = 8;
+	emu.gp_counters = 8;
+	put("cpuinfo", emu_cpuinfo());
+	put("cpu_atom/events/topdown-fe-bound", "event=0x9c,umask=0x01");
+	put("cpu_atom/events/topdown-bad-spec", "event=0x73,umask=0x0");
+	put("cpu_atom/events/topdown-retiring", "event=0xc2,umask=0x02");
+	put("cpu_atom/events/topdown-be-bound", "event=0xa4,umask=0x02");
+	put("cpu_core/caps/pmu_name", "lunarlake_hybrid");
+}
+
 /* /sys/devices/system/cpu/smt/active, served from the fake tree. */
 void emu_sysfs_smt(bool active)
 {

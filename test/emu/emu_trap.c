@@ -100,10 +100,13 @@ static uint64_t emulate_rdpmc(uint32_t ecx)
 		return emu_gen_rdpmc(ecx);
 	}
 	if (emu.atom_width && !(ecx & ((1u << 30) | (1u << 29)))) {
-		/* a GP counter: 8 on a P-core, 6 on an E-core; no #GP */
+		/* a GP counter: 8 on a P-core, 6 on an E-core (Skymont 8);
+		 * no #GP */
 		if (!rdpmc_allowed())
 			die("CR4.PCE clear (no RDPMC-capable event mapped)");
-		if (ecx >= (emu_is_ecore(emu_cpu.cpu) ? 6u : 8u))
+		if (ecx >= (emu_is_ecore(emu_cpu.cpu) && !emu.atom_skymont
+				    ? 6u
+				    : 8u))
 			die("no such general-purpose counter");
 		__atomic_fetch_add(&emu.stats.rdpmcs, 1, __ATOMIC_RELAXED);
 		emu_preload_rdpmc(emu_gen_group_of(ecx), ecx);

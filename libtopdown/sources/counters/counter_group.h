@@ -102,6 +102,10 @@ struct td_gen_model {
 	uint8_t l2_group[TD_GEN_L2_GROUPS];
 	bool l2_fe_be;          /* Atom: level 2 of frontend and backend only
 				   (TD_RESULT_L2_FE_BE) */
+	bool l2_in_group;       /* Atom, hybrid E-cores: those two children's
+				   events in config[] after level 1's
+				   (TD_V2_FE_LAT, TD_V2_ALLOC), no
+				   multiplexing (hybrid.c) */
 	/* Arm (TD_F_ARM, TD_F_ARM_CYCLES): its formula's code, NULL else */
 	const struct td_gen_family *family;
 	struct td_arm_params arm;

@@ -118,6 +118,30 @@ static unsigned mux_l2(const struct td_gen_model *m, const uint64_t *w,
 }
 
 /*
+ * Named totals sum the level-2 values of every call, and need the
+ * formula they are for without the handle: a tag of the model's
+ * formula (+1, so that 0 is none), width, SMT form and frontend/backend
+ * only level 2, and the model it stands for.
+ */
+static uint64_t mux_model_tag(const struct td_gen_model *m)
+{
+	return (uint64_t)(m->formula + 1) | (uint64_t)m->width << 8 |
+	       (uint64_t)m->any << 16 | (uint64_t)m->l2_fe_be << 17;
+}
+
+static bool mux_model_of(uint64_t tag, struct td_gen_model *m)
+{
+	memset(m, 0, sizeof(*m));
+	if (!(tag & 0xff))
+		return false;
+	m->formula = (enum td_formula)((tag & 0xff) - 1);
+	m->width = (unsigned)(tag >> 8 & 0xff);
+	m->any = tag >> 16 & 1;
+	m->l2_fe_be = tag >> 17 & 1;
+	return true;
+}
+
+/*
  * Out of line: the plain delta (counters_delta) is the end-with-result
  * path of every ordinary-counter region, and the multiplexed one, if
  * inlined there, changes its code.
@@ -139,15 +163,16 @@ mux_delta(const struct td_gen *g, const struct td_counts *a,
 	memset(d, 0, sizeof(*d));
 	for (int e = 0; e < TD_L2_VALUES; e++)
 		w[e] = b->cat[td_mux_at[e]] - a->cat[td_mux_at[e]];
-	/* named totals' raw terms: Zen's level 2 (counters_fold_named) */
+	/* named totals' raw terms: the level-2 values (counters_fold_named) */
+	memcpy(d->l2raw, w, TD_L2_VALUES * sizeof(w[0]));
 	if (zen) {
 		runb = w[TD_ZEN2_NR];
-		memcpy(d->l2raw, w, TD_ZEN2_NR * sizeof(w[0]));
 		d->l2raw[TD_MUXRAW_RUNB] = runb;
 	}
 	d->l2raw[TD_MUXRAW_SLOTS] = counted;
 	d->l2raw[TD_MUXRAW_RUN] = run;
 	d->l2raw[TD_MUXRAW_ENA] = ena;
+	d->l2raw[TD_MUXRAW_MODEL] = mux_model_tag(&g->m);
 	if (run == 0) /* level 1 did not count at all in the region */
 		return flags | TD_RESULT_UNRELIABLE;
 	/* a breakdown of a short counted part is no better when scaled */
@@ -321,14 +346,18 @@ static int counters_open(struct td *td, const struct td_open_req *req)
  * the sums over every call of what mux_delta kept (struct td_delta
  * l2raw).  Slots: every call's counted slots scaled by level 1's time
  * enabled / running summed over every call, the reliable calls'
- * categories scaled alike.  Level 2: the level-2 events summed over
- * every call give PipelineL2's ratios over all the time they counted,
+ * categories scaled alike.  Level 2: the level-2 values summed over
+ * every call give the model's ratios (Zen's PipelineL2, Skylake's and
+ * the Atom cores' TopdownL2: mux_l2) over all the time they counted,
  * applied to the total level 1 (the estimate perf stat makes with
  * multiplexed counts; it assumes the mix did not follow the rotation);
- * none when a group never counted.
+ * none when a group never counted (Zen) or counted too little for a
+ * region's level 2 (mux_l2_counted).  The result is flagged
+ * multiplexed by named.c.
  */
 static unsigned counters_fold_named(const uint64_t *raw, struct td_delta *d)
 {
+	struct td_gen_model m;
 	double total, f;
 
 	memset(d->cat + TD_NR_L1, 0, TD_NR_L1 * sizeof(d->cat[0]));
@@ -340,10 +369,17 @@ static unsigned counters_fold_named(const uint64_t *raw, struct td_delta *d)
 		for (int i = 0; i < TD_NR_CATS; i++)
 			d->cat[i] = (int64_t)((double)d->cat[i] * f);
 	}
-	if (!raw[TD_ZEN2_CYC] || !raw[TD_MUXRAW_RUNB])
+	if (!mux_model_of(raw[TD_MUXRAW_MODEL], &m))
 		return 0;
-	td_formula_zen_l2(raw, d->cat);
-	return TD_RESULT_L2;
+	if (m.formula == TD_F_ZEN) {
+		if (!raw[TD_ZEN2_CYC] || !raw[TD_MUXRAW_RUNB])
+			return 0;
+	} else if (!raw[TD_MUXRAW_RUN] ||
+		   !mux_l2_counted(&m, raw, raw[TD_MUXRAW_SLOTS],
+				   raw[TD_MUXRAW_RUN], 0)) {
+		return 0;
+	}
+	return mux_l2(&m, raw, d);
 }
 
 const struct td_source_ops td_source_counters = {

@@ -260,6 +260,29 @@ static void skymont(struct td_gen_model *m, const char *name)
 	     EV(0xc2, 0x02, 0), EV(0xa4, 0x02, 0), 0);
 }
 
+/*
+ * Skymont's TopdownL2 on the E-cores of Lunar Lake and Arrow Lake
+ * (perf's lunarlake/lnl-metrics.json, Unit cpu_atom): tma_ifetch_latency
+ * = TOPDOWN_FE_BOUND.FRONTEND_LATENCY / (8 x CPU_CLK_UNHALTED.CORE),
+ * tma_core_bound = TOPDOWN_BE_BOUND.ALLOC_RESTRICTIONS / (8 x clocks),
+ * tma_resource_bound = tma_backend_bound - tma_core_bound; encodings
+ * 0x71/0x72 and 0x74/0x01 (lunarlake pipeline.json).  The list splits
+ * bad speculation too (tma_branch_mispredicts, tma_machine_clears) but
+ * not retiring (no tma_ms_uops or tma_base): as on Crestmont, the
+ * frontend and backend children only (TD_RESULT_L2_FE_BE).  In the
+ * E-core group itself: level 1 takes fixed counters 4-6 and one general
+ * counter there, and the list gives its cpu_atom events general
+ * counters 0-7, so two more fit beside level 1 with no multiplexing.
+ */
+static void skymont_hybrid_l2(struct td_gen_model *m)
+{
+	m->config[TD_V2_FE_LAT] = EV(0x71, 0x72, 0);
+	m->config[TD_V2_ALLOC] = EV(0x74, 0x01, 0);
+	m->nr = TD_V2_L2_NR;
+	m->l2_fe_be = true;
+	m->l2_in_group = true;
+}
+
 /* Family 6 model numbers: the kernel's arch/x86/include/asm/intel-family.h. */
 static int intel_lookup(unsigned family, unsigned model,
 			struct td_gen_model *m)
@@ -351,6 +374,7 @@ int td_hybrid_atom_lookup(unsigned family, unsigned model,
 		return 0;
 	case 0xbd: case 0xc5: case 0xc6:
 		skymont(m, "skymont");
+		skymont_hybrid_l2(m);
 		return 0;
 	default:
 		return -ENOSYS;

@@ -19,6 +19,12 @@ enum { TD_ZEN_CYC, TD_ZEN_FE, TD_ZEN_BE, TD_ZEN_SMT, TD_ZEN_DISP, TD_ZEN_RET,
 enum { TD_V45_CLK, TD_V45_IDQ_ND, TD_V45_ISSUED, TD_V45_RET_SLOTS,
        TD_V45_RECOVERY, TD_V45_NR };
 enum { TD_V2_CLK, TD_V2_FE, TD_V2_BAD, TD_V2_RET, TD_V2_BE, TD_V2_NR };
+/*
+ * Atom level 2 counted in the level-1 group itself, where the core has
+ * the counters for it (a hybrid part's Skymont E-cores: model
+ * l2_in_group): frontend latency and alloc restrictions after level 1's.
+ */
+enum { TD_V2_FE_LAT = TD_V2_NR, TD_V2_ALLOC, TD_V2_L2_NR };
 enum { TD_V1_CLK, TD_V1_FE, TD_V1_BAD, TD_V1_RET, TD_V1_NR };
 /*
  * Zen 4/5 PipelineL2's events (perf's amdzen4/amdzen5 pipeline.json), in
@@ -34,16 +40,18 @@ enum { TD_ZEN2_CYC, TD_ZEN2_FE_CMASK, TD_ZEN2_RET, TD_ZEN2_UCODE, /* A */
 /*
  * TD_OPT_L2_MULTIPLEX: what a region passes to named totals besides its
  * record (struct td_delta l2raw, counters.c mux_delta): the level-2
- * events' deltas (TD_ZEN2_*), then the level-1 group's counted
- * (unscaled) slots, time running and enabled, and level-2 group B's time
- * running.
+ * values' deltas (in the formula's order), then the level-1 group's
+ * counted (unscaled) slots, time running and enabled, level-2 group B's
+ * time running (Zen), and the tag of the formula they are for (core's
+ * TD_L2RAW_TAG: named totals keep it, they do not sum it).
  */
-#define TD_MUXRAW_SLOTS 8
-#define TD_MUXRAW_RUN   9
-#define TD_MUXRAW_ENA   10
-#define TD_MUXRAW_RUNB  11
-_Static_assert(TD_ZEN2_NR == TD_MUXRAW_SLOTS, "struct td_delta.l2raw");
-_Static_assert(TD_MUXRAW_RUNB < TD_NR_L2RAW, "struct td_delta.l2raw");
+#define TD_MUXRAW_SLOTS 9
+#define TD_MUXRAW_RUN   10
+#define TD_MUXRAW_ENA   11
+#define TD_MUXRAW_RUNB  12
+#define TD_MUXRAW_MODEL TD_L2RAW_TAG
+_Static_assert(TD_ZEN2_NR < TD_MUXRAW_SLOTS, "struct td_delta.l2raw");
+_Static_assert(TD_MUXRAW_RUNB < TD_MUXRAW_MODEL, "struct td_delta.l2raw");
 
 /*
  * Skylake's TopdownL2 events (perf's skylake/skl-metrics.json), in three
@@ -79,6 +87,7 @@ enum { TD_A2_CLK, TD_A2_FE_LAT, TD_A2_ALLOC, TD_A2_MISP, TD_A2_MS,
 #define TD_L2_VALUES 9 /* level-2 values a reading keeps, at most */
 _Static_assert(TD_V45L2_NR <= TD_L2_VALUES && TD_A2_NR <= TD_L2_VALUES &&
 	       TD_ZEN2_NR <= TD_L2_VALUES, "td_mux_at");
+_Static_assert(TD_L2_VALUES <= TD_MUXRAW_SLOTS, "struct td_delta.l2raw");
 
 /*
  * TD_OPT_L2_MULTIPLEX keeps, in the entries of struct td_counts that

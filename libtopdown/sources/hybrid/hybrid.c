@@ -319,6 +319,23 @@ static void pair_times(struct td *td, struct td_sample *s, const uint64_t *t,
 }
 
 /*
+ * The E-cores' level 2 where their group counts it (a Skymont model's
+ * l2_in_group: cpumodel.c), in the categories PERF_METRICS' level 2
+ * takes, in the same units (slots x 255): fetch latency, and in the
+ * memory-bound entry the backend's part that is not core bound, as
+ * td_formula_atom_l2 maps them.  hybrid_delta keeps them for a region
+ * all of whose slots came from E-cores.
+ */
+static void ecore_l2_counts(const struct td_gen_model *m, const uint64_t *v,
+			    struct td_counts *c)
+{
+	if (!m->l2_in_group)
+		return;
+	c->cat[TD_M_FETCH_LAT] = 255 * v[TD_V2_FE_LAT];
+	c->cat[TD_M_MEM_BOUND] = 255 * (v[TD_V2_BE] - v[TD_V2_ALLOC]);
+}
+
+/*
  * After the P-core reading s: add what the E-cores counted since the last
  * reading, to the folded base (so that region snapshots include it) and
  * to s.  Same units on both sides (slots, category slots x 255), so a
@@ -346,6 +363,7 @@ void td_hybrid_fold(struct td *td, struct td_sample *s)
 	if (err & TD_GEN_SUSPECT)
 		td->untrusted++; /* regions spanning the bad reading */
 	td_formula_counts(&g->m, v, &now);
+	ecore_l2_counts(&g->m, v, &now);
 	now.cat[TD_C_ECORE_SLOTS] = now.slots; /* level 2 per region */
 	counts_add_delta(&td->snap.base, &now, &td_hybrid_of(td)->ecore_last);
 	counts_add_delta(&td_pm_of(td)->pm.last_read, &now, &td_hybrid_of(td)->ecore_last);

@@ -93,20 +93,35 @@ static int hybrid_sample(struct td *td, struct td_sample *s)
 	return err;
 }
 
+/* All of the region's slots came from E-cores whose group counts level 2. */
+static bool ecore_l2_region(const struct td *td, const struct td_counts *a,
+			    const struct td_counts *b, const struct td_delta *d)
+{
+	int64_t e = (int64_t)(b->cat[TD_C_ECORE_SLOTS] -
+			      a->cat[TD_C_ECORE_SLOTS]);
+
+	return e == d->slots && td_hybrid_of(td)->ecore->m.l2_in_group;
+}
+
 /*
- * May a region with e of its slots from the E-cores keep level 2?  When
- * e is at most one step of PERF_METRICS' 8-bit fields over the region's
- * slots (each field a fraction of SLOTS in 1/0xff steps:
- * arch/x86/events/intel/core.c icl_get_metrics_event_value): 255 x e <=
- * slots.  Such a share comes, as a rule, from the library's own reading:
- * a thread migrated to an E-core just before a region's end reads there
- * (cpu_core's group is not scheduled on an E-core: intel_pmu_filter in
- * the same file, which kernel/events/core.c visit_groups_merge obeys),
- * so the library's instructions from the migration to the end's reads
- * are counted by cpu_atom's group: the slow route's few thousand
- * instructions (bench/overhead), under one step of a region of some
- * millions of slots.  A shorter region that ends so loses level 2, as
- * does one with more real work on the E-cores.
+ * May a region with e of its slots from the E-cores keep the P-cores'
+ * level 2?  When e is at most one step of PERF_METRICS' 8-bit fields
+ * over the region's slots (each field a fraction of SLOTS in 1/0xff
+ * steps: arch/x86/events/intel/core.c icl_get_metrics_event_value):
+ * 255 x e <= slots.  Such a share comes, as a rule, from the library's
+ * own reading: a thread migrated to an E-core just before a region's end
+ * reads there (cpu_core's group is not scheduled on an E-core:
+ * intel_pmu_filter in the same file, which kernel/events/core.c
+ * visit_groups_merge obeys), so the library's instructions from the
+ * migration to the end's reads are counted by cpu_atom's group: the slow
+ * route's few thousand instructions (bench/overhead), under one step of
+ * a region of some millions of slots.  A shorter region that ends so
+ * loses level 2, as does one with more real work on the E-cores, unless
+ * all of its slots came from E-cores whose group counts their own level
+ * 2 (Skymont: hybrid.c ecore_l2_counts), which then reports the E-cores'
+ * frontend and backend children (TD_RESULT_L2_FE_BE).  A region on both
+ * core types beyond that bound has none: the two trees' nodes are not
+ * the same (the memory-bound entry is resource bound on the E-cores).
  */
 static bool ecore_share_bounded(uint64_t e, int64_t slots)
 {
@@ -153,6 +168,11 @@ static unsigned hybrid_delta(const struct td *td, const struct td_counts *a,
 
 	if (TD_LIKELY(b->cat[TD_C_ECORE_SLOTS] == a->cat[TD_C_ECORE_SLOTS]))
 		return flags;
+	if (ecore_l2_region(td, a, b, d)) {
+		d->cat[TD_M_HEAVY_OPS] = 0;
+		d->cat[TD_M_BR_MISPREDICT] = 0;
+		return flags | TD_RESULT_L2 | TD_RESULT_L2_FE_BE;
+	}
 	return ecore_share_delta(a, b, flags, d);
 }
 
