@@ -486,9 +486,10 @@ static inline bool restore_proven(uint32_t lock0, uint64_t count0,
  * under them; an abort's retry on another CPU inside the hybrid
  * source's guard), which may have come before the RDPMCs or after.  One
  * proven good either way moves the reference past it; one not proven
- * flags this reading and stays after the reference, to flag the next:
- * after the RDPMCs, it came right after the clear, and restored what is
- * not ours for the next reading to take.  Returns the reference's lock.
+ * flags this reading and stays beyond the reference, judged again at the
+ * next reading: if it came after the RDPMCs, right after the clear, it
+ * restored what is not ours for that reading to take.  Returns the
+ * reference's lock.
  */
 static uint32_t clear_judge_restores(struct td *td, const struct raw_reading *r)
 {
