@@ -522,6 +522,145 @@ static void test_switch_inside_reset(void **state)
 }
 
 /*
+ * Metrics-clear mode (Lunar Lake; Arrow Lake's P-cores with
+ * format/metrics_clear): every reading leaves SLOTS and PERF_METRICS at 0,
+ * so a context switch before the thread counts a slot after a reading
+ * finds SLOTS 0 at the schedule-out and saves nothing
+ * (intel_update_topdown_event: "if (!slots) return 0"), and the
+ * schedule-in restores what an earlier schedule-out saved (STALE: the
+ * slots an earlier reading took already) or, none saved since the
+ * group's first start, leaves what another context left (FOREIGN:
+ * icl_set_topdown_event_period restores only "if (hwc->saved_slots
+ * ...)").  The next reading takes those registers as its slots: regions
+ * spanning the switch must be flagged, or right; regions begun after it
+ * are right.  GOOD is the same switch where the schedule-out found the
+ * slots the thread ran since the reading, more than it had saved before:
+ * the restore is ours, and the kernel's count grew, which proves it.
+ */
+enum clear_switch { FOREIGN, STALE, GOOD };
+
+static void switch_after_clear(bool arl, enum clear_switch how)
+{
+	struct td_region r0 = { { 0 } }, r1 = { { 0 } }, r2 = { { 0 } };
+	struct td_info info = { .size = sizeof(info) };
+	struct td_result res;
+	struct emu_truth a0, a1, a2, b;
+	struct td *td;
+
+	emu_setup(arl ? EMU_ADL : EMU_LNL);
+	if (arl)
+		emu_offer_metrics_clear();
+	assert_int_equal(td_open(&cur, NULL), 0);
+	td = cur;
+	assert_int_equal(td_query(td, &info), 0);
+	assert_true(info.flags & TD_INFO_METRICS_CLEAR);
+	emu_run(1000000, &MIX_STREAM);
+	emu_truth(&a0);
+	assert_int_equal(td_region_begin(td, &r0), 0);
+	emu_run(60000000, &MIX_DRAM);
+	if (how == STALE) /* saves 6e7 slots, which r1's begin takes */
+		emu_context_switch(0);
+	emu_truth(&a1);
+	assert_int_equal(td_region_begin(td, &r1), 0); /* SLOTS now 0 */
+	if (how == GOOD)
+		emu_run(70000000, &MIX_BRANCHY);
+	emu_context_switch(0);
+	emu_truth(&a2);
+	assert_int_equal(td_region_begin(td, &r2), 0);
+	emu_run(30000000, &MIX_CHAIN);
+	emu_truth(&b);
+	assert_int_equal(td_region_end(td, &r2, &res), 0);
+	assert_right_or_flagged(&res, &a2, &b);
+	if (how == GOOD)
+		assert_false(res.flags & TD_RESULT_UNRELIABLE);
+	assert_int_equal(td_region_end(td, &r1, &res), 0);
+	assert_right_or_flagged(&res, &a1, &b);
+	if (how == GOOD)
+		assert_false(res.flags & TD_RESULT_UNRELIABLE);
+	assert_int_equal(td_region_end(td, &r0, &res), 0);
+	assert_right_or_flagged(&res, &a0, &b);
+	emu_truth(&a2);
+	assert_int_equal(td_region_begin(td, &r0), 0);
+	emu_run(30000000, &MIX_BRANCHY);
+	emu_truth(&b);
+	assert_int_equal(td_region_end(td, &r0, &res), 0);
+	assert_right_or_flagged(&res, &a2, &b);
+	assert_false(res.flags & TD_RESULT_UNRELIABLE);
+	close_cur();
+	emu_teardown();
+}
+
+/*
+ * The same switch inside a reading, at the first RDPMC of a region's end
+ * right after its begin cleared the registers (nothing counted since):
+ * the fast end's page check passed before it, so only the page seen
+ * after the reads tells (pm_clear_fast.c page_unmoved; on the hybrid
+ * part, the guard's abort and the source's own check): the end must be
+ * flagged, or right.  The region after is right.
+ */
+static void switch_inside_clear_read(bool arl, bool stale)
+{
+	struct td_region r0 = { { 0 } }, r1 = { { 0 } };
+	struct emu_sched_event ev = { .kind = EMU_SCHED_MIGRATE, .cpu = 1 };
+	struct td_result res;
+	struct emu_truth a0, a1, b;
+	struct td *td;
+
+	emu_setup(arl ? EMU_ADL : EMU_LNL);
+	if (arl)
+		emu_offer_metrics_clear();
+	assert_int_equal(td_open(&cur, NULL), 0);
+	td = cur;
+	emu_run(1000000, &MIX_STREAM);
+	measure_region(td, &r1, 100000, &MIX_CHAIN, NULL); /* the probe */
+	measure_region(td, &r1, 100000, &MIX_CHAIN, NULL); /* fast now */
+	emu_run(60000000, &MIX_DRAM);
+	if (stale)
+		emu_context_switch(0); /* saves 6e7 slots */
+	emu_truth(&a0);
+	assert_int_equal(td_region_begin(td, &r0), 0);
+	emu_run(20000000, &MIX_BRANCHY);
+	emu_truth(&a1);
+	assert_int_equal(td_region_begin(td, &r1), 0); /* SLOTS now 0 */
+	emu_schedule(EMU_AT_RDPMC, &ev);
+	emu_truth(&b);
+	assert_int_equal(td_region_end(td, &r1, &res), 0);
+	assert_false(emu_sched_pending(EMU_AT_RDPMC));
+	assert_right_or_flagged(&res, &a1, &b);
+	assert_int_equal(td_region_end(td, &r0, &res), 0);
+	assert_right_or_flagged(&res, &a0, &b);
+	emu_truth(&a0);
+	assert_int_equal(td_region_begin(td, &r0), 0);
+	emu_run(30000000, &MIX_CHAIN);
+	emu_truth(&b);
+	assert_int_equal(td_region_end(td, &r0, &res), 0);
+	assert_right_or_flagged(&res, &a0, &b);
+	assert_false(res.flags & TD_RESULT_UNRELIABLE);
+	close_cur();
+	emu_teardown();
+}
+
+static void test_switch_inside_clearing_read(void **state)
+{
+	(void)state;
+	switch_inside_clear_read(false, false);
+	switch_inside_clear_read(false, true);
+	switch_inside_clear_read(true, false);
+	switch_inside_clear_read(true, true);
+}
+
+static void test_switch_after_clearing_read(void **state)
+{
+	(void)state;
+	switch_after_clear(false, FOREIGN);
+	switch_after_clear(false, STALE);
+	switch_after_clear(false, GOOD);
+	switch_after_clear(true, FOREIGN);
+	switch_after_clear(true, STALE);
+	switch_after_clear(true, GOOD);
+}
+
+/*
  * The ordinary counters' plausibility guard (counters_read.c): a
  * reading taken while a stale page still names the group's counters
  * (emu_stale_counting: a kernel that would not rewrite the page at
@@ -601,6 +740,10 @@ int main(void)
 					  teardown),
 		cmocka_unit_test_teardown(test_switch_after_reset, teardown),
 		cmocka_unit_test_teardown(test_switch_inside_reset, teardown),
+		cmocka_unit_test_teardown(test_switch_after_clearing_read,
+					  teardown),
+		cmocka_unit_test_teardown(test_switch_inside_clearing_read,
+					  teardown),
 		cmocka_unit_test_teardown(test_counters_backwards, teardown),
 	};
 

@@ -470,7 +470,12 @@ static void test_fast_path_records(void **state)
  * A move to another P-core planned at every read, before either RDPMC
  * of the guarded section, aborts it, and its retry reads the same
  * interval (nothing cleared before the section's last RDPMC): every region within its err, on the fast
- * path and the slow one (a result, none).  A move to an E-core at a read
+ * path and the slow one (a result, none).  Each stretch of work, before
+ * a region and in it, is longer than the one before, so that every move
+ * finds more slots than the last schedule-out saved and the kernel's
+ * count grows: the restore is proven ours (pm_reading.c
+ * clear_judge_restores; a count that did not grow could be a restore of
+ * values read already, and flags).  A move to an E-core at a read
  * is survived (that region begun unread, flagged), and the next region
  * all on a P-core is good again.
  */
@@ -500,10 +505,12 @@ static void test_metrics_clear_offered(void **state)
 					      .skip = i & 1 };
 
 		ev.cpu = 1 + i % 7;
+		emu_run(10000000 + 20000000 * (uint64_t)i, &MIX_STREAM);
 		emu_schedule(EMU_AT_RDPMC, &ev);
 		assert_int_equal(td_region_begin(td, &r), 0);
 		emu_truth(&a);
-		emu_run(5000000, i & 1 ? &MIX_DRAM : &MIX_BRANCHY);
+		emu_run(20000000 + 20000000 * (uint64_t)i,
+			i & 1 ? &MIX_DRAM : &MIX_BRANCHY);
 		emu_truth(&b);
 		ev.cpu = 7 - i % 7;
 		emu_schedule(EMU_AT_RDPMC, &ev);

@@ -594,12 +594,16 @@ static void metrics_clear_case(enum emu_clear_trigger trigger)
  * moved since the last reading: regions with forty context switches each
  * (the kernel restores the registers re-quantised) end on the slow path,
  * which counts the restores into err, and short regions around them go
- * fast again: every one within its err, no syscall.
+ * fast again: every one within its err, no syscall.  A reading follows
+ * each switch (an empty inner region), and each schedule-out finds more
+ * slots than the one before saved (the work grows), so that each
+ * restore is proven ours (pm_reading.c clear_judge_restores): a reading
+ * after two switches could not prove the first.
  */
 static void metrics_clear_switches(enum emu_clear_trigger trigger)
 {
 	struct td *td = NULL;
-	struct td_region r = { { 0 } };
+	struct td_region r = { { 0 } }, inner = { { 0 } };
 	struct td_result res;
 	struct emu_stats s0, s1;
 	struct emu_truth a, b;
@@ -614,9 +618,11 @@ static void metrics_clear_switches(enum emu_clear_trigger trigger)
 		emu_truth(&a);
 		assert_int_equal(td_region_begin(td, &r), 0);
 		for (int k = 0; k < 40; k++) { /* each restore re-quantises */
-			emu_run(100000 + 7919 * (uint64_t)k,
+			emu_run(100000 + 7919 * (uint64_t)(40 * i + k),
 				(i + k) & 1 ? &MIX_DRAM : &MIX_BRANCHY);
 			emu_context_switch(1000000);
+			assert_int_equal(td_region_begin(td, &inner), 0);
+			assert_int_equal(td_region_end(td, &inner, NULL), 0);
 		}
 		emu_run(200000, &MIX_STREAM);
 		emu_truth(&b);

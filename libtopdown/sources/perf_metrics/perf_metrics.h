@@ -138,6 +138,13 @@ struct td_pm {
 	} saved;
 	/* TD_OPT_MEMORY: the memory drill-down's group (pm_memory.c) */
 	struct td_pm_mem mem;
+	/*
+	 * Metrics-clear mode (pm_reading.c clear_judge_restores): the slots
+	 * event's kernel count on the page as last judged (with last_lock),
+	 * which a schedule-in since must have seen grow to have restored
+	 * our registers.
+	 */
+	uint64_t clear_count;
 };
 
 /*

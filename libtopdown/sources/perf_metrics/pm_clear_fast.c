@@ -131,6 +131,48 @@ reading_stands(struct td *td, uint64_t slots, uint64_t metrics, bool guarded)
 }
 
 /*
+ * The page moved since clear_ready looked: a schedule-in came during the
+ * reads (or the guard's retry after an abort read on another CPU), and
+ * may have come before them, restoring registers that are not ours
+ * (pm_reading.c clear_judge_restores).  The reading, taken, is kept as
+ * a begin's is, with the error of a restore re-quantising its slots
+ * (pm_reading.c restore_error), and the slow path, which folds it first,
+ * judges the schedule-in at its own reading: the page's lock left as
+ * last seen sends it there.  Cold: out of the fast path's line.
+ */
+static __attribute__((noinline, cold)) bool
+page_moved_keep(struct td *td, uint32_t lock, uint64_t slots,
+		uint64_t metrics)
+{
+	uint32_t steps = (lock - td->last_lock + 1) / 2;
+
+	td->snap.qerr_base += (uint64_t)steps * slots;
+	td_pm_of(td)->pm.pend_slots = slots;
+	td_pm_of(td)->pm.pend_metrics = metrics;
+	td_pm_of(td)->pm.pending = true;
+	return false;
+}
+
+/*
+ * Did the page stay as clear_ready saw it?  Else the reading is kept.
+ * Guarded, the source's check that the reading stands looked already
+ * (reading_stands: the hybrid source's clear_fast_stands).
+ */
+static inline __attribute__((always_inline)) bool
+page_unmoved(struct td *td, uint64_t slots, uint64_t metrics, bool guarded)
+{
+	uint32_t lock;
+
+	if (guarded)
+		return true;
+	td_compiler_barrier();
+	lock = td_load_once(td_pm_of(td)->slots_pc->lock);
+	if (TD_LIKELY(lock == td->last_lock))
+		return true;
+	return page_moved_keep(td, lock, slots, metrics);
+}
+
+/*
  * The begin copies the handle's state first, reads last, and keeps the
  * reading raw, as the fixed-selector path does: its counts are the copy's
  * plus the reading (region_slow.c region_delta adds p->slots and
@@ -152,7 +194,8 @@ clear_fast_begin(struct td *td, struct td_region_priv *p, bool guarded)
 	p->key = 0;
 	td_compiler_barrier(); /* the copy before the reads */
 	if (TD_UNLIKELY(!clear_read2(td, sidx, midx, &slots, &metrics, guarded) ||
-			!reading_stands(td, slots, metrics, guarded)))
+			!reading_stands(td, slots, metrics, guarded) ||
+			!page_unmoved(td, slots, metrics, guarded)))
 		return td_slow_begin(td, p);
 	p->slots = slots;
 	p->raw = metrics;
@@ -195,7 +238,8 @@ clear_fast_end(struct td *td, struct td_region_priv *p, struct td_result *res,
 		return td_slow_end_read(td, p, res); /* it folds what is kept */
 	if (TD_LIKELY(td_pm_of(td)->pm.pending)) /* the fast begin's, usually */
 		td_pm_fold_pending(td);
-	if (TD_UNLIKELY(!reading_stands(td, slots, metrics, guarded)))
+	if (TD_UNLIKELY(!reading_stands(td, slots, metrics, guarded) ||
+			!page_unmoved(td, slots, metrics, guarded)))
 		return td_slow_end_read(td, p, res);
 	td_counts_add(&td->snap.base, slots, metrics);
 	td->snap.qerr_base += slots; /* no restore since the last reading */

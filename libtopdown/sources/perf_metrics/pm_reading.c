@@ -43,6 +43,9 @@ struct raw_reading {
 	uint64_t unsched;
 	uint64_t count;   /* the page's offset: the kernel's SLOTS count */
 	uint32_t lock;
+	/* metrics-clear mode: the page's lock and offset after the reads */
+	uint32_t lock_after;
+	uint64_t count_after;
 };
 
 /*
@@ -312,12 +315,8 @@ static int rdpmc_sample(struct td *td, struct td_sample *s)
  * find SLOTS at 0 teach nothing and lose nothing.
  * Context switches are harmless here too: the kernel saves and restores
  * with ring-0 RDPMC/MSR accesses, which do not clear; but not one whose
- * schedule-out came before a slot was counted after our clearing read:
- * SLOTS 0 there saves nothing, and the schedule-in restores the values
- * saved at an earlier schedule-out (read already) or leaves another
- * context's (icl_set_topdown_event_period).  The page cannot tell that
- * from a good restore here (the kernel's count grows only when SLOTS
- * exceeds the last saved value), so such a reading is taken as it is.
+ * schedule-out came before a slot was counted after our clearing read
+ * (clear_judge_restores).
  * Resets by others (read(2), PMI) cannot be seen in this mode: every
  * reading is a delta.
  *
@@ -433,15 +432,92 @@ static bool clear_read(struct td *td, struct raw_reading *r)
 		return false;
 	r->unsched = td_load_once(spc->time_enabled) -
 		     td_load_once(spc->time_running);
+	r->count = (uint64_t)td_load_once(spc->offset);
 	if (!clear_mode_read(td, sidx, midx, r))
 		return false;
 	td_compiler_barrier();
+	r->lock_after = td_load_once(spc->lock);
+	td_compiler_barrier();
+	r->count_after = (uint64_t)td_load_once(spc->offset);
 	return td_load_once(spc->index) != 0;
+}
+
+/*
+ * A schedule-in since the last reading (the page's lock moved) restored
+ * the registers only if its schedule-out found SLOTS above 0
+ * (intel_update_topdown_event returns on "if (!slots)" before it saves;
+ * icl_set_topdown_event_period restores "if (hwc->saved_slots ...)").
+ * Our clearing read left both at 0, so a schedule-out before the thread
+ * counted a slot saved nothing, and the schedule-in wrote back the values
+ * saved at an earlier schedule-out, which an earlier reading already
+ * took, or, none saved since the group's first start, left another
+ * context's values.  Either way this reading's registers are not ours.
+ * What proves the schedule-out found slots: the slots event's kernel
+ * count, the page's offset (perf_event_update_userpage: count -
+ * prev_count, which TopDown events never set), grew.  At a schedule-out
+ * __icl_update_topdown_event adds "delta - last", SLOTS less the saved
+ * SLOTS, only where SLOTS exceeds it: growth means SLOTS was above 0.
+ * It proves it for one schedule-out only: after a bad restore the next
+ * schedule-out saves the wrong values and the count grows.  A switch
+ * writes the page at most three times (x86_pmu_del at schedule-out;
+ * icl_set_topdown_event_period and x86_pmu_start at schedule-in), lock +
+ * 6: more than that may be more than one switch, and nothing proves the
+ * first.  A schedule-out whose SLOTS did not exceed the last saved value
+ * leaves the count as it was: that good restore cannot be told from a
+ * bad one, and is flagged too.  A group never seen active has its first
+ * start to come, which zeroes both registers ("if (left ==
+ * x86_pmu.max_period)"): ours.  (A read(2) or a PMI by another also
+ * makes the count grow, and zeroes the registers: this mode cannot see
+ * those.)
+ */
+#define TD_CLEAR_ONE_SWITCH_LOCK 6
+
+/* The page went from (lock0, count0) to (lock1, count1) through one good restore at most. */
+static inline bool restore_proven(uint32_t lock0, uint64_t count0,
+				  uint32_t lock1, uint64_t count1)
+{
+	return lock1 - lock0 <= TD_CLEAR_ONE_SWITCH_LOCK && count1 > count0;
+}
+
+/*
+ * The schedule-ins this reading's registers may have come through: any
+ * before the page was first looked at (since the reference, the page as
+ * the last reading left it), and one during the reads (the page moved
+ * under them; an abort's retry on another CPU inside the hybrid
+ * source's guard), which may have come before the RDPMCs or after.  One
+ * proven good either way moves the reference past it; one not proven
+ * flags this reading and stays beyond the reference, judged again at the
+ * next reading: if it came after the RDPMCs, right after the clear, it
+ * restored what is not ours for that reading to take.  Returns the
+ * reference's lock.
+ */
+static uint32_t clear_judge_restores(struct td *td, const struct raw_reading *r)
+{
+	struct td_pm *pm = &td_pm_of(td)->pm;
+	bool ours = !pm->started || r->lock == td->last_lock ||
+		    restore_proven(td->last_lock, pm->clear_count, r->lock,
+				   r->count);
+
+	pm->started = true;
+	if (!ours)
+		td->untrusted++; /* regions spanning the schedule-in */
+	pm->clear_count = r->count;
+	if (r->lock_after == r->lock)
+		return r->lock;
+	if (ours && restore_proven(r->lock, r->count, r->lock_after,
+				   r->count_after)) {
+		pm->clear_count = r->count_after;
+		return r->lock_after;
+	}
+	if (ours)
+		td->untrusted++;
+	return r->lock;
 }
 
 static int clear_sample(struct td *td, struct td_sample *s)
 {
 	struct raw_reading r;
+	uint32_t lock;
 
 	if (TD_UNLIKELY(!clear_read(td, &r))) {
 		unreadable_sample(td, s);
@@ -451,8 +527,11 @@ static int clear_sample(struct td *td, struct td_sample *s)
 		cumulative_sample(td, &r, s);
 		return 0;
 	}
+	lock = r.lock;
+	if (TD_UNLIKELY(r.lock != td->last_lock || r.lock_after != r.lock))
+		lock = clear_judge_restores(td, &r);
 	td_counts_add(&td->snap.base, r.slots, r.metrics);
-	td->snap.qerr_base += r.slots + restore_error(td, r.lock, r.slots);
+	td->snap.qerr_base += r.slots + restore_error(td, lock, r.slots);
 	s->c = td->snap.base;
 	s->raw_slots = 0;
 	s->unsched = r.unsched;
