@@ -100,10 +100,21 @@ fast_read(const struct td_fast_counter *c, uint64_t *v, bool w48)
 		return false;                                             \
 	__attribute__((fallthrough))
 
+/* Every counter's read, in the copy for w48, its cases base + nr. */
+#define TD_FAST_READS(base, w48)                                          \
+	case (base) + 8: TD_FAST_READ(7, w48);                            \
+	case (base) + 7: TD_FAST_READ(6, w48);                            \
+	case (base) + 6: TD_FAST_READ(5, w48);                            \
+	case (base) + 5: TD_FAST_READ(4, w48);                            \
+	case (base) + 4: TD_FAST_READ(3, w48);                            \
+	case (base) + 3: TD_FAST_READ(2, w48);                            \
+	case (base) + 2: TD_FAST_READ(1, w48);                            \
+	case (base) + 1: return fast_read(&f->c[0], &v[0], w48)
+
 /*
- * f->sel picks the copy for the counters' widths with the count, in one
- * switch: nr, plus TD_FAST_ANY_WIDTH unless every counter is 48 bits
- * wide (td_gen_fast_refresh).
+ * x86: f->sel picks the copy for the counters' widths with the count,
+ * in one switch: nr, plus TD_FAST_ANY_WIDTH unless every counter is 48
+ * bits wide (td_gen_fast_refresh).  Elsewhere one copy, by nr.
  */
 static inline __attribute__((always_inline)) bool
 fast_read_all(const struct td_gen *g, uint64_t *v)
@@ -114,27 +125,21 @@ fast_read_all(const struct td_gen *g, uint64_t *v)
 	if (TD_UNLIKELY(td_load_once(f->c[0].pc->lock) != f->c[0].lock))
 		return false;
 	/* unrolled, last counter first: no loop counter, fixed offsets */
+#if TD_FAST_W48
 	switch (f->sel) {
-	case 8: TD_FAST_READ(7, true);
-	case 7: TD_FAST_READ(6, true);
-	case 6: TD_FAST_READ(5, true);
-	case 5: TD_FAST_READ(4, true);
-	case 4: TD_FAST_READ(3, true);
-	case 3: TD_FAST_READ(2, true);
-	case 2: TD_FAST_READ(1, true);
-	case 1: return fast_read(&f->c[0], &v[0], true);
-	case TD_FAST_ANY_WIDTH + 8: TD_FAST_READ(7, false);
-	case TD_FAST_ANY_WIDTH + 7: TD_FAST_READ(6, false);
-	case TD_FAST_ANY_WIDTH + 6: TD_FAST_READ(5, false);
-	case TD_FAST_ANY_WIDTH + 5: TD_FAST_READ(4, false);
-	case TD_FAST_ANY_WIDTH + 4: TD_FAST_READ(3, false);
-	case TD_FAST_ANY_WIDTH + 3: TD_FAST_READ(2, false);
-	case TD_FAST_ANY_WIDTH + 2: TD_FAST_READ(1, false);
-	case TD_FAST_ANY_WIDTH + 1: return fast_read(&f->c[0], &v[0], false);
+	TD_FAST_READS(0, true);
+	TD_FAST_READS(TD_FAST_ANY_WIDTH, false);
 	default: __builtin_unreachable(); /* 1 <= nr <= TD_GEN_MAX */
 	}
+#else
+	switch (g->nr) {
+	TD_FAST_READS(0, false);
+	default: __builtin_unreachable(); /* 1 <= nr <= TD_GEN_MAX */
+	}
+#endif
 }
 
+#undef TD_FAST_READS
 #undef TD_FAST_READ
 
 int td_gen_fast_begin(struct td *td, struct td_region_priv *p)
