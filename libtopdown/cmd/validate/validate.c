@@ -203,9 +203,11 @@ static void run_checks(struct td *td, const struct v_args *a,
 
 	o.regions = a->regions ? a->regions : r->emulated ? 12 : 40;
 	memset(&k, 0, sizeof(k));
-	k.leader = k.any_fd = -1;
-	if (r->perf_metrics)
-		v_kref_find(&k, before, nbefore, sysfs_metrics(r->info.pmu_name));
+	k.leader = k.any_fd = k.uop_fd = -1;
+	if (r->perf_metrics &&
+	    v_kref_find(&k, before, nbefore,
+			sysfs_metrics(r->info.pmu_name)) == 0)
+		v_kref_open_uop(&k, &r->info);
 	else if (v_kref_find_counters(&k, before, nbefore, &r->info) == 0)
 		v_add(r, "reference", V_INFO, "ordinary counters: %s, %u "
 		      "events read with read(2) around each region, level 1 "
