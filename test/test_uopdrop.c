@@ -16,8 +16,10 @@
 #include "helpers.h"
 #include <linux/perf_event.h>
 
-/* INT_MISC.UOP_DROPPING: EventCode 0xad, UMask 0x10 (pipeline.json). */
-#define UOP_DROPPING_CONFIG 0x10adull
+/* INT_MISC.UOP_DROPPING, UMask 0x10: EventCode 0x0d on Ice Lake, 0xad
+ * on Golden Cove and later (perf's pipeline.json of each). */
+#define UOP_DROPPING_ICL 0x100dull
+#define UOP_DROPPING_GC 0x10adull
 
 /* A mix with machine clears (bad speculation less branch mispredicts,
  * 0.05 of the slots) to take the dropped share from. */
@@ -30,7 +32,8 @@ static bool counter_open(void)
 	unsigned n = emu_open_attrs(attrs, 32);
 
 	for (unsigned i = 0; i < n; i++)
-		if (attrs[i].config == UOP_DROPPING_CONFIG)
+		if (attrs[i].config == UOP_DROPPING_ICL ||
+		    attrs[i].config == UOP_DROPPING_GC)
 			return true;
 	return false;
 }

@@ -765,9 +765,11 @@ static const struct map gc_mem_map[] = {
 #define EMU_GC_WIDTH 6 /* Golden Cove's slots per cycle */
 
 /*
- * INT_MISC.UOP_DROPPING, EventCode 0xad, UMask 0x10 (perf's icelake,
- * sapphirerapids, alderlake and lunarlake pipeline.json).
+ * INT_MISC.UOP_DROPPING, UMask 0x10: EventCode 0x0d on Ice Lake (perf's
+ * icelake pipeline.json), 0xad from Golden Cove on (sapphirerapids,
+ * alderlake pipeline.json).
  */
+#define EMU_UOP_DROPPING_ICL 0x100d
 #define EMU_UOP_DROPPING 0x10ad
 
 /*
@@ -807,7 +809,8 @@ void emu_set_uop_dropping(double share)
 
 int emu_mem_signal(uint64_t config)
 {
-	if (config == EMU_UOP_DROPPING &&
+	if (config == (emu.profile == EMU_ICL ? EMU_UOP_DROPPING_ICL
+					      : EMU_UOP_DROPPING) &&
 	    (emu.profile == EMU_ICL || emu.profile == EMU_SPR ||
 	     emu.profile == EMU_ADL || emu.profile == EMU_LNL))
 		return SIG_UOP_DROP;

@@ -244,10 +244,15 @@ void v_ref_end(const struct v_kref *k, struct v_ref *r)
  * lunarlake/lnl-metrics.json, arrowlake/arl-metrics.json, whose cores
  * offer format/metrics_clear): their caps/pmu_name.
  */
-static bool perf_refines(const struct td_info *info)
+static uint64_t perf_refines(const struct td_info *info)
 {
 	static const char *const pmus[] = { "icelake", "sapphire_rapids",
 					    "alderlake_hybrid" };
+	/* INT_MISC.UOP_DROPPING: UMask 0x10, EventCode 0x0d on Ice Lake,
+	 * 0xad on Golden Cove (each core's pipeline.json) */
+	static const uint64_t config[] = { 0x0d | 0x10 << 8,
+					   0xad | 0x10 << 8,
+					   0xad | 0x10 << 8 };
 	char path[256];
 	int fd;
 
@@ -256,25 +261,26 @@ static bool perf_refines(const struct td_info *info)
 	fd = open(path, O_RDONLY);
 	if (fd >= 0) {
 		close(fd);
-		return false;
+		return 0;
 	}
 	for (size_t i = 0; i < sizeof(pmus) / sizeof(pmus[0]); i++)
 		if (strncmp(info->uarch, pmus[i], strlen(pmus[i])) == 0)
-			return true;
-	return false;
+			return config[i];
+	return 0;
 }
 
 void v_kref_open_uop(struct v_kref *k, const struct td_info *info)
 {
 	struct perf_event_attr attr;
+	uint64_t config = perf_refines(info);
 
 	k->uop_fd = -1;
-	if (k->leader < 0 || !perf_refines(info))
+	if (k->leader < 0 || !config)
 		return;
 	memset(&attr, 0, sizeof(attr));
 	attr.size = sizeof(attr);
 	attr.type = info->pmu_type;
-	attr.config = 0xad | 0x10 << 8; /* EventCode 0xad, UMask 0x10 */
+	attr.config = config;
 	attr.exclude_kernel = 1;
 	attr.exclude_hv = 1;
 	k->uop_fd = (int)syscall(SYS_perf_event_open, &attr, 0, -1, -1,

@@ -23,8 +23,10 @@
  *                 offers RDPMC metrics-clear mode (format/metrics_clear),
  *                 which this file takes as the mark of those cores (a
  *                 hybrid part names its pmu the same either way).
- * The event: INT_MISC.UOP_DROPPING, EventCode 0xad, UMask 0x10 in those
- * cores' pipeline.json.
+ * The event: INT_MISC.UOP_DROPPING, UMask 0x10, EventCode 0x0d on Ice
+ * Lake (icelake/pipeline.json, INT_MISC's code before Golden Cove), 0xad
+ * on Sapphire Rapids and Alder Lake's cpu_core (sapphirerapids/,
+ * alderlake/pipeline.json).
  */
 #include <errno.h>
 #include <string.h>
@@ -38,27 +40,32 @@
 /* cap_user_rdpmc is bit 2 of perf_event_mmap_page.capabilities. */
 #define TD_CAP_USER_RDPMC (UINT64_C(1) << 2)
 
-#define TD_INT_MISC_UOP_DROPPING (0xad | 0x10 << 8)
-
 /* caps/pmu_name of the cores above (arch/x86/events/intel/core.c
  * intel_pmu_init): Ice Lake client and server, Sapphire Rapids (and
- * Emerald Rapids), Alder Lake's and Raptor Lake's cpu_core. */
-static const char *const refined_pmus[] = {
-	"icelake", "sapphire_rapids", "alderlake_hybrid",
+ * Emerald Rapids), Alder Lake's and Raptor Lake's cpu_core; the event's
+ * encoding on each (event | umask << 8). */
+static const struct {
+	const char *pmu;
+	uint64_t config;
+} refined_pmus[] = {
+	{ "icelake", 0x0d | 0x10 << 8 },
+	{ "sapphire_rapids", 0xad | 0x10 << 8 },
+	{ "alderlake_hybrid", 0xad | 0x10 << 8 },
 };
 
-static bool core_wants(const struct td *td)
+/* The event's config where the core wants it, else 0. */
+static uint64_t core_wants(const struct td *td)
 {
 	char name[32];
 
 	if (td_pm_of(td)->pm.pmu.metrics_clear_config1) /* Lion Cove on */
-		return false;
+		return 0;
 	td_pm_pmu_name(td, name, sizeof(name));
 	for (size_t i = 0; i < sizeof(refined_pmus) / sizeof(refined_pmus[0]);
 	     i++)
-		if (strcmp(name, refined_pmus[i]) == 0)
-			return true;
-	return false;
+		if (strcmp(name, refined_pmus[i].pmu) == 0)
+			return refined_pmus[i].config;
+	return 0;
 }
 
 /*
@@ -75,13 +82,12 @@ static bool scheduled(const struct td *td, const struct td_pm_uop *u)
 	       td_load_once(slots->index) == 0;
 }
 
-static bool open_counter(struct td *td, struct td_pm_uop *u,
+static bool open_counter(struct td *td, struct td_pm_uop *u, uint64_t config,
 			 bool include_kernel)
 {
 	struct perf_event_attr attr;
 
-	td_fill_attr(&attr, td->pmu.type, TD_INT_MISC_UOP_DROPPING, true,
-		     include_kernel);
+	td_fill_attr(&attr, td->pmu.type, config, true, include_kernel);
 	u->fd = td_sys_perf_open(&attr, -1);
 	if (u->fd < 0)
 		return false;
@@ -94,15 +100,16 @@ static bool open_counter(struct td *td, struct td_pm_uop *u,
 void td_pm_uop_open(struct td *td, const struct td_open_req *req)
 {
 	struct td_pm_uop *u = &td_pm_of(td)->pm.uop;
+	uint64_t config = td_pm_of(td)->pm.clear_mode ? 0 : core_wants(td);
 
 	u->fd = -1;
 	u->pc = NULL;
 	u->on = false;
-	u->wanted = !td_pm_of(td)->pm.clear_mode && core_wants(td);
+	u->wanted = config != 0;
 	u->fe_flag = u->wanted ? TD_RESULT_FE_UNREFINED : 0;
 	if (!u->wanted || !req->uop_dropping)
 		return;
-	if (open_counter(td, u, req->include_kernel)) {
+	if (open_counter(td, u, config, req->include_kernel)) {
 		u->on = true;
 		u->fe_flag = 0;
 		return;
