@@ -63,6 +63,12 @@ enum td_mem {
 #define TD_RESULT_NESTED      (1u << 7) /* inner end of a recursive named
 					   region: no figures (td_named_end) */
 #define TD_RESULT_MEMORY      (1u << 8) /* mem[] measured (else unset) */
+#define TD_RESULT_FE_UNREFINED (1u << 9) /* frontend bound and fetch
+					    latency as PERF_METRICS gives
+					    them: perf subtracts INT_MISC.
+					    UOP_DROPPING on this CPU, which
+					    could not be counted (README
+					    "Frontend refinement") */
 
 /* Fewer slots: TD_RESULT_SHORT (the kernel's TopDown document). */
 #define TD_SHORT_SLOTS 20000u
@@ -97,6 +103,8 @@ enum td_reset_policy {
 #define TD_OPT_NO_METRICS_CLEAR (1u << 2) /* never RDPMC metrics-clear mode */
 #define TD_OPT_L2_MULTIPLEX     (1u << 3) /* L2 multiplexed if no room (AMD) */
 #define TD_OPT_MEMORY           (1u << 4) /* memory drill-down (td_result.mem) */
+#define TD_OPT_FE_UNREFINED     (1u << 5) /* no INT_MISC.UOP_DROPPING
+					     counter: frontend unrefined */
 
 /* Options for td_open(): size first, zero fields mean the defaults. */
 struct td_options {

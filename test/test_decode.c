@@ -278,6 +278,15 @@ static void test_readings_end_decode_identical(void **state)
 		struct readings rd = random_readings(&x, n % 2 != 0);
 		uint64_t s0 = rd.s0, m0 = rd.m0, s1 = rd.s1, m1 = rd.m1;
 		bool l2 = n & 1, ok_fast, ok_ref;
+		/*
+		 * A third with INT_MISC.UOP_DROPPING moved (pm_decode.h
+		 * td_uop_move): counts up to the slots and past them, and
+		 * negative ones, as a counter's garbage would be
+		 */
+		bool uop = n % 3 == 0;
+		int64_t drop = (int64_t)(next_random(&x) %
+					 ((s1 > s0 ? s1 - s0 : 0) + 2)) -
+			       (int64_t)(n % 7 == 0);
 		struct td_result fast, ref;
 		struct td_delta d;
 
@@ -285,10 +294,13 @@ static void test_readings_end_decode_identical(void **state)
 			s1 >>= 5;
 		memset(&fast, 0xa5, sizeof(fast));
 		memset(&ref, 0xa5, sizeof(ref));
-		ok_fast = td_decode_readings_end(s0, &m0, s1, m1, l2, &fast);
+		ok_fast = td_decode_readings_end(s0, &m0, s1, m1, l2, uop, drop,
+						 0, &fast);
 		if (!ok_fast)
 			td_record_mark_unreliable(&fast);
 		td_readings_delta(s0, m0, s1, m1, &d);
+		if (uop)
+			td_uop_move(&d, l2, drop);
 		td_decode(&d, l2, &ref);
 		ref.resets = 0;
 		ok_ref = td_delta_consistent(&d, l2);

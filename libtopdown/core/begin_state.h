@@ -23,6 +23,8 @@ struct td_region_priv {
 				     (struct td_sample raw) */
 	uint64_t len;             /* slots of its last measured call; 0:
 				     unknown */
+	uint64_t aux;             /* the source's auxiliary count at begin
+				     (struct td_sample aux) */
 	struct td_snap snap;      /* td->snap at begin */
 };
 

@@ -88,6 +88,12 @@ struct td_delta {
 	int64_t slots;
 	int64_t cat[TD_NR_COUNTS];
 	uint64_t qerr;
+	/*
+	 * The source's auxiliary count over the region (struct td_sample
+	 * aux: end's less begin's), set before its delta operation;
+	 * TD_AUX_LOST where either reading has none.
+	 */
+	int64_t aux;
 	/* TD_OPT_L2_MULTIPLEX only: the source's raw level-2 data (the
 	 * level-2 events' deltas, whichever groups counted), for named
 	 * totals (named.c, the source's fold_named) */
@@ -99,6 +105,10 @@ struct td_delta {
  * counters one by one on a fast path of its own (source.h begin_counts).
  */
 #define TD_NR_VALUES 8
+
+/* struct td_sample aux: no count; struct td_delta aux: no difference. */
+#define TD_AUX_NONE UINT64_MAX
+#define TD_AUX_LOST INT64_MIN
 
 /* One reading of the counters, converted to monotonic counts. */
 struct td_sample {
@@ -114,6 +124,10 @@ struct td_sample {
 	uint64_t unsched;     /* time_enabled - time_running, ns */
 	uint64_t qself;       /* this reading's own error scale when it is
 				 not raw_slots (x255 units) */
+	uint64_t aux;         /* a monotonic count the source reads with
+				 its reading, which only it interprets (the
+				 PERF_METRICS source's INT_MISC.UOP_DROPPING);
+				 TD_AUX_NONE where it has none or could not */
 	bool valid;           /* false: the group was not counting */
 	/*
 	 * Ordinary counters on their fast path: the counter values the
@@ -231,6 +245,12 @@ static inline void td_policy_close(struct td_policy *p, uint64_t at)
  * turns it into counts).  Private too.
  */
 #define TD_RECORD_VALUES (1u << 30)
+/*
+ * With TD_RECORD_READINGS: cat[2] holds the region's INT_MISC.
+ * UOP_DROPPING count, which finishing the record moves as a result's
+ * end does (pm_decode.h td_uop_move).  Private too.
+ */
+#define TD_RECORD_UOP (1u << 29)
 
 /*
  * What finishes a TD_RECORD_VALUES record: immutable and never freed, so

@@ -24,6 +24,7 @@ struct td_open_req {
 	bool l2_multiplex;    /* TD_OPT_L2_MULTIPLEX */
 	bool metrics_clear;   /* neither TD_OPT_NO_METRICS_CLEAR nor _NO_RDPMC */
 	bool memory;          /* TD_OPT_MEMORY or TOPDOWN_MEMORY=1 */
+	bool uop_dropping;    /* not TD_OPT_FE_UNREFINED */
 };
 
 struct td_source_ops {

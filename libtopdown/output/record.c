@@ -19,17 +19,20 @@
 static void finish_readings(struct td_record *rec)
 {
 	bool l2 = rec->flags & TD_RESULT_L2;
+	unsigned fe = rec->flags & TD_RESULT_FE_UNREFINED;
 	struct td_delta d;
 
 	td_readings_delta(rec->qerr, (uint64_t)rec->cat[0], rec->slots,
 			  (uint64_t)rec->cat[1], &d);
+	if (rec->flags & TD_RECORD_UOP)
+		td_uop_move(&d, l2, rec->cat[2]);
 	rec->slots = d.slots > 0 ? (uint64_t)d.slots : 0;
 	memcpy(rec->cat, d.cat, sizeof(rec->cat));
 	if (!l2)
 		memset(rec->cat + TD_NR_L1, 0,
 		       (TD_NR_METRICS - TD_NR_L1) * sizeof(rec->cat[0]));
 	rec->qerr = d.qerr;
-	rec->flags = l2 ? TD_RESULT_L2 : 0;
+	rec->flags = (l2 ? TD_RESULT_L2 : 0) | fe;
 	if (!td_delta_consistent(&d, l2))
 		rec->flags |= TD_RESULT_UNRELIABLE;
 	rec->resets = 0;
@@ -129,7 +132,8 @@ int td_record_decode(const struct td_record *rec, struct td_result *res)
 	td_decode_src(&d, rec->flags & TD_RESULT_L2, rec->flags, res);
 	res->resets = rec->resets;
 	res->flags |= rec->flags & (TD_RESULT_READ_PATH | TD_RESULT_CYCLES |
-				    TD_RESULT_MULTIPLEXED);
+				    TD_RESULT_MULTIPLEXED |
+				    TD_RESULT_FE_UNREFINED);
 	if ((rec->flags & TD_RESULT_MEMORY) && (res->flags & TD_RESULT_L2))
 		td_record_mem(rec, res);
 	if (rec->flags & TD_RESULT_UNRELIABLE)

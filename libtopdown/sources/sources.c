@@ -107,6 +107,7 @@ int td_source_open(const struct td_options *o,
 		.l2_multiplex = o->flags & TD_OPT_L2_MULTIPLEX,
 		.metrics_clear = !(o->flags & (TD_OPT_NO_METRICS_CLEAR |
 					       TD_OPT_NO_RDPMC)),
+		.uop_dropping = !(o->flags & TD_OPT_FE_UNREFINED),
 	};
 	bool arm;
 	int found_err = discover(&found, &arm);

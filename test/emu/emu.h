@@ -176,6 +176,19 @@ struct emu_truth {
  */
 void emu_set_mem_shares(const double share[5]);
 
+/*
+ * PERF_METRICS profiles: the share of this process's slots whose uops a
+ * clear dropped (default 0.015), taken from each run's machine clears
+ * (bad speculation less branch mispredicts; at most those), which truth
+ * keeps as bad speculation.  INT_MISC.UOP_DROPPING counts them; where the
+ * core's perf list subtracts that event from tma_frontend_bound and
+ * tma_fetch_latency (Ice Lake, Sapphire Rapids, Alder Lake's P-cores),
+ * PERF_METRICS counts them as frontend bound and fetch latency instead
+ * of bad speculation (Lunar Lake, and Alder Lake with metrics-clear
+ * offered, which stands for Arrow Lake: rightly).
+ */
+void emu_set_uop_dropping(double share);
+
 struct emu_stats {
 	unsigned long perf_opens;
 	unsigned long resets;       /* PERF_EVENT_IOC_RESET calls */

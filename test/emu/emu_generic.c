@@ -721,6 +721,7 @@ static uint64_t increment(int sig, const struct emu_parts *p)
 	case SIG_MEM_L2_MISS: return p->mem_cyc[2] + p->mem_cyc[3];
 	case SIG_MEM_L3_MISS: return p->mem_cyc[3];
 	case SIG_MEM_STORES: return p->mem_cyc[4];
+	case SIG_UOP_DROP: return p->uop_drop;
 	default: return 0;
 	}
 }
@@ -782,8 +783,56 @@ static const struct map gc_mem_map[] = {
 
 #define EMU_GC_WIDTH 6 /* Golden Cove's slots per cycle */
 
+/*
+ * INT_MISC.UOP_DROPPING, UMask 0x10: EventCode 0x0d on Ice Lake (perf's
+ * icelake pipeline.json), 0xad from Golden Cove on (sapphirerapids,
+ * alderlake pipeline.json).
+ */
+#define EMU_UOP_DROPPING_ICL 0x100d
+#define EMU_UOP_DROPPING 0x10ad
+
+/*
+ * Which P-cores' PERF_METRICS count dropped uops' slots as frontend
+ * bound (and fetch latency): those whose perf lists subtract
+ * INT_MISC.UOP_DROPPING from tma_frontend_bound (Sunny Cove: icelake;
+ * Golden Cove: sapphirerapids, alderlake's cpu_core); not Lion Cove's
+ * (lunarlake, arrowlake), whose lists take PERF_METRICS as it is: the
+ * Lunar Lake profile and the Alder Lake one offering metrics-clear (the
+ * emulator's Arrow Lake).
+ */
+bool emu_drop_in_frontend(void)
+{
+	return emu.profile == EMU_ICL || emu.profile == EMU_SPR ||
+	       (emu.profile == EMU_ADL && !emu.has_metrics_clear);
+}
+
+/*
+ * The mix's share of the slots (emu_set_uop_dropping), out of its machine
+ * clears (bad speculation but its branch mispredicts, part[5]): what a
+ * clear dropped.  Counted by INT_MISC.UOP_DROPPING on every PERF_METRICS
+ * profile; moved into PERF_METRICS' frontend bound only where the core
+ * does that.
+ */
+uint64_t emu_uop_drop(uint64_t slots, const uint64_t part[8])
+{
+	uint64_t want = (uint64_t)((double)slots * emu.uop_share);
+	uint64_t clears = part[1] - part[5];
+
+	return want < clears ? want : clears;
+}
+
+void emu_set_uop_dropping(double share)
+{
+	emu.uop_share = share;
+}
+
 int emu_mem_signal(uint64_t config)
 {
+	if (config == (emu.profile == EMU_ICL ? EMU_UOP_DROPPING_ICL
+					      : EMU_UOP_DROPPING) &&
+	    (emu.profile == EMU_ICL || emu.profile == EMU_SPR ||
+	     emu.profile == EMU_ADL || emu.profile == EMU_LNL))
+		return SIG_UOP_DROP;
 	if (emu.profile != EMU_SPR && emu.profile != EMU_ADL)
 		return SIG_NONE;
 	for (const struct map *m = gc_mem_map; m->sig; m++)
@@ -803,7 +852,7 @@ void emu_set_mem_shares(const double share[5])
  * ordinary groups (those scheduled here), truth by level.  The last
  * level takes what rounding left, so the levels sum to mem_slots.
  */
-void emu_mem_run(uint64_t slots, uint64_t mem_slots)
+void emu_mem_run(uint64_t slots, uint64_t mem_slots, uint64_t drop)
 {
 	struct emu_cpu *c = &emu_cpu;
 	struct emu_parts p;
@@ -812,6 +861,7 @@ void emu_mem_run(uint64_t slots, uint64_t mem_slots)
 	int big = 0;
 
 	memset(&p, 0, sizeof(p));
+	p.uop_drop = drop;
 	for (int i = 0; i < 5; i++)
 		sum += c->mem_share[i];
 	for (int i = 0; i < 5; i++) {

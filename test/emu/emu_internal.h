@@ -154,7 +154,9 @@ enum emu_sig { SIG_NONE, SIG_CYCLES, SIG_FE, SIG_BE, SIG_SMT, SIG_DISP,
 	       SIG_FE_LAT, SIG_ALLOC, SIG_MS,
 	       /* Golden Cove memory stall events (emu_set_mem_shares) */
 	       SIG_MEM_LOADS, SIG_MEM_L1D_MISS, SIG_MEM_L2_MISS,
-	       SIG_MEM_L3_MISS, SIG_MEM_STORES };
+	       SIG_MEM_L3_MISS, SIG_MEM_STORES,
+	       /* INT_MISC.UOP_DROPPING (emu_set_uop_dropping) */
+	       SIG_UOP_DROP };
 
 /* What one emu_run makes of its slots: truth and every event's share. */
 struct emu_parts {
@@ -178,6 +180,7 @@ struct emu_parts {
 	/* Golden Cove: stall cycles of memory bound by level (L1, L2, L3,
 	 * DRAM, store) */
 	uint64_t mem_cyc[5];
+	uint64_t uop_drop;       /* INT_MISC.UOP_DROPPING's slots */
 };
 
 struct emu_state {
@@ -185,6 +188,7 @@ struct emu_state {
 	bool has_pmu, has_topdown, l2, paranoid;
 	int rdpmc_knob;
 	bool has_metrics_clear;
+	double uop_share;        /* emu_set_uop_dropping */
 	bool stale_pages;       /* GP pages not rewritten at schedule-out */
 	uint64_t foreign;       /* then: another context's register value */
 	bool stale_counting;    /* or: our value moved by stale_steps[] */
@@ -259,7 +263,12 @@ void emu_gen_run(uint64_t slots, const struct emu_mix *m);
 /* PERF_METRICS profiles: the core's memory events (SIG_MEM_*) of a run
  * whose memory-bound slots were mem_slots; SIG_NONE for another config */
 int emu_mem_signal(uint64_t config);
-void emu_mem_run(uint64_t slots, uint64_t mem_slots);
+void emu_mem_run(uint64_t slots, uint64_t mem_slots, uint64_t drop);
+/* A P-core's dropped-uop slots for a run split as part (emu_pmu.c):
+ * what PERF_METRICS counts as frontend-bound and fetch-latency slots but
+ * are bad speculation's; 0 where the core counts them rightly. */
+uint64_t emu_uop_drop(uint64_t slots, const uint64_t part[8]);
+bool emu_drop_in_frontend(void);
 uint64_t emu_gen_rdpmc(uint32_t ecx);
 /* The scheduled group counter ecx counts for, or NULL. */
 const struct emu_group *emu_gen_group_of(uint32_t ecx);

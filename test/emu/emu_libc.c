@@ -326,6 +326,7 @@ void emu_setup(enum emu_profile profile)
 			  : emu.arm ? emu.arm->counters : 8;
 	emu.anythread_ok = false;
 	emu.gp_reserved = 0;
+	emu.uop_share = 0.015; /* 1.5% of the slots, where clears allow */
 	emu.atom_width = profile == EMU_ADL ? 5 : 0;
 	emu.atom_skymont = false;
 	/* x86 max_period, full width; Arm: half of each counter's range */

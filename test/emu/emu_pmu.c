@@ -305,7 +305,7 @@ void emu_run(uint64_t slots, const struct emu_mix *mix)
 {
 	struct emu_cpu *c = &emu_cpu;
 	struct emu_group *g = c->group;
-	uint64_t part[8];
+	uint64_t part[8], drop;
 	uint64_t ns = slots / 4; /* a 4-slot-per-ns core */
 
 	if (emu.gen_width) { /* ordinary counters: emu_generic.c */
@@ -324,7 +324,8 @@ void emu_run(uint64_t slots, const struct emu_mix *mix)
 	c->truth.slots += slots;
 	for (int i = 0; i < 8; i++)
 		c->truth.cat[i] += part[i];
-	emu_mem_run(slots, part[7]); /* the core's ordinary counters */
+	drop = emu_uop_drop(slots, part);
+	emu_mem_run(slots, part[7], drop); /* the core's ordinary counters */
 	if (!g || !g->enabled)
 		return;
 	g->time_enabled += ns;
@@ -332,6 +333,11 @@ void emu_run(uint64_t slots, const struct emu_mix *mix)
 		return;
 	g->time_running += ns;
 	c->hw.slots += slots;
+	if (emu_drop_in_frontend()) { /* what the core's fields then say */
+		part[2] += drop;
+		part[6] += drop;
+		part[1] -= drop;
+	}
 	for (int i = 0; i < 8; i++)
 		c->hw.acc[i] += part[i];
 	/* Fixed counter 3 is 48 bits: its overflow PMI zeroes (K-new). */

@@ -28,6 +28,10 @@
  */
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <linux/perf_event.h>
+#include <math.h>
+#include <sys/syscall.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -140,6 +144,9 @@ int v_kref_read(const struct v_kref *k, struct v_counts *c)
 	}
 	c->enabled = buf[1];
 	c->running = buf[2];
+	if (k->uop_fd >= 0)
+		c->uop_ok = read(k->uop_fd, &c->uop, sizeof(c->uop)) ==
+			    (ssize_t)sizeof(c->uop);
 	if (k->model.formula != V_F_NONE) {
 		for (unsigned i = 0; i < k->members && i < 8; i++)
 			c->raw[i] = buf[3 + i];
@@ -230,6 +237,56 @@ void v_ref_end(const struct v_kref *k, struct v_ref *r)
 	r->truth_ok = r->truth_ok && v_emu_truth(&r->truth1);
 }
 
+/*
+ * The cores whose perf lists subtract INT_MISC.UOP_DROPPING from
+ * tma_frontend_bound (icelake/icl-metrics.json, sapphirerapids/
+ * spr-metrics.json, alderlake/adl-metrics.json Unit cpu_core; not
+ * lunarlake/lnl-metrics.json, arrowlake/arl-metrics.json, whose cores
+ * offer format/metrics_clear): their caps/pmu_name.
+ */
+static uint64_t perf_refines(const struct td_info *info)
+{
+	static const char *const pmus[] = { "icelake", "sapphire_rapids",
+					    "alderlake_hybrid" };
+	/* INT_MISC.UOP_DROPPING: UMask 0x10, EventCode 0x0d on Ice Lake,
+	 * 0xad on Golden Cove (each core's pipeline.json) */
+	static const uint64_t config[] = { 0x0d | 0x10 << 8,
+					   0xad | 0x10 << 8,
+					   0xad | 0x10 << 8 };
+	char path[256];
+	int fd;
+
+	snprintf(path, sizeof(path), "/sys/bus/event_source/devices/%s/"
+		 "format/metrics_clear", info->pmu_name);
+	fd = open(path, O_RDONLY);
+	if (fd >= 0) {
+		close(fd);
+		return 0;
+	}
+	for (size_t i = 0; i < sizeof(pmus) / sizeof(pmus[0]); i++)
+		if (strncmp(info->uarch, pmus[i], strlen(pmus[i])) == 0)
+			return config[i];
+	return 0;
+}
+
+void v_kref_open_uop(struct v_kref *k, const struct td_info *info)
+{
+	struct perf_event_attr attr;
+	uint64_t config = perf_refines(info);
+
+	k->uop_fd = -1;
+	if (k->leader < 0 || !config)
+		return;
+	memset(&attr, 0, sizeof(attr));
+	attr.size = sizeof(attr);
+	attr.type = info->pmu_type;
+	attr.config = config;
+	attr.exclude_kernel = 1;
+	attr.exclude_hv = 1;
+	k->uop_fd = (int)syscall(SYS_perf_event_open, &attr, 0, -1, -1,
+				 PERF_FLAG_FD_CLOEXEC);
+}
+
 bool v_ref_fractions(const struct v_counts *a, const struct v_counts *b,
 		     double l1[4], uint64_t *slots)
 {
@@ -244,6 +301,17 @@ bool v_ref_fractions(const struct v_counts *a, const struct v_counts *b,
 	 * kernel's rounding, so divide by their sum, as perf's metrics do. */
 	for (int i = 0; i < 4; i++)
 		l1[i] = (double)(b->cat[i] - a->cat[i]) / (double)sum;
+	/*
+	 * perf's tma_frontend_bound less INT_MISC.UOP_DROPPING /
+	 * tma_info_thread_slots, and its tma_bad_speculation, max(1 -
+	 * (frontend + backend + retiring), 0), taking it
+	 */
+	if (a->uop_ok && b->uop_ok) {
+		double d = (double)(b->uop - a->uop) / (double)s;
+
+		l1[2] -= d; /* PERF_METRICS byte order: frontend bound */
+		l1[1] = fmax(1 - (l1[0] + l1[2] + l1[3]), 0);
+	}
 	return true;
 }
 

@@ -201,9 +201,11 @@ static void run_checks(struct td *td, const struct v_opts *o,
 	ssize_t n;
 
 	memset(&k, 0, sizeof(k));
-	k.leader = k.any_fd = -1;
-	if (r->perf_metrics)
-		v_kref_find(&k, before, nbefore, sysfs_metrics(r->info.pmu_name));
+	k.leader = k.any_fd = k.uop_fd = -1;
+	if (r->perf_metrics &&
+	    v_kref_find(&k, before, nbefore,
+			sysfs_metrics(r->info.pmu_name)) == 0)
+		v_kref_open_uop(&k, &r->info);
 	else if (v_kref_find_counters(&k, before, nbefore, &r->info) == 0)
 		v_add(r, "reference", V_INFO, "ordinary counters: %s, %u "
 		      "events read with read(2) around each region, level 1 "

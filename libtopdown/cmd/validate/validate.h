@@ -52,6 +52,8 @@ struct v_counts {
 				   ordinary counters: level 1 in slots */
 	uint64_t enabled, running;
 	uint64_t raw[8];        /* ordinary counters: each member's count */
+	uint64_t uop;           /* INT_MISC.UOP_DROPPING (uop_ok) */
+	bool uop_ok;
 };
 
 /* How the reference turns the group's counts into level 1. */
@@ -77,10 +79,18 @@ struct v_kref {
 	unsigned nr_metrics;
 	unsigned members;       /* members a read(2) must return */
 	struct v_model model;   /* ordinary counters (formula != V_F_NONE) */
+	int uop_fd;             /* the reference's own INT_MISC.UOP_DROPPING
+				   (kref.c v_kref_open_uop), or -1 */
 	char why[160];          /* when leader < 0 */
 };
 
 int v_perf_fds(int *fds, int max);
+/*
+ * PERF_METRICS: where perf's tma_frontend_bound subtracts INT_MISC.
+ * UOP_DROPPING, a counter of it for the reference (after v_kref_find:
+ * not one of the library's descriptors); uop_fd -1 elsewhere.
+ */
+void v_kref_open_uop(struct v_kref *k, const struct td_info *info);
 int v_kref_find(struct v_kref *k, const int *before, int nbefore,
 		unsigned nr_metrics);
 /* Ordinary counters: the library's group and this CPU's formula. */

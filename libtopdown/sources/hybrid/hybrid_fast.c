@@ -67,12 +67,34 @@ static inline bool guarded_read(const struct td *td, uint64_t *slots,
  * state does not hold yet; cpu_core's page records the trip (its
  * schedule-out and -in).
  */
+/*
+ * INT_MISC.UOP_DROPPING (pm_uop.c) where the handle counts it, inside
+ * the guard too: an E-core may have fewer general-purpose counters than
+ * the selector the P-core gave it (RDPMC of a counter it lacks: #GP).
+ * Twice, the guard's two reads; the second is the count.
+ */
+static inline bool guarded_uop(const struct td *td, uint64_t *aux)
+{
+	const struct td_hybrid *h = td_hybrid_of(td);
+	const struct td_pm_uop *u = &td_pm_of(td)->pm.uop;
+	uint64_t first;
+
+	if (!u->on)
+		return true;
+	if (td_rdpmc_guarded(h->rseq, h->pcores, h->nr_cpus, u->sel, u->sel,
+			     &first, aux) != TD_GUARD_OK)
+		return false;
+	*aux += u->offset;
+	return true;
+}
+
 int td_hybrid_fast_begin(struct td *td, struct td_region_priv *p)
 {
-	uint64_t slots, metrics;
+	uint64_t slots, metrics, aux = 0;
 
 	if ((td_load_once(td_pm_of(td)->slots_pc->lock) | td->epoch_hi) != p->key ||
 	    !ecore_quiet(td_hybrid_of(td)) || !guarded_read(td, &slots, &metrics) ||
+	    !guarded_uop(td, &aux) ||
 	    td_load_once(td_pm_of(td)->slots_pc->lock) != (uint32_t)p->key ||
 	    td_reset_may_be_due(td, p, slots) ||
 	    slots < td_pm_of(td)->last_raw_slots)
@@ -82,6 +104,7 @@ int td_hybrid_fast_begin(struct td *td, struct td_region_priv *p)
 	td_pm_of(td)->last_raw_metrics = metrics;
 	p->slots = slots;
 	p->raw = metrics;
+	p->aux = aux;
 	p->owner = td;
 	td_policy_open(&td->policy, slots + p->snap.base.slots);
 	return 0;
@@ -90,13 +113,13 @@ int td_hybrid_fast_begin(struct td *td, struct td_region_priv *p)
 int td_hybrid_fast_end(struct td *td, struct td_region_priv *p,
 		       struct td_result *res)
 {
-	uint64_t slots, metrics;
+	uint64_t slots, metrics, aux = 0;
 
-	if (!guarded_read(td, &slots, &metrics) ||
+	if (!guarded_read(td, &slots, &metrics) || !guarded_uop(td, &aux) ||
 	    td_load_once(td_pm_of(td)->slots_pc->lock) != td->last_lock ||
 	    !ecore_quiet(td_hybrid_of(td)) || slots < td_pm_of(td)->last_raw_slots)
 		return td_slow_end_read(td, p, res);
-	return td_pm_end_reading(td, p, res, slots, metrics);
+	return td_pm_end_reading(td, p, res, slots, metrics, aux);
 }
 
 /*

@@ -75,6 +75,8 @@ static int hybrid_open(struct td *td, const struct td_open_req *req)
 	err = td_pm_mem_open(td, req);
 	if (err == 0 && req->memory)
 		td->src = &td_source_hybrid_memory;
+	if (err == 0)
+		td_pm_uop_open(td, req);
 	return err;
 }
 

@@ -41,11 +41,14 @@ static int pm_open(struct td *td, const struct td_open_req *req)
 		err = td_pm_mem_open(td, req);
 	if (err == 0 && req->memory)
 		td->src = &td_source_perf_metrics_memory;
+	if (err == 0)
+		td_pm_uop_open(td, req);
 	return err;
 }
 
 void td_pm_close(struct td *td)
 {
+	td_pm_uop_close(td);
 	td_pm_mem_close(td);
 	if (td->leader_fd >= 0)
 		td_group_close(td);
@@ -72,7 +75,7 @@ unsigned td_pm_delta(const struct td *td, const struct td_counts *a,
 	for (unsigned i = 0; i < TD_NR_METRICS; i++)
 		d->cat[i] = (int64_t)(b->cat[i] - begin.cat[i]);
 	d->cat[TD_M_SMT] = 0;
-	return pm_level2(td) ? TD_RESULT_L2 : 0;
+	return (pm_level2(td) ? TD_RESULT_L2 : 0) | td_pm_uop_delta(td, d);
 }
 
 bool td_pm_consistent(const struct td *td, const struct td_delta *d)

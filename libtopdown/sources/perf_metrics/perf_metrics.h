@@ -55,6 +55,23 @@ struct td_pm_mem {
 };
 
 /*
+ * INT_MISC.UOP_DROPPING (pm_uop.c), which perf subtracts from frontend
+ * bound and fetch latency on some PERF_METRICS cores: one ordinary
+ * counter in a group of its own beside SLOTS/PERF_METRICS.  The fast
+ * paths read it by the RDPMC selector and add the page's offset, both
+ * as the slow path last saw them (sel, offset).
+ */
+struct td_pm_uop {
+	bool wanted;     /* perf refines frontend bound on this core */
+	bool on;         /* counting: results refined (else flagged) */
+	int fd;
+	struct perf_event_mmap_page *pc;
+	unsigned fe_flag; /* TD_RESULT_FE_UNREFINED where wanted, not on */
+	uint32_t sel;    /* RDPMC selector: the page's index - 1 */
+	uint64_t offset; /* count - RDPMC's value (pm_uop.c rdpmc_count) */
+};
+
+/*
  * The PERF_METRICS source's own state (sources/perf_metrics/, also used
  * by the hybrid source it serves), embedded in the handle: the fast path
  * reads only pmu.nr_metrics (whether to decode level 2) and the
@@ -145,6 +162,8 @@ struct td_pm {
 	 * our registers.
 	 */
 	uint64_t clear_count;
+	/* INT_MISC.UOP_DROPPING (pm_uop.c) */
+	struct td_pm_uop uop;
 };
 
 /*
@@ -201,6 +220,22 @@ static inline struct td_pm_handle *td_pm_of(const struct td *td)
 	return td_container_of(td, struct td_pm_handle, td);
 }
 
+/*
+ * INT_MISC.UOP_DROPPING's count now (pm_uop.c): RDPMC of the selector
+ * the slow path last saw, plus its base.  Only while the page of SLOTS
+ * is as the slow path saw it (the fast paths' checks): the counter's
+ * group is the same task context's, scheduled in and out (and rotated,
+ * and rescheduled) with SLOTS' group, so its page then is as seen too.
+ * A CPU whose every core has that counter: the hybrid source reads it
+ * inside its guard (hybrid_fast.c).
+ */
+static inline uint64_t td_pm_uop_now(const struct td *td)
+{
+	const struct td_pm_uop *u = &td_pm_of(td)->pm.uop;
+
+	return u->offset + td_rdpmc(u->sel);
+}
+
 /* pm_pmu.c: PERF_METRICS' events on the core PMU; -EOPNOTSUPP: none. */
 TD_HIDDEN int td_pm_pmu_find(const struct td_pmu *pmu, struct td_pm_pmu *pm);
 /* pm_group.c: the perf_event group of SLOTS and the metrics. */
@@ -239,11 +274,11 @@ TD_HIDDEN int td_pm_clear_guarded_fast_end(struct td *td,
 /* pm_fast.c: a fast reading of both registers, with somewhere to go. */
 TD_HIDDEN int td_end_with_reading(struct td *td, struct td_region_priv *p,
 				  struct td_result *res, uint64_t slots,
-				  uint64_t metrics);
+				  uint64_t metrics, uint64_t aux);
 /* pm_fast.c: the end of two readings another fast path took (hybrid). */
 TD_HIDDEN int td_pm_end_reading(struct td *td, struct td_region_priv *p,
 				struct td_result *res, uint64_t slots,
-				uint64_t metrics);
+				uint64_t metrics, uint64_t aux);
 /*
  * pm_memory.c: the memory drill-down (TD_OPT_MEMORY).  open: its group
  * where req->memory (-EOPNOTSUPP or -ENOSPC where the CPU has none, the
@@ -260,6 +295,20 @@ TD_HIDDEN void td_pm_mem_decode(const struct td *td, const struct td_delta *d,
 				struct td_result *res);
 TD_HIDDEN void td_pm_mem_record(const struct td *td, const struct td_delta *d,
 				struct td_record *rec);
+/*
+ * pm_uop.c: INT_MISC.UOP_DROPPING where perf's frontend bound subtracts
+ * it.  open: its counter where the core wants it and req allows (a
+ * counter that cannot be had leaves the handle's results flagged
+ * TD_RESULT_FE_UNREFINED, never an error); sample: its count into s->aux
+ * (TD_AUX_NONE when unreadable), and the selector and offset the fast
+ * paths use.
+ */
+TD_HIDDEN void td_pm_uop_open(struct td *td, const struct td_open_req *req);
+TD_HIDDEN void td_pm_uop_close(struct td *td);
+TD_HIDDEN void td_pm_uop_sample(struct td *td, struct td_sample *s);
+/* The result flag of a delta of this handle (0 or TD_RESULT_FE_UNREFINED),
+ * its categories refined where it is 0 (pm_decode.h td_uop_move). */
+TD_HIDDEN unsigned td_pm_uop_delta(const struct td *td, struct td_delta *d);
 /* The kernel's caps/pmu_name of the core PMU, "" when it does not say. */
 TD_HIDDEN void td_pm_pmu_name(const struct td *td, char *out, size_t len);
 

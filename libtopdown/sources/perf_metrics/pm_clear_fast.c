@@ -220,6 +220,7 @@ static __attribute__((noinline)) int end_sampled(struct td *td,
 	s.raw = 0;
 	s.qerr_base = td->snap.qerr_base;
 	s.qself = 0;
+	s.aux = TD_AUX_NONE; /* no INT_MISC.UOP_DROPPING in this mode */
 	s.unsched = td->last_unsched; /* the page unchanged: as last seen */
 	s.valid = true;
 	td_end_sampled(td, p, &s, res);

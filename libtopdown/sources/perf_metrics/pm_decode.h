@@ -35,6 +35,63 @@ static inline void td_readings_delta(uint64_t slots0, uint64_t metrics0,
 }
 
 /*
+ * INT_MISC.UOP_DROPPING.  perf's expressions on the cores where it
+ * counts it (pm_uop.c lists them) are
+ *   tma_frontend_bound = topdown-fe-bound / (sum of the four) -
+ *                        INT_MISC.UOP_DROPPING / tma_info_thread_slots
+ *   tma_fetch_latency  = topdown-fetch-lat / (sum of the four) -
+ *                        INT_MISC.UOP_DROPPING / tma_info_thread_slots
+ *   tma_bad_speculation = max(1 - (tma_frontend_bound +
+ *                             tma_backend_bound + tma_retiring), 0)
+ * (sapphirerapids/spr-metrics.json, icelake/icl-metrics.json,
+ * alderlake/adl-metrics.json Unit cpu_core), and at level 2
+ * tma_fetch_bandwidth = max(0, tma_frontend_bound - tma_fetch_latency),
+ * tma_machine_clears = max(0, tma_bad_speculation -
+ * tma_branch_mispredicts).  So the dropped share leaves frontend bound
+ * and fetch latency and lands in bad speculation (machine clears at
+ * level 2); fetch bandwidth keeps its value.  The library makes that
+ * move in a delta's categories (slots x 255 of a level-1 sum), so that
+ * level 1 still sums to 1 and every route (results, records, named
+ * totals) carries it: drop / SLOTS of the whole is drop x sum / slots
+ * category units, truncated to an integer with CVTTSD2SI's rule (out of
+ * range or NaN: INT64_MIN), then kept within frontend bound (and the
+ * fetch latency part within fetch latency: a share perf would show
+ * below 0), never below 0.  The fast end (td_decode_pd) makes the same
+ * IEEE operations on the same operands: the same integers.
+ */
+TD_ALWAYS_INLINE int64_t td_uop_share(int64_t drop, int64_t sum,
+				      int64_t slots)
+{
+	double q = (double)drop * (double)sum / (double)slots;
+
+	if (!(q > -0x1p63 && q < 0x1p63)) /* CVTTSD2SI: the indefinite */
+		return INT64_MIN;
+	return (int64_t)q;
+}
+
+TD_ALWAYS_INLINE int64_t td_clamp_move(int64_t m, int64_t within)
+{
+	m = m < within ? m : within;
+	return m > 0 ? m : 0;
+}
+
+TD_ALWAYS_INLINE void td_uop_move(struct td_delta *d, bool l2, int64_t drop)
+{
+	int64_t *c = d->cat;
+	int64_t sum = (int64_t)((uint64_t)c[TD_M_RETIRING] +
+				(uint64_t)c[TD_M_BAD_SPEC] +
+				(uint64_t)c[TD_M_FE_BOUND] +
+				(uint64_t)c[TD_M_BE_BOUND]);
+	int64_t m = d->slots ? td_uop_share(drop, sum, d->slots) : INT64_MIN;
+
+	m = td_clamp_move(m, c[TD_M_FE_BOUND]);
+	c[TD_M_FE_BOUND] -= m;
+	c[TD_M_BAD_SPEC] += m;
+	if (l2)
+		c[TD_M_FETCH_LAT] -= td_clamp_move(m, c[TD_M_FETCH_LAT]);
+}
+
+/*
  * td_decode_readings_inline: the fractions of two readings of SLOTS and
  * PERF_METRICS since the same reset (what td_readings_delta makes a delta
  * of), and whether td_delta_consistent holds for that delta.  Bit for bit
@@ -42,16 +99,26 @@ static inline void td_readings_delta(uint64_t slots0, uint64_t metrics0,
  * td_readings_delta's delta (test_decode compares them on random
  * readings).
  */
+TD_ALWAYS_INLINE bool td_decode_readings_uop(uint64_t s0, uint64_t m0,
+					     uint64_t s1, uint64_t m1,
+					     bool l2, bool uop, int64_t drop,
+					     struct td_result *res)
+{
+	struct td_delta d;
+
+	td_readings_delta(s0, m0, s1, m1, &d);
+	if (uop)
+		td_uop_move(&d, l2, drop);
+	td_decode_inline(&d, l2, res);
+	return td_delta_consistent_inline(&d, l2);
+}
+
 TD_ALWAYS_INLINE bool td_decode_readings_scalar(uint64_t s0, uint64_t m0,
 						uint64_t s1, uint64_t m1,
 						bool l2,
 						struct td_result *res)
 {
-	struct td_delta d;
-
-	td_readings_delta(s0, m0, s1, m1, &d);
-	td_decode_inline(&d, l2, res);
-	return td_delta_consistent_inline(&d, l2);
+	return td_decode_readings_uop(s0, m0, s1, m1, l2, false, 0, res);
 }
 
 /* Below it, SLOTS readings make exact doubles (the SSE2 path below). */
@@ -136,7 +203,8 @@ TD_ALWAYS_INLINE void td_store_flags(struct td_result *res, uint64_t fl,
  */
 TD_ALWAYS_INLINE bool td_decode_pd(uint64_t s0, __m128i m0, uint64_t s1,
 				   __m128i m1, bool l2, struct td_result *res,
-				   bool resets0)
+				   bool resets0, bool uop, int64_t drop,
+				   unsigned extra)
 {
 	/*
 	 * Constants as pairs in memory, operands where they are; the empty
@@ -172,6 +240,26 @@ TD_ALWAYS_INLINE bool td_decode_pd(uint64_t s0, __m128i m0, uint64_t s1,
 #pragma GCC unroll 4
 	for (int i = 0; i < 4; i++)
 		c[i] = _mm_sub_pd(_mm_mul_pd(f1[i], d1), _mm_mul_pd(f0[i], d0));
+	l1 = _mm_add_pd(c[0], c[1]);
+	sum = _mm_add_pd(l1, _mm_castsi128_pd(_mm_shuffle_epi32(
+				     _mm_castpd_si128(l1), 0x4e)));
+	if (uop) {
+		/*
+		 * td_uop_move: (m, 0) from frontend bound (c[1]'s low lane)
+		 * and fetch latency (c[3]'s), (0, m) to bad speculation
+		 * (c[0]'s high lane); the sum does not change.
+		 */
+		__m128d v = _mm_div_sd(_mm_mul_sd(_mm_cvtsi64_sd(zero, drop),
+						  sum), ds);
+
+		v = _mm_cvtsi64_sd(zero, _mm_cvttsd_si64(v));
+		v = _mm_max_sd(_mm_min_sd(v, c[1]), zero);
+		c[1] = _mm_sub_pd(c[1], v);
+		c[0] = _mm_add_pd(c[0], _mm_unpacklo_pd(zero, v));
+		if (l2)
+			c[3] = _mm_sub_pd(c[3], _mm_max_sd(_mm_min_sd(v, c[3]),
+							   zero));
+	}
 	/*
 	 * consistent: slots >= 0 and no category below -qerr: neither ds
 	 * nor min + qerr has its sign bit set (neither is ever -0: no
@@ -181,9 +269,6 @@ TD_ALWAYS_INLINE bool td_decode_pd(uint64_t s0, __m128i m0, uint64_t s1,
 	if (l2)
 		low = _mm_min_pd(low, _mm_min_pd(c[2], c[3]));
 	low = _mm_min_pd(_mm_add_pd(low, q), ds);
-	l1 = _mm_add_pd(c[0], c[1]);
-	sum = _mm_add_pd(l1, _mm_castsi128_pd(_mm_shuffle_epi32(
-				     _mm_castpd_si128(l1), 0x4e)));
 	res->slots = slots > 0 ? (uint64_t)slots : 0;
 	/*
 	 * res->slots < TD_SHORT_SLOTS, so slots < TD_SHORT_SLOTS, as the
@@ -191,7 +276,8 @@ TD_ALWAYS_INLINE bool td_decode_pd(uint64_t s0, __m128i m0, uint64_t s1,
 	 * bit 2: a shift and a mask, no compare and set
 	 */
 	_Static_assert(TD_RESULT_SHORT == 1u << 2, "TD_RESULT_SHORT");
-	fl = (uint64_t)(slots - TD_SHORT_SLOTS) >> 61 & TD_RESULT_SHORT;
+	fl = ((uint64_t)(slots - TD_SHORT_SLOTS) >> 61 & TD_RESULT_SHORT) |
+	     extra;
 	if (TD_UNLIKELY(_mm_cvtsd_f64(sum) <= _mm_cvtsd_f64(zero))) {
 		td_decode_none(res);
 		td_store_flags(res, fl, resets0);
@@ -237,7 +323,8 @@ TD_ALWAYS_INLINE bool td_decode_readings_sse2(uint64_t s0, uint64_t m0,
 					      bool l2, struct td_result *res)
 {
 	return td_decode_pd(s0, _mm_cvtsi64_si128((long long)m0), s1,
-			    _mm_cvtsi64_si128((long long)m1), l2, res, false);
+			    _mm_cvtsi64_si128((long long)m1), l2, res, false,
+			    false, 0, 0);
 }
 
 /*
@@ -247,10 +334,13 @@ TD_ALWAYS_INLINE bool td_decode_readings_sse2(uint64_t s0, uint64_t m0,
  */
 TD_ALWAYS_INLINE bool td_decode_readings_end(uint64_t s0, const uint64_t *m0,
 					     uint64_t s1, uint64_t m1, bool l2,
+					     bool uop, int64_t drop,
+					     unsigned extra,
 					     struct td_result *res)
 {
 	return td_decode_pd(s0, _mm_loadl_epi64((const __m128i *)m0), s1,
-			    _mm_cvtsi64_si128((long long)m1), l2, res, true);
+			    _mm_cvtsi64_si128((long long)m1), l2, res, true,
+			    uop, drop, extra);
 }
 
 TD_ALWAYS_INLINE bool td_decode_readings_inline(uint64_t s0, uint64_t m0,
@@ -269,10 +359,15 @@ TD_ALWAYS_INLINE bool td_decode_readings_inline(uint64_t s0, uint64_t m0,
 
 TD_ALWAYS_INLINE bool td_decode_readings_end(uint64_t s0, const uint64_t *m0,
 					     uint64_t s1, uint64_t m1, bool l2,
+					     bool uop, int64_t drop,
+					     unsigned extra,
 					     struct td_result *res)
 {
+	bool ok = td_decode_readings_uop(s0, *m0, s1, m1, l2, uop, drop, res);
+
 	res->resets = 0;
-	return td_decode_readings_scalar(s0, *m0, s1, m1, l2, res);
+	res->flags |= extra;
+	return ok;
 }
 #endif
 

@@ -61,6 +61,7 @@ static inline uint64_t td_join48(uint64_t lo, uint64_t hi)
 	return (hi << 48 >> 16) | lo; /* bits 32-47 from hi */
 }
 
+
 /*
  * The source's ready operation, once td_open has the whole handle (its
  * policy, its owner): may begin/end take the fixed-selector path?
@@ -88,7 +89,8 @@ void td_pm_fast_setup(struct td *td)
  * somewhere to go: a result, a record.
  */
 __attribute__((noinline)) int td_end_with_reading(struct td *td, struct td_region_priv *p,
-			struct td_result *res, uint64_t slots, uint64_t metrics)
+			struct td_result *res, uint64_t slots, uint64_t metrics,
+			uint64_t aux)
 {
 	struct td_pm_handle *h = td_pm_of(td);
 	struct td_sample s;
@@ -101,6 +103,7 @@ __attribute__((noinline)) int td_end_with_reading(struct td *td, struct td_regio
 	s.raw = metrics;
 	s.unsched = td->last_unsched;
 	s.qerr_base = td->snap.qerr_base;
+	s.aux = aux;
 	s.c = td->snap.base;
 	td_counts_add(&s.c, slots, metrics);
 	td_end_sampled(td, p, &s, res);
@@ -130,6 +133,8 @@ int td_region_begin(struct td *td, struct td_region *r)
 	p->slots = slots;
 	p->owner = td;
 	td_policy_open(&td->policy, slots + p->snap.base.slots);
+	if (td_pm_of(td)->pm.uop.on) /* next to PERF_METRICS' read */
+		p->aux = td_pm_uop_now(td);
 	td_compiler_barrier();
 	td_rdpmc_halves(TD_RDPMC_METRICS, &lo, &hi);
 	td_pm_store_halves(&p->raw, (uint32_t)lo, (uint32_t)hi);
@@ -169,10 +174,14 @@ static __attribute__((noinline)) int end_inconsistent(struct td_result *res)
 /* Readings too large for the exact doubles of decode.h: integers. */
 static __attribute__((noinline)) int end_decode_wide(
 	const struct td_region_priv *p, uint64_t s1, uint64_t m1, bool l2,
-	struct td_result *res)
+	bool uop, int64_t drop, unsigned fe_flag, struct td_result *res)
 {
+	bool ok = td_decode_readings_uop(p->slots, p->raw, s1, m1, l2, uop,
+					 drop, res);
+
 	res->resets = 0;
-	if (!td_decode_readings_scalar(p->slots, p->raw, s1, m1, l2, res))
+	res->flags |= fe_flag;
+	if (!ok)
 		td_record_mark_unreliable(res);
 	return 0;
 }
@@ -186,7 +195,8 @@ static __attribute__((noinline)) int end_decode_wide(
  */
 static inline __attribute__((always_inline)) int end_same_snap_l2(
 	struct td *td, struct td_region_priv *p, struct td_result *res,
-	uint64_t slots, uint64_t metrics, bool l2)
+	uint64_t slots, uint64_t metrics, bool l2, bool uop, int64_t drop,
+	unsigned fe_flag)
 {
 	td_pm_of(td)->last_raw_slots = slots;
 	td_pm_of(td)->last_pair_slots = slots;
@@ -206,20 +216,46 @@ static inline __attribute__((always_inline)) int end_same_snap_l2(
 	 * Last, so that marking a rare inconsistent delta is a tail call.
 	 */
 	if (TD_UNLIKELY(!td_decode_readings_exact(UINT64_C(0), slots)))
-		return end_decode_wide(p, slots, metrics, l2, res);
+		return end_decode_wide(p, slots, metrics, l2, uop, drop,
+				       fe_flag, res);
 	if (TD_UNLIKELY(!td_decode_readings_end(p->slots, &p->raw, slots,
-						metrics, l2, res)))
+						metrics, l2, uop, drop,
+						fe_flag, res)))
 		return end_inconsistent(res);
 	return 0;
 }
 
+/*
+ * The same, with INT_MISC.UOP_DROPPING's count at end (aux) where the
+ * handle counts it (pm_uop.c): a copy of each that moves the dropped
+ * share (pm_decode.h td_uop_move), and, where the core wants it but the
+ * counter could not be had, the plain one flagged.  A begin that could
+ * not read the counter (aux TD_AUX_NONE): the general route flags it.
+ */
 static inline __attribute__((always_inline)) int end_same_snap(
 	struct td *td, struct td_region_priv *p, struct td_result *res,
-	uint64_t slots, uint64_t metrics)
+	uint64_t slots, uint64_t metrics, uint64_t aux)
 {
-	if (TD_LIKELY(td_pm_of(td)->pm.pmu.nr_metrics == TD_NR_METRICS))
-		return end_same_snap_l2(td, p, res, slots, metrics, true);
-	return end_same_snap_l2(td, p, res, slots, metrics, false);
+	const struct td_pm_uop *u = &td_pm_of(td)->pm.uop;
+	bool l2 = td_pm_of(td)->pm.pmu.nr_metrics == TD_NR_METRICS;
+
+	if (u->on) {
+		int64_t drop = (int64_t)(aux - p->aux);
+
+		if (TD_UNLIKELY(p->aux == TD_AUX_NONE))
+			return td_end_with_reading(td, p, res, slots, metrics,
+						   aux);
+		if (TD_LIKELY(l2))
+			return end_same_snap_l2(td, p, res, slots, metrics,
+						true, true, drop, 0);
+		return end_same_snap_l2(td, p, res, slots, metrics, false,
+					true, drop, 0);
+	}
+	if (TD_LIKELY(l2))
+		return end_same_snap_l2(td, p, res, slots, metrics, true,
+					false, 0, u->fe_flag);
+	return end_same_snap_l2(td, p, res, slots, metrics, false, false, 0,
+				u->fe_flag);
 }
 
 /*
@@ -233,11 +269,11 @@ static inline __attribute__((always_inline)) int end_same_snap(
  */
 static __attribute__((noinline)) int end_result_keyed(
 	struct td *td, struct td_region_priv *p, uint64_t slots,
-	uint64_t metrics, uint64_t lock, struct td_result *res)
+	uint64_t metrics, uint64_t lock, struct td_result *res, uint64_t aux)
 {
 	if (lock != td->last_lock)
 		return td_slow_end(td, (struct td_region *)(void *)p, res);
-	return td_end_with_reading(td, p, res, slots, metrics);
+	return td_end_with_reading(td, p, res, slots, metrics, aux);
 }
 
 /*
@@ -248,7 +284,7 @@ static __attribute__((noinline)) int end_result_keyed(
  */
 static inline __attribute__((always_inline)) int end_result(
 	struct td *td, struct td_region *r, struct td_result *res,
-	uint64_t slots, uint64_t metrics)
+	uint64_t slots, uint64_t metrics, uint64_t aux)
 {
 	struct td_region_priv *p = priv(r);
 	uint64_t lock;
@@ -257,8 +293,8 @@ static inline __attribute__((always_inline)) int end_result(
 		return td_slow_end(td, r, res);
 	lock = td_load_once(td_pm_of(td)->slots_pc->lock);
 	if (TD_LIKELY(lock == td->end_key && same_epoch(td, p)))
-		return end_same_snap(td, p, res, slots, metrics);
-	return end_result_keyed(td, p, slots, metrics, lock, res);
+		return end_same_snap(td, p, res, slots, metrics, aux);
+	return end_result_keyed(td, p, slots, metrics, lock, res, aux);
 }
 
 /*
@@ -269,8 +305,9 @@ static inline __attribute__((always_inline)) int end_result(
  */
 static void end_to_record(struct td *td, struct td_region_priv *p,
 			  uint64_t slots, uint32_t metrics_lo,
-			  uint32_t metrics_hi)
+			  uint32_t metrics_hi, uint64_t aux)
 {
+	const struct td_pm_uop *u = &td_pm_of(td)->pm.uop;
 	struct td_sink *k = &td->sink;
 	struct td_record *rec;
 
@@ -293,7 +330,14 @@ static void end_to_record(struct td *td, struct td_region_priv *p,
 	/* PERF_METRICS at end as RDPMC gave it: two halves, little endian */
 	memcpy((char *)&rec->cat[1], &metrics_lo, 4);
 	memcpy((char *)&rec->cat[1] + 4, &metrics_hi, 4);
-	rec->flags = k->readings_flags; /* resets 0, name NULL: finish_readings */
+	rec->flags = k->readings_flags | u->fe_flag; /* resets 0, name NULL:
+							finish_readings */
+	if (u->on && p->aux != TD_AUX_NONE) { /* the drop, for the move */
+		rec->cat[2] = (int64_t)(aux - p->aux);
+		rec->flags |= TD_RECORD_UOP;
+	} else if (u->on) {
+		rec->flags |= TD_RESULT_FE_UNREFINED;
+	}
 }
 
 static int end_unusual(struct td *td, struct td_region *r, uint64_t slots);
@@ -314,7 +358,8 @@ static __attribute__((noinline)) int end_keyed(struct td *td,
 	if (TD_LIKELY((lock | TD_END_KEY_SINK) == td->end_key &&
 		      same_epoch(td, p))) {
 		td_rdpmc_halves(TD_RDPMC_METRICS, &lo, &hi);
-		end_to_record(td, p, slots, (uint32_t)lo, (uint32_t)hi);
+		end_to_record(td, p, slots, (uint32_t)lo, (uint32_t)hi,
+			      td_pm_of(td)->pm.uop.on ? td_pm_uop_now(td) : 0);
 		return 0;
 	}
 	return end_unusual(td, r, slots);
@@ -333,16 +378,17 @@ static __attribute__((noinline)) int end_unusual(struct td *td,
 						 struct td_region *r,
 						 uint64_t slots)
 {
-	uint64_t lo, hi, mlo, mhi;
+	uint64_t lo, hi, mlo, mhi, aux;
 
 	if (!fast_end_ok(td, r, slots) || !(td->sink.buf || td->sink.pending))
 		return td_slow_end(td, r, NULL);
 	td_rdpmc_pair(TD_RDPMC_SLOTS, TD_RDPMC_METRICS, &lo, &hi, &mlo, &mhi);
+	aux = td_pm_of(td)->pm.uop.on ? td_pm_uop_now(td) : TD_AUX_NONE;
 	td_compiler_barrier();
 	slots = td_join48(lo, hi);
 	if (slots < td_pm_of(td)->last_raw_slots) /* a reset since the first read */
 		return td_slow_end(td, r, NULL);
-	td_end_with_reading(td, priv(r), NULL, slots, (mhi << 32) | mlo);
+	td_end_with_reading(td, priv(r), NULL, slots, (mhi << 32) | mlo, aux);
 	return 0;
 }
 
@@ -351,11 +397,14 @@ static __attribute__((noinline)) int end_with_result(struct td *td,
 						     struct td_region *r,
 						     struct td_result *res)
 {
-	uint64_t lo, hi, mlo, mhi;
+	uint64_t lo, hi, mlo, mhi, aux = 0;
 
 	td_rdpmc_pair(TD_RDPMC_SLOTS, TD_RDPMC_METRICS, &lo, &hi, &mlo, &mhi);
+	if (td_pm_of(td)->pm.uop.on) /* next to them */
+		aux = td_pm_uop_now(td);
 	td_compiler_barrier();
-	return end_result(td, r, res, td_join48(lo, hi), (mhi << 32) | mlo);
+	return end_result(td, r, res, td_join48(lo, hi), (mhi << 32) | mlo,
+			  aux);
 }
 
 /*
@@ -366,21 +415,22 @@ static __attribute__((noinline)) int end_with_result(struct td *td,
  * the length learnt); else the general one.
  */
 int td_pm_end_reading(struct td *td, struct td_region_priv *p,
-		      struct td_result *res, uint64_t slots, uint64_t metrics)
+		      struct td_result *res, uint64_t slots, uint64_t metrics,
+		      uint64_t aux)
 {
 	uint64_t sink = td->end_key & (TD_END_KEY_SINK | TD_END_KEY_NAMED);
 
 	if (!same_epoch(td, p))
-		return td_end_with_reading(td, p, res, slots, metrics);
+		return td_end_with_reading(td, p, res, slots, metrics, aux);
 	if (res && !sink)
-		return end_same_snap(td, p, res, slots, metrics);
+		return end_same_snap(td, p, res, slots, metrics, aux);
 	if (!res && sink == TD_END_KEY_SINK) {
 		end_to_record(td, p, slots, (uint32_t)metrics,
-			      (uint32_t)(metrics >> 32));
+			      (uint32_t)(metrics >> 32), aux);
 		return 0;
 	}
 	if (res || sink)
-		return td_end_with_reading(td, p, res, slots, metrics);
+		return td_end_with_reading(td, p, res, slots, metrics, aux);
 	td_pm_of(td)->last_raw_slots = slots; /* no output: the length, the pair */
 	td_pm_of(td)->last_pair_slots = slots;
 	td_pm_of(td)->last_raw_metrics = metrics;

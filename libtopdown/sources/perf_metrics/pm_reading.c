@@ -638,6 +638,7 @@ int td_pm_sample(struct td *td, struct td_sample *s)
 	int err = sample_by_path(td, s);
 
 	s->raw_at_last = td_pm_of(td)->last_raw_slots;
+	td_pm_uop_sample(td, s);
 	return err;
 }
 

@@ -1,0 +1,265 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * INT_MISC.UOP_DROPPING (pm_uop.c): on the cores whose perf lists
+ * subtract it from tma_frontend_bound and tma_fetch_latency (Ice Lake,
+ * Sapphire Rapids, Alder Lake's P-cores) the emulator's PERF_METRICS
+ * counts dropped uops' slots as frontend bound and fetch latency, where
+ * the truth has them in bad speculation (emu_set_uop_dropping); the
+ * library's results must match the truth within their err on every
+ * route (fast path, read(2) path, records), sum to 1 at level 1, and
+ * say when the counter could not be had (TD_RESULT_FE_UNREFINED, with
+ * PERF_METRICS' own numbers).  Lunar Lake and Arrow Lake's lists do
+ * not subtract it: no counter opened there, no flag, the truth anyway.
+ */
+#include <string.h>
+
+#include "helpers.h"
+#include <linux/perf_event.h>
+
+/* INT_MISC.UOP_DROPPING, UMask 0x10: EventCode 0x0d on Ice Lake, 0xad
+ * on Golden Cove and later (perf's pipeline.json of each). */
+#define UOP_DROPPING_ICL 0x100dull
+#define UOP_DROPPING_GC 0x10adull
+
+/* A mix with machine clears (bad speculation less branch mispredicts,
+ * 0.05 of the slots) to take the dropped share from. */
+static const struct emu_mix MIX_CLEARS = { { 0.30, 0.10, 0.25, 0.35,
+					     0.05, 0.05, 0.15, 0.20 } };
+
+static bool counter_open(void)
+{
+	struct perf_event_attr attrs[32];
+	unsigned n = emu_open_attrs(attrs, 32);
+
+	for (unsigned i = 0; i < n; i++)
+		if (attrs[i].config == UOP_DROPPING_ICL ||
+		    attrs[i].config == UOP_DROPPING_GC)
+			return true;
+	return false;
+}
+
+static struct td *open_profile(enum emu_profile p, bool metrics_clear,
+			       unsigned flags, double share)
+{
+	struct td_options o = TD_OPTIONS_INIT;
+	struct td *td = NULL;
+
+	emu_setup(p);
+	if (metrics_clear)
+		emu_offer_metrics_clear(); /* Alder Lake's: Arrow Lake's */
+	emu_set_uop_dropping(share);
+	o.flags = flags;
+	assert_int_equal(td_open(&td, &o), 0);
+	emu_run(3000000, &MIX_STREAM);
+	return td;
+}
+
+/*
+ * Frontend bound, bad speculation (and fetch latency, machine clears
+ * at level 2) within the result's err of the truth, every level-1
+ * fraction too, and level 1 summing to 1.
+ */
+static void check_refined(const struct td_result *res,
+			  const struct truth_frac *t)
+{
+	double sum = 0;
+
+	assert_false(res->flags & TD_RESULT_FE_UNREFINED);
+	assert_false(res->flags & TD_RESULT_UNRELIABLE);
+	for (int i = 0; i < TD_L1_COUNT; i++) {
+		if (fabs(res->l1[i] - t->l1[i]) > res->err + 1e-12)
+			fail_msg("l1[%d] %.5f truth %.5f err %.5f", i,
+				 res->l1[i], t->l1[i], res->err);
+		sum += res->l1[i];
+	}
+	assert_true(fabs(sum - 1) < 1e-9);
+	for (int i = 0; (res->flags & TD_RESULT_L2) && i < TD_L2_COUNT; i++)
+		if (fabs(res->l2[i] - t->l2[i]) > res->err + 1e-12)
+			fail_msg("l2[%d] %.5f truth %.5f err %.5f", i,
+				 res->l2[i], t->l2[i], res->err);
+	assert_true(res->err < 0.02); /* below the share: it tells */
+}
+
+/* Regions on one handle: the first ones slow, then the fast path. */
+static void check_regions(struct td *td, bool l2)
+{
+	struct td_region r = { { 0 } };
+
+	for (int i = 0; i < 8; i++) {
+		struct td_result res;
+		struct truth_frac t = measure_region(td, &r, 4000000,
+						     &MIX_CLEARS, &res);
+
+		assert_true(!(res.flags & TD_RESULT_L2) == !l2);
+		check_refined(&res, &t);
+	}
+}
+
+static void test_spr(void **state)
+{
+	struct td *td = open_profile(EMU_SPR, false, 0, 0.02);
+
+	(void)state;
+	assert_true(counter_open());
+	check_regions(td, true);
+	td_close(td);
+}
+
+static void test_icl(void **state)
+{
+	struct td *td = open_profile(EMU_ICL, false, 0, 0.02);
+
+	(void)state;
+	assert_true(counter_open());
+	check_regions(td, false);
+	td_close(td);
+}
+
+static void test_adl_pcore(void **state)
+{
+	struct td *td = open_profile(EMU_ADL, false, 0, 0.02);
+
+	(void)state;
+	assert_true(counter_open());
+	check_regions(td, true);
+	td_close(td);
+}
+
+/* The emulator's default share (1.5%), on the read(2) path. */
+static void test_spr_read_path(void **state)
+{
+	struct td *td;
+
+	(void)state;
+	emu_setup(EMU_SPR);
+	{
+		struct td_options o = TD_OPTIONS_INIT;
+
+		o.flags = TD_OPT_NO_RDPMC;
+		assert_int_equal(td_open(&td, &o), 0);
+	}
+	emu_run(3000000, &MIX_STREAM);
+	check_regions(td, true);
+	td_close(td);
+}
+
+/* Records (of readings, on the fast path) decode to the same truth. */
+static void test_spr_records(void **state)
+{
+	struct td *td = open_profile(EMU_SPR, false, 0, 0.02);
+	struct td_record recs[8];
+	struct truth_frac t[8];
+	struct td_region r = { { 0 } };
+	size_t n = 0;
+
+	(void)state;
+	check_regions(td, true); /* the region's length learnt */
+	assert_int_equal(td_records_attach(td, recs, 8), 0);
+	for (int i = 0; i < 8; i++)
+		t[i] = measure_region(td, &r, 4000000, &MIX_CLEARS, NULL);
+	assert_int_equal(td_records_detach(td, &n, NULL), 0);
+	assert_int_equal(n, 8);
+	for (int i = 0; i < 8; i++) {
+		struct td_result res;
+
+		assert_int_equal(td_record_decode(&recs[i], &res), 0);
+		check_refined(&res, &t[i]);
+	}
+	td_close(td);
+}
+
+/* Lunar Lake, Arrow Lake's P-cores: PERF_METRICS as it is is the truth. */
+static void test_lion_cove(void **state)
+{
+	struct td *td = open_profile(EMU_LNL, false, 0, 0.02);
+
+	(void)state;
+	assert_false(counter_open());
+	check_regions(td, true);
+	td_close(td);
+	td = open_profile(EMU_ADL, true, 0, 0.02);
+	assert_false(counter_open());
+	check_regions(td, true);
+	td_close(td);
+}
+
+/*
+ * Unrefined: PERF_METRICS' frontend bound, the dropped share above the
+ * truth (within err), flagged.
+ */
+static void check_unrefined(struct td *td, double share)
+{
+	struct td_region r = { { 0 } };
+
+	for (int i = 0; i < 6; i++) {
+		struct td_result res;
+		struct truth_frac t = measure_region(td, &r, 4000000,
+						     &MIX_CLEARS, &res);
+
+		assert_true(res.flags & TD_RESULT_FE_UNREFINED);
+		assert_false(res.flags & TD_RESULT_UNRELIABLE);
+		if (fabs(res.l1[TD_FE_BOUND] - (t.l1[TD_FE_BOUND] + share)) >
+		    res.err + 1e-12)
+			fail_msg("fe %.5f truth %.5f + %.3f err %.5f",
+				 res.l1[TD_FE_BOUND], t.l1[TD_FE_BOUND],
+				 share, res.err);
+	}
+}
+
+static void test_unrefined_by_option(void **state)
+{
+	struct td *td = open_profile(EMU_SPR, false, TD_OPT_FE_UNREFINED,
+				     0.02);
+
+	(void)state;
+	assert_false(counter_open());
+	check_unrefined(td, 0.02);
+	td_close(td);
+}
+
+/* Every general-purpose counter pinned by someone else: none to have. */
+static void test_unrefined_no_counter(void **state)
+{
+	struct td_options o = TD_OPTIONS_INIT;
+	struct td *td;
+
+	(void)state;
+	emu_setup(EMU_SPR);
+	emu_set_uop_dropping(0.02);
+	emu_gp_reserve(8);
+	assert_int_equal(td_open(&td, &o), 0);
+	emu_run(3000000, &MIX_STREAM);
+	check_unrefined(td, 0.02);
+	td_close(td);
+}
+
+/* Alder Lake's P-core with the memory drill-down: its six events take
+ * the six counters the emulator gives it. */
+static void test_unrefined_beside_memory(void **state)
+{
+	struct td *td = open_profile(EMU_ADL, false, TD_OPT_MEMORY, 0.02);
+
+	(void)state;
+	check_unrefined(td, 0.02);
+	td_close(td);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_teardown(test_spr, teardown_emu),
+		cmocka_unit_test_teardown(test_icl, teardown_emu),
+		cmocka_unit_test_teardown(test_adl_pcore, teardown_emu),
+		cmocka_unit_test_teardown(test_spr_read_path, teardown_emu),
+		cmocka_unit_test_teardown(test_spr_records, teardown_emu),
+		cmocka_unit_test_teardown(test_lion_cove, teardown_emu),
+		cmocka_unit_test_teardown(test_unrefined_by_option,
+					  teardown_emu),
+		cmocka_unit_test_teardown(test_unrefined_no_counter,
+					  teardown_emu),
+		cmocka_unit_test_teardown(test_unrefined_beside_memory,
+					  teardown_emu),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
