@@ -797,13 +797,14 @@ static const struct map gc_mem_map[] = {
  * INT_MISC.UOP_DROPPING from tma_frontend_bound (Sunny Cove: icelake;
  * Golden Cove: sapphirerapids, alderlake's cpu_core); not Lion Cove's
  * (lunarlake, arrowlake), whose lists take PERF_METRICS as it is: the
- * Lunar Lake profile and the Alder Lake one offering metrics-clear (the
- * emulator's Arrow Lake).
+ * Lunar Lake profile, the Alder Lake one offering metrics-clear (the
+ * emulator's Arrow Lake) and its Lunar Lake variant (emu_hybrid_skymont).
  */
 bool emu_drop_in_frontend(void)
 {
 	return emu.profile == EMU_ICL || emu.profile == EMU_SPR ||
-	       (emu.profile == EMU_ADL && !emu.has_metrics_clear);
+	       (emu.profile == EMU_ADL && !emu.has_metrics_clear &&
+		!emu.atom_skymont);
 }
 
 /*
