@@ -324,7 +324,7 @@ void emu_run(uint64_t slots, const struct emu_mix *mix)
 	c->truth.slots += slots;
 	for (int i = 0; i < 8; i++)
 		c->truth.cat[i] += part[i];
-	emu_mem_run(slots, part[7]); /* the core's ordinary counters */
+	emu_mem_run(slots, part); /* the core's ordinary counters */
 	if (!g || !g->enabled)
 		return;
 	g->time_enabled += ns;
