@@ -26,15 +26,19 @@
  * (The counters are read a few instructions apart from SLOTS and
  * PERF_METRICS: the skew is a few cycles per reading, not bounded here.)
  *
- * Ice Lake (client and server, Tiger Lake and Rocket Lake: the kernel's
- * "icelake") has PERF_METRICS' level 1 only, so memory bound itself
- * comes from the events, perf's own way (icelake_memory_bound), and
- * the nodes split it as above.  Two approximations there, both in
- * td_result.err (icelake_err): memory bound's formula takes backend
- * bound and retiring from PERF_METRICS (their error), and perf's L2/DRAM
- * split needs four more events that cannot be counted beside the stall
- * events (icelake_events), so the library splits as Golden Cove does: a
- * true L2 bound between 0 and the reported one, DRAM taking the rest.
+ * Ice Lake (client and server; intel_pmu_init names Tiger Lake and
+ * Rocket Lake "icelake" too, whose perf lists tgl-metrics.json and
+ * rkl-metrics.json are not checked here) has PERF_METRICS' level 1
+ * only, so memory bound itself comes from the events, perf's own way
+ * (icelake_ratio), and the nodes split it as above.  There too perf's
+ * nodes, fractions of clocks, sum to (STALLS_MEM_ANY + BOUND_ON_STORES)
+ * / clks, not to memory bound; the library reports memory bound x node
+ * / sum of the nodes again.  Two approximations, both in td_result.err
+ * (icelake_err): memory bound's formula takes backend bound and
+ * retiring from PERF_METRICS (their error), and perf's L2/DRAM split
+ * needs four more events that cannot be counted beside the stall events
+ * (the model icelake below), so the library splits as Golden Cove does:
+ * a true L2 bound between 0 and the reported one, DRAM taking the rest.
  */
 #include <errno.h>
 #include <math.h>
@@ -103,9 +107,10 @@ static const struct td_pm_mem_model golden_cove = {
  * the file comment), tma_store_bound and tma_memory_bound; encodings
  * from perf's icelake pipeline.json and memory.json.
  *
- * Counter budget: the kernel gives Ice Lake 8 general-purpose counters
- * per thread (intel_pmu_init takes the number from CPUID leaf 0xA and
- * halves it for no Ice Lake model), and its intel_icl_event_constraints
+ * Counter budget: the kernel takes the number of general-purpose
+ * counters from CPUID leaf 0xA (intel_pmu_init), which on Ice Lake says
+ * 8 per logical processor, SMT or not; arch/x86/events/intel/core.c
+ * intel_icl_event_constraints
  * keep CYCLE_ACTIVITY.* (0xa3) but STALLS_TOTAL, CYCLES_MEM_ANY and
  * STALLS_MEM_ANY, MEM_LOAD_RETIRED.* (0xd1) and L1D_PEND_MISS.* (0x48)
  * on counters 0-3.  perf's tma_l2_bound weighs STALLS_L1D_MISS -
