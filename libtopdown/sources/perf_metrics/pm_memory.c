@@ -69,7 +69,7 @@ struct td_pm_mem_model {
 	unsigned nr_counts;     /* entries of struct td_counts it fills */
 	bool memory_bound;      /* memory bound from the events (no L2) */
 	uint64_t config[TD_PMM_MAX_EVENTS];
-	uint8_t count[TD_PMM_MAX_EVENTS];
+	uint8_t count[TD_PMM_MAX_EVENTS]; /* i where as many counts as events */
 	const char *const *pmus; /* caps/pmu_name values, NULL-ended */
 };
 
@@ -314,7 +314,8 @@ void td_pm_mem_sample(struct td *td, struct td_sample *s)
 {
 	struct td_pm_mem *m = &td_pm_of(td)->pm.mem;
 	const struct td_pm_mem_model *md = m->model;
-	uint64_t v[TD_PMM_MAX_EVENTS], c[TD_PMM_NR] = { 0 };
+	uint64_t v[TD_PMM_MAX_EVENTS], c[TD_PMM_NR];
+	const uint64_t *counts = v; /* one event a count (Golden Cove) */
 	bool ok = td->path == TD_PATH_RDPMC;
 
 	for (unsigned i = 0; ok && i < md->nr_events; i++)
@@ -324,11 +325,15 @@ void td_pm_mem_sample(struct td *td, struct td_sample *s)
 		s->valid = false;
 		return;
 	}
-	for (unsigned i = 0; i < md->nr_events; i++)
-		c[md->count[i]] += v[i];
+	if (md->nr_events != md->nr_counts) {
+		memset(c, 0, sizeof(c));
+		for (unsigned i = 0; i < md->nr_events; i++)
+			c[md->count[i]] += v[i];
+		counts = c;
+	}
 	for (unsigned i = 0; i < md->nr_counts; i++) {
-		s->c.cat[TD_PM_MEM0 + i] = c[i];
-		td->snap.base.cat[TD_PM_MEM0 + i] = c[i];
+		s->c.cat[TD_PM_MEM0 + i] = counts[i];
+		td->snap.base.cat[TD_PM_MEM0 + i] = counts[i];
 	}
 }
 
@@ -501,19 +506,24 @@ void td_pm_mem_record(const struct td *td, const struct td_delta *d,
 	double part[TD_MEM_COUNT], mb, sum, before;
 	struct td_result res;
 
-	td_decode(d, rec->flags & TD_RESULT_L2, &res);
-	before = res.err;
-	if (!mem_bound(td, d, &res, part, &mb))
+	if (!td_pm_of(td)->pm.mem.model->memory_bound) {
+		if (!(rec->flags & TD_RESULT_L2))
+			return;
+		mem_parts(d, part);
+		td_mem_parts_pack(part, rec->reserved);
+		rec->flags |= TD_RESULT_MEMORY;
 		return;
-	td_mem_parts_pack(part, rec->reserved);
-	rec->flags |= TD_RESULT_MEMORY;
-	if (!td_pm_of(td)->pm.mem.model->memory_bound)
-		return;
+	}
 	sum = (double)(d->cat[TD_M_RETIRING] + d->cat[TD_M_BAD_SPEC] +
 		       d->cat[TD_M_FE_BOUND] + d->cat[TD_M_BE_BOUND] +
 		       d->cat[TD_M_SMT]);
 	if (sum <= 0)
 		return;
+	td_decode(d, false, &res);
+	before = res.err;
+	mem_bound(td, d, &res, part, &mb);
+	td_mem_parts_pack(part, rec->reserved);
+	rec->flags |= TD_RESULT_MEMORY;
 	rec->cat[TD_M_MEM_BOUND] = (int64_t)(mb * sum + 0.5);
 	rec->qerr += (uint64_t)ceil((res.err - before) * sum);
 }
