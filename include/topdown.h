@@ -46,7 +46,8 @@ enum td_l2 {
 
 /* Memory drill-down (TD_OPT_MEMORY): the level-3 nodes under memory
  * bound, indices into td_result.mem, shares of the region's slots that
- * sum to l2[TD_MEM_BOUND] (README "Memory drill-down"). */
+ * sum to l2[TD_MEM_BOUND] (Ice Lake, without level 2: to perf's memory
+ * bound from the drill-down's counters; README "Memory drill-down"). */
 enum td_mem {
 	TD_L1_BOUND, TD_L2_BOUND, TD_L3_BOUND, TD_DRAM_BOUND, TD_STORE_BOUND,
 	TD_MEM_COUNT
@@ -221,7 +222,8 @@ TD_API int td_version_minor(void);
 enum td_cat {
 	TD_CAT_RETIRING, TD_CAT_BAD_SPEC, TD_CAT_FE_BOUND, TD_CAT_BE_BOUND,
 	TD_CAT_HEAVY_OPS, TD_CAT_BR_MISPREDICT, TD_CAT_FETCH_LAT,
-	TD_CAT_MEM_BOUND,      /* 0 without TD_RESULT_L2 */
+	TD_CAT_MEM_BOUND,      /* 0 without TD_RESULT_L2 (Ice Lake:
+				  with TD_RESULT_MEMORY, its memory bound) */
 	TD_CAT_SMT_CONTENTION, /* AMD Zen 4/5, else 0 */
 	TD_CAT_COUNT
 };

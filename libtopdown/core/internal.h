@@ -288,6 +288,22 @@ static inline void td_mem_parts_unpack(const uint64_t *w, double *part)
 			  TD_MEM_PART_ONE;
 }
 
+/*
+ * The memory bound of a record (or of summed records) with
+ * TD_RESULT_MEMORY: level 2's where it has TD_RESULT_L2, else the one the
+ * drill-down put in cat[TD_CAT_MEM_BOUND] (Ice Lake, pm_memory.c), as a
+ * share of level 1's sum as td_decode takes it.
+ */
+static inline double td_mem_bound_of(const int64_t *cat)
+{
+	int64_t sum = cat[TD_CAT_RETIRING] + cat[TD_CAT_BAD_SPEC] +
+		      cat[TD_CAT_FE_BOUND] + cat[TD_CAT_BE_BOUND] +
+		      cat[TD_CAT_SMT_CONTENTION];
+	double f = sum > 0 ? (double)cat[TD_CAT_MEM_BOUND] / (double)sum : 0;
+
+	return f < 0 ? 0 : f > 1 ? 1 : f;
+}
+
 /* Where td_region_end sends records (result.c td_sink_put). */
 struct td_sink {
 	struct td_record *buf;   /* attached buffer, or NULL */

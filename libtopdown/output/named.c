@@ -476,19 +476,21 @@ static void acc_merge(struct td_named_acc *into,
 
 /*
  * The nodes of the totals: memory bound split as the calls' nodes sum,
- * where every reliable call had them.
+ * where every reliable call had them (memory bound: level 2's, or on Ice
+ * Lake the sum of the calls' own in cat[TD_CAT_MEM_BOUND]).
  */
 static void mem_totals(const struct td_named_acc *p, struct td_result *r)
 {
-	double sum = 0;
+	double sum = 0, mb;
 
-	if (!p->mem_call || p->no_mem_call || !(r->flags & TD_RESULT_L2))
+	if (!p->mem_call || p->no_mem_call)
 		return;
+	mb = r->flags & TD_RESULT_L2 ? r->l2[TD_MEM_BOUND]
+				     : td_mem_bound_of(p->cat);
 	for (int i = 0; i < TD_MEM_COUNT; i++)
 		sum += p->mem[i];
 	for (int i = 0; i < TD_MEM_COUNT; i++)
-		r->mem[i] = sum > 0 ? r->l2[TD_MEM_BOUND] * p->mem[i] / sum
-				    : 0;
+		r->mem[i] = sum > 0 ? mb * p->mem[i] / sum : 0;
 	r->flags |= TD_RESULT_MEMORY;
 }
 

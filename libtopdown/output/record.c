@@ -106,10 +106,12 @@ int td_records_detach(struct td *td, size_t *count, uint64_t *dropped)
 static void td_record_mem(const struct td_record *rec, struct td_result *res)
 {
 	double part[TD_MEM_COUNT];
+	double mb = res->flags & TD_RESULT_L2 ? res->l2[TD_MEM_BOUND]
+					      : td_mem_bound_of(rec->cat);
 
 	td_mem_parts_unpack(rec->reserved, part);
 	for (unsigned i = 0; i < TD_MEM_COUNT; i++)
-		res->mem[i] = res->l2[TD_MEM_BOUND] * part[i];
+		res->mem[i] = mb * part[i];
 	res->flags |= TD_RESULT_MEMORY;
 }
 
@@ -134,7 +136,7 @@ int td_record_decode(const struct td_record *rec, struct td_result *res)
 	res->flags |= rec->flags & (TD_RESULT_READ_PATH | TD_RESULT_CYCLES |
 				    TD_RESULT_MULTIPLEXED |
 				    TD_RESULT_FE_UNREFINED);
-	if ((rec->flags & TD_RESULT_MEMORY) && (res->flags & TD_RESULT_L2))
+	if (rec->flags & TD_RESULT_MEMORY)
 		td_record_mem(rec, res);
 	if (rec->flags & TD_RESULT_UNRELIABLE)
 		td_record_mark_unreliable(res);

@@ -224,6 +224,9 @@ static void table_named(FILE *f, const struct row *w)
 	for (int i = 0; i < TD_L1_COUNT; i++) {
 		fprintf(f, "  %-22s %7.1f%% %7.1f%% %7.1f%%\n", td_l1_name(i),
 			100 * r->l1[i], 100 * w->min[i], 100 * w->max[i]);
+		/* Ice Lake: the nodes without level 2, under backend bound */
+		if (!(r->flags & TD_RESULT_L2) && i == TD_BE_BOUND)
+			table_mem(f, r);
 		if (!(r->flags & TD_RESULT_L2))
 			continue;
 		/* Arm N3/V3: no split of retiring and bad speculation */

@@ -41,13 +41,15 @@ static void merge_fractions(struct td_result *x, const struct td_result *y,
 	x->smt_contention = weigh(x->smt_contention, sx, y->smt_contention, sy);
 }
 
-/* The memory drill-down's nodes, where both parts have them. */
-static bool merge_mem(struct td_result *x, const struct td_result *y,
-		      bool l2)
+/*
+ * The memory drill-down's nodes, where both parts have them (with level
+ * 2, or on Ice Lake without it).
+ */
+static bool merge_mem(struct td_result *x, const struct td_result *y)
 {
 	double sx = (double)x->slots, sy = (double)y->slots;
 
-	if (!l2 || !(x->flags & y->flags & TD_RESULT_MEMORY))
+	if (!(x->flags & y->flags & TD_RESULT_MEMORY))
 		return false;
 	for (int i = 0; i < TD_MEM_COUNT; i++)
 		x->mem[i] = weigh(x->mem[i], sx, y->mem[i], sy);
@@ -94,7 +96,7 @@ void td_totals_merge(struct td_totals *into, const struct td_totals *t)
 	} else {
 		/* level 2 only where every part measured it */
 		l2 = (x->flags & t->total.flags & TD_RESULT_L2) != 0;
-		mem = merge_mem(x, &t->total, l2); /* before slots add up */
+		mem = merge_mem(x, &t->total); /* before slots add up */
 		merge_fractions(x, &t->total, l2);
 		merge_extremes(into, t);
 		x->slots += t->total.slots;

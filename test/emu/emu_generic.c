@@ -781,7 +781,25 @@ static const struct map gc_mem_map[] = {
 	{ 0, SIG_NONE }
 };
 
-#define EMU_GC_WIDTH 6 /* Golden Cove's slots per cycle */
+/*
+ * Ice Lake's (perf's icelake pipeline.json and memory.json) of the
+ * drill-down's events: CYCLE_ACTIVITY's stall counts by level,
+ * EXE_ACTIVITY.BOUND_ON_STORES, and what tma_memory_bound divides by.
+ */
+static const struct map icl_mem_map[] = {
+	{ 0x140014a3, SIG_MEM_LOADS },    /* CYCLE_ACTIVITY.STALLS_MEM_ANY */
+	{ 0x0c000ca3, SIG_MEM_L1D_MISS }, /* CYCLE_ACTIVITY.STALLS_L1D_MISS */
+	{ 0x050005a3, SIG_MEM_L2_MISS },  /* CYCLE_ACTIVITY.STALLS_L2_MISS */
+	{ 0x060006a3, SIG_MEM_L3_MISS },  /* CYCLE_ACTIVITY.STALLS_L3_MISS */
+	{ 0x020040a6, SIG_MEM_STORES },   /* EXE_ACTIVITY.BOUND_ON_STORES */
+	{ 0x040004a3, SIG_STALLS_TOTAL }, /* CYCLE_ACTIVITY.STALLS_TOTAL */
+	{ 0x2a6, SIG_PORTS_1 },           /* EXE_ACTIVITY.1_PORTS_UTIL */
+	{ 0x4a6, SIG_PORTS_2 },           /* EXE_ACTIVITY.2_PORTS_UTIL */
+	{ 0, SIG_NONE }
+};
+
+#define EMU_GC_WIDTH 6  /* Golden Cove's slots per cycle */
+#define EMU_ICL_WIDTH 5 /* Sunny Cove's */
 
 /*
  * INT_MISC.UOP_DROPPING, UMask 0x10: EventCode 0x0d on Ice Lake (perf's
@@ -829,14 +847,17 @@ void emu_set_uop_dropping(double share)
 
 int emu_mem_signal(uint64_t config)
 {
+	const struct map *m = emu.profile == EMU_ICL ? icl_mem_map
+			      : emu.profile == EMU_SPR || emu.profile == EMU_ADL
+				      ? gc_mem_map
+				      : NULL;
+
 	if (config == (emu.profile == EMU_ICL ? EMU_UOP_DROPPING_ICL
 					      : EMU_UOP_DROPPING) &&
 	    (emu.profile == EMU_ICL || emu.profile == EMU_SPR ||
 	     emu.profile == EMU_ADL || emu.profile == EMU_LNL))
 		return SIG_UOP_DROP;
-	if (emu.profile != EMU_SPR && emu.profile != EMU_ADL)
-		return SIG_NONE;
-	for (const struct map *m = gc_mem_map; m->sig; m++)
+	for (; m && m->sig; m++)
 		if (m->config == config)
 			return m->sig;
 	return SIG_NONE;
@@ -849,15 +870,42 @@ void emu_set_mem_shares(const double share[5])
 }
 
 /*
- * A P-core's run: clocks and memory stall cycles to the core PMU's
- * ordinary groups (those scheduled here), truth by level.  The last
- * level takes what rounding left, so the levels sum to mem_slots.
+ * Ice Lake's events made of the true levels lvl[] (slots), so that perf's
+ * icl-metrics.json tma_memory_bound gives their sum back from backend
+ * bound's be slots and the retiring fraction rho, and its nodes (the
+ * Golden Cove split: no fill-buffer-full periods, tma_l2_bound's weight
+ * 1) each level: STALLS_TOTAL the backend's stall cycles, 1_PORTS_UTIL
+ * and 2_PORTS_UTIL a half and a third of them, and the level counts
+ * w[i] = lvl[i] x den / be with den = STALLS_TOTAL + 1_PORTS_UTIL + rho
+ * x 2_PORTS_UTIL + w[store], the formula's denominator.
  */
-void emu_mem_run(uint64_t slots, uint64_t mem_slots, uint64_t drop)
+static void icl_mem_parts(const uint64_t *lvl, uint64_t be, double rho,
+			  struct emu_parts *p)
+{
+	double x, den;
+
+	p->stalls_total = be / EMU_ICL_WIDTH;
+	p->ports_1 = p->stalls_total / 2;
+	p->ports_2 = p->stalls_total / 3;
+	if (be == 0 || lvl[4] >= be)
+		return;
+	x = (double)(p->stalls_total + p->ports_1) + rho * (double)p->ports_2;
+	den = x / (1 - (double)lvl[4] / (double)be);
+	for (int i = 0; i < 5; i++)
+		p->mem_cyc[i] = (uint64_t)((double)lvl[i] * den / (double)be +
+					   0.5);
+}
+
+/*
+ * A P-core's run: memory stall counts to the core PMU's ordinary groups
+ * (those scheduled here), truth by level.  The last level takes what
+ * rounding left, so the levels sum to memory bound's slots (part[7]).
+ */
+void emu_mem_run(uint64_t slots, const uint64_t part[8], uint64_t drop)
 {
 	struct emu_cpu *c = &emu_cpu;
 	struct emu_parts p;
-	uint64_t used = 0, lvl[5];
+	uint64_t used = 0, lvl[5], mem_slots = part[7];
 	double sum = 0;
 	int big = 0;
 
@@ -878,6 +926,9 @@ void emu_mem_run(uint64_t slots, uint64_t mem_slots, uint64_t drop)
 		c->truth.mem[i] += lvl[i];
 		p.mem_cyc[i] = lvl[i] / EMU_GC_WIDTH;
 	}
+	if (emu.profile == EMU_ICL)
+		icl_mem_parts(lvl, part[3],
+			      slots ? (double)part[0] / (double)slots : 0, &p);
 	if (emu.faults & EMU_FAULT_MEM_SWAP) { /* L1's stalls as DRAM's */
 		uint64_t t = p.mem_cyc[0];
 

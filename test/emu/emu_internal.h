@@ -260,10 +260,12 @@ int emu_gen_validate(const struct emu_group *g, const struct emu_event *e);
 void emu_gen_stop(struct emu_group *g);
 void emu_gen_fold(struct emu_group *g);
 void emu_gen_run(uint64_t slots, const struct emu_mix *m);
-/* PERF_METRICS profiles: the core's memory events (SIG_MEM_*) of a run
- * whose memory-bound slots were mem_slots; SIG_NONE for another config */
+/* PERF_METRICS profiles: the core's memory events (SIG_MEM_*; Ice
+ * Lake's also SIG_STALLS_TOTAL, SIG_PORTS_*) of a run whose true slots by
+ * category were part[] (memory bound's part[7]); SIG_NONE for another
+ * config */
 int emu_mem_signal(uint64_t config);
-void emu_mem_run(uint64_t slots, uint64_t mem_slots, uint64_t drop);
+void emu_mem_run(uint64_t slots, const uint64_t part[8], uint64_t drop);
 /* A P-core's dropped-uop slots for a run split as part (emu_pmu.c):
  * what PERF_METRICS counts as frontend-bound and fetch-latency slots but
  * are bad speculation's; 0 where the core counts them rightly. */

@@ -325,7 +325,7 @@ void emu_run(uint64_t slots, const struct emu_mix *mix)
 	for (int i = 0; i < 8; i++)
 		c->truth.cat[i] += part[i];
 	drop = emu_uop_drop(slots, part);
-	emu_mem_run(slots, part[7], drop); /* the core's ordinary counters */
+	emu_mem_run(slots, part, drop); /* the core's ordinary counters */
 	if (!g || !g->enabled)
 		return;
 	g->time_enabled += ns;

@@ -37,21 +37,30 @@ struct td_pm_pmu {
 };
 
 /*
- * The memory drill-down's events (pm_memory.c), in struct td_counts
- * from cat[TD_PM_MEM0] on: the thread's clocks and the stall counts
- * perf's level-3 memory nodes are made of.
+ * The memory drill-down's counts (pm_memory.c), in struct td_counts
+ * from cat[TD_PM_MEM0] on: the stall counts perf's level-3 memory nodes
+ * are made of, and what the model needs besides.  Golden Cove counts
+ * the thread's clocks in the first entry and uses the first six, below
+ * the hybrid source's entry; Ice Lake (never hybrid) puts
+ * EXE_ACTIVITY.2_PORTS_UTIL in the first and uses all seven, the last
+ * the sum of two of its eight events (pm_memory.c icelake).
  */
 enum td_pm_mem_ev {
 	TD_PMM_CLKS, TD_PMM_LOADS, TD_PMM_L1D_MISS, TD_PMM_L2_MISS,
-	TD_PMM_L3_MISS, TD_PMM_STORES, TD_PMM_NR
+	TD_PMM_L3_MISS, TD_PMM_STORES, TD_PMM_EXE_IDLE, TD_PMM_NR
 };
+#define TD_PMM_PORTS_2 TD_PMM_CLKS
 #define TD_PM_MEM0 (TD_M_SMT + 1)
+#define TD_PMM_MAX_EVENTS 8 /* Ice Lake's */
+
+struct td_pm_mem_model;
 
 /* TD_OPT_MEMORY: the group of those events, beside SLOTS/PERF_METRICS. */
 struct td_pm_mem {
 	bool on;
-	int fd[TD_PMM_NR];
-	struct perf_event_mmap_page *pc[TD_PMM_NR];
+	const struct td_pm_mem_model *model;
+	int fd[TD_PMM_MAX_EVENTS];
+	struct perf_event_mmap_page *pc[TD_PMM_MAX_EVENTS];
 };
 
 /*
