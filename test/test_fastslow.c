@@ -1028,12 +1028,16 @@ static void compare(const struct profile *p, const struct trace *fast,
 		      PRIu64 " (fast / slow build)\n", p->name, fast->n,
 		      fs->f[0], ss->f[0], fs->f[1], ss->f[1], fs->f[2],
 		      ss->f[2], fs->f[3], ss->f[3], fs->f[4], ss->f[4]);
-	/* hybrid: the branch of an E-core share small enough, both builds */
+	/*
+	 * hybrid: the branch of an E-core share small enough, both builds.
+	 * Its coverage is asked of the full run only: under valgrind the
+	 * three sequences run (nr_sequences) need not reach it.
+	 */
 	if (p->hybrid) {
 		print_message("%s: results with level 2 and E-core slots %"
 			      PRIu64 " / %" PRIu64 "\n", p->name, fs->f[5],
 			      ss->f[5]);
-		if (!fs->f[5] || !ss->f[5])
+		if (nr_sequences() == NR_SEQUENCES && (!fs->f[5] || !ss->f[5]))
 			fail_msg("%s: no region kept level 2 with E-core "
 				 "slots in it", p->name);
 	}
