@@ -662,6 +662,90 @@ static void test_switch_after_clearing_read(void **state)
 }
 
 /*
+ * Regions of real work spanning exactly one context switch each, at a
+ * pseudo-random point (fixed seed), in metrics-clear mode: the kernel
+ * saves and restores what the thread counted since the region's begin
+ * cleared the registers.  Before the library zeroed the saved
+ * registers after each schedule-in it judged (its IOC_RESET of the
+ * group, which intel_update_topdown_event's reset branch does with
+ * update_saved_topdown_regs(event, 0, 0, ...)), a switch whose
+ * schedule-out found no more slots than the previous one had saved
+ * left the kernel's count as it was, and the region was flagged: about
+ * half of them.  Every tenth region has its switch right after its
+ * begin's clearing read instead (nothing saved, another context's
+ * registers left): flagged, and the region after it is right.  The
+ * ioctl's user-mode head counts 40 slots (emu_set_ioctl_work), as any
+ * user instructions do on a real PMU.
+ */
+static uint64_t xorshift(uint64_t *x)
+{
+	*x ^= *x << 13;
+	*x ^= *x >> 7;
+	*x ^= *x << 17;
+	return *x;
+}
+
+static unsigned one_switch_regions(bool arl)
+{
+	static const struct emu_mix *const mixes[] = {
+		&MIX_CHAIN, &MIX_BRANCHY, &MIX_STREAM, &MIX_DRAM
+	};
+	uint64_t seed = UINT64_C(0x2545f4914f6cdd1d);
+	struct td_region r = { { 0 } };
+	struct td_result res;
+	struct emu_truth a, b;
+	unsigned flagged = 0;
+
+	emu_setup(arl ? EMU_ADL : EMU_LNL);
+	if (arl)
+		emu_offer_metrics_clear();
+	emu_set_ioctl_work(40, &MIX_CHAIN);
+	assert_int_equal(td_open(&cur, NULL), 0);
+	emu_run(1000000, &MIX_STREAM);
+	measure_region(cur, &r, 100000, &MIX_CHAIN, NULL); /* the probe */
+	for (unsigned i = 0; i < 220; i++) {
+		uint64_t len = 1000000 + xorshift(&seed) % 4000000;
+		bool bad = i % 10 == 9;
+		uint64_t at = bad ? 0 : 1 + xorshift(&seed) % (len - 1);
+		const struct emu_mix *m = mixes[xorshift(&seed) % 4];
+		struct truth_frac t;
+
+		assert_int_equal(td_region_begin(cur, &r), 0);
+		emu_truth(&a);
+		emu_run(at, m);
+		emu_context_switch(xorshift(&seed) % 3000000);
+		emu_run(len - at, m);
+		emu_truth(&b);
+		assert_int_equal(td_region_end(cur, &r, &res), 0);
+		t = truth_between(&a, &b);
+		if (bad) {
+			assert_right_or_flagged(&res, &a, &b);
+			assert_true(res.flags & TD_RESULT_UNRELIABLE);
+		} else if (res.flags & TD_RESULT_UNRELIABLE) {
+			flagged++;
+		} else {
+			assert_true(max_error(&res, &t) <= res.err + 1e-12);
+		}
+	}
+	close_cur();
+	emu_teardown();
+	return flagged;
+}
+
+static void test_one_switch_per_region_clearing(void **state)
+{
+	unsigned lnl, arl;
+
+	(void)state;
+	lnl = one_switch_regions(false);
+	arl = one_switch_regions(true);
+	print_message("good regions flagged: lnl %u of 198, arl-pcore %u of 198\n",
+		      lnl, arl);
+	assert_int_equal(lnl, 0);
+	assert_int_equal(arl, 0);
+}
+
+/*
  * The ordinary counters' plausibility guard (counters_read.c): a
  * reading taken while a stale page still names the group's counters
  * (emu_stale_counting: a kernel that would not rewrite the page at
@@ -744,6 +828,8 @@ int main(void)
 		cmocka_unit_test_teardown(test_switch_after_clearing_read,
 					  teardown),
 		cmocka_unit_test_teardown(test_switch_inside_clearing_read,
+					  teardown),
+		cmocka_unit_test_teardown(test_one_switch_per_region_clearing,
 					  teardown),
 		cmocka_unit_test_teardown(test_counters_backwards, teardown),
 	};

@@ -350,6 +350,17 @@ void emu_stale_counting(const uint64_t *steps, unsigned n);
  * nothing.  Deterministic: a fixed number of slots per read.
  */
 void emu_set_read_work(uint64_t slots, const struct emu_mix *mix);
+/*
+ * The library's own user-mode instructions leading to each perf ioctl
+ * (the wrapper's head before the syscall enters the kernel), which the
+ * model leaves out by default: from here on, every ioctl first runs
+ * `slots` slots of mix on the CPU the thread is on, before the kernel
+ * does anything (so before an event planned at a reset, emu_schedule).
+ * On a real PMU those user-mode slots count in SLOTS (exclude_kernel or
+ * not): a metrics-clear reading right before an IOC_RESET leaves SLOTS
+ * above 0 by the time the kernel reads it.  Deterministic.
+ */
+void emu_set_ioctl_work(uint64_t slots, const struct emu_mix *mix);
 
 void emu_stats(struct emu_stats *s);
 /* The attributes of the perf events open now (fd order): their count. */

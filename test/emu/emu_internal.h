@@ -217,6 +217,8 @@ struct emu_state {
 	bool frozen;
 	uint64_t read_work;     /* emu_set_read_work: slots per RDPMC, 0 off */
 	struct emu_mix read_work_mix;
+	uint64_t ioctl_work;    /* emu_set_ioctl_work: slots per ioctl, 0 off */
+	struct emu_mix ioctl_work_mix;
 };
 
 /* Injected faults (emu_preload.c TD_EMU_FAULT): checkers must catch them. */

@@ -278,6 +278,8 @@ int emu_sys_ioctl(struct emu_event *e, unsigned long req, unsigned long arg)
 	struct emu_group *g = e->group;
 	bool group = arg & PERF_IOC_FLAG_GROUP;
 
+	if (emu.ioctl_work) /* the wrapper's user-mode head, in SLOTS */
+		emu_run(emu.ioctl_work, &emu.ioctl_work_mix);
 	switch (req) {
 	case PERF_EVENT_IOC_ENABLE:
 		emu_group_enable(g);

@@ -349,6 +349,7 @@ void emu_setup(enum emu_profile profile)
 	emu.core_type = emu.arm ? 8 : 4;
 	emu.rdpmc_maps = 0;
 	emu.read_work = 0; /* the library's own work not counted */
+	emu.ioctl_work = 0;
 	if (emu_rseq_init) {
 		emu_rseq_init();
 		emu_rseq_set_cpu_raw(0);

@@ -562,6 +562,12 @@ void emu_read_work(void)
 		emu_run(emu.read_work, &emu.read_work_mix);
 }
 
+void emu_set_ioctl_work(uint64_t slots, const struct emu_mix *mix)
+{
+	emu.ioctl_work = slots;
+	emu.ioctl_work_mix = *mix;
+}
+
 void emu_stale_pages(bool on, uint64_t foreign)
 {
 	emu.stale_pages = on;

@@ -171,6 +171,12 @@ struct td_pm {
 	 * our registers.
 	 */
 	uint64_t clear_count;
+	/*
+	 * The kernel's saved registers are 0 (our IOC_RESET after the
+	 * last schedule-in judged, pm_reading.c clear_zero_saved): a
+	 * schedule-in since restored ours iff the count grew.
+	 */
+	bool clear_saved_zero;
 	/* INT_MISC.UOP_DROPPING (pm_uop.c) */
 	struct td_pm_uop uop;
 };

@@ -316,7 +316,8 @@ static int rdpmc_sample(struct td *td, struct td_sample *s)
  * Context switches are harmless here too: the kernel saves and restores
  * with ring-0 RDPMC/MSR accesses, which do not clear; but not one whose
  * schedule-out came before a slot was counted after our clearing read
- * (clear_judge_restores).
+ * (clear_judge_restores), which a reset after each schedule-in seen
+ * makes exact to tell (clear_zero_saved).
  * Resets by others (read(2), PMI) cannot be seen in this mode: every
  * reading is a delta.
  *
@@ -450,33 +451,44 @@ static bool clear_read(struct td *td, struct raw_reading *r)
  * Our clearing read left both at 0, so a schedule-out before the thread
  * counted a slot saved nothing, and the schedule-in wrote back the values
  * saved at an earlier schedule-out, which an earlier reading already
- * took, or, none saved since the group's first start, left another
- * context's values.  Either way this reading's registers are not ours.
+ * took, or, none saved since, left another context's values.  Either
+ * way this reading's registers are not ours.
  * What proves the schedule-out found slots: the slots event's kernel
  * count, the page's offset (perf_event_update_userpage: count -
  * prev_count, which TopDown events never set), grew.  At a schedule-out
  * __icl_update_topdown_event adds "delta - last", SLOTS less the saved
  * SLOTS, only where SLOTS exceeds it: growth means SLOTS was above 0.
+ * Where the saved SLOTS are 0 (clear_zero_saved), the converse holds
+ * too: SLOTS above 0 at the schedule-out makes the count grow, so a
+ * count that did not grow says the schedule-out saved nothing and the
+ * registers are another context's (RESTORE_FOREIGN).  Where they may
+ * not be 0 (no reset since the last schedule-in judged), a schedule-out
+ * whose SLOTS did not exceed them leaves the count as it was: that good
+ * restore cannot be told from a bad one, and is flagged.
  * It proves it for one schedule-out only: after a bad restore the next
  * schedule-out saves the wrong values and the count grows.  A switch
  * writes the page at most three times (x86_pmu_del at schedule-out;
  * icl_set_topdown_event_period and x86_pmu_start at schedule-in), lock +
  * 6: more than that may be more than one switch, and nothing proves the
- * first.  A schedule-out whose SLOTS did not exceed the last saved value
- * leaves the count as it was: that good restore cannot be told from a
- * bad one, and is flagged too.  A group never seen active has its first
- * start to come, which zeroes both registers ("if (left ==
- * x86_pmu.max_period)"): ours.  (A read(2) or a PMI by another also
- * makes the count grow, and zeroes the registers: this mode cannot see
- * those.)
+ * first.  A group never seen active has its first start to come, which
+ * zeroes both registers ("if (left == x86_pmu.max_period)"): ours.  (A
+ * read(2) or a PMI by another also makes the count grow, and zeroes the
+ * registers: this mode cannot see those.)
  */
 #define TD_CLEAR_ONE_SWITCH_LOCK 6
 
-/* The page went from (lock0, count0) to (lock1, count1) through one good restore at most. */
-static inline bool restore_proven(uint32_t lock0, uint64_t count0,
-				  uint32_t lock1, uint64_t count1)
+enum clear_restore { RESTORE_OURS, RESTORE_UNPROVEN, RESTORE_FOREIGN };
+
+/* What the page's move from (lock0, count0) to (lock1, count1) restored. */
+static inline enum clear_restore judge_restore(bool saved_zero, uint32_t lock0,
+					       uint64_t count0, uint32_t lock1,
+					       uint64_t count1)
 {
-	return lock1 - lock0 <= TD_CLEAR_ONE_SWITCH_LOCK && count1 > count0;
+	if (lock1 - lock0 > TD_CLEAR_ONE_SWITCH_LOCK)
+		return RESTORE_UNPROVEN;
+	if (count1 > count0)
+		return RESTORE_OURS;
+	return saved_zero ? RESTORE_FOREIGN : RESTORE_UNPROVEN;
 }
 
 /*
@@ -484,40 +496,90 @@ static inline bool restore_proven(uint32_t lock0, uint64_t count0,
  * before the page was first looked at (since the reference, the page as
  * the last reading left it), and one during the reads (the page moved
  * under them; an abort's retry on another CPU inside the hybrid
- * source's guard), which may have come before the RDPMCs or after.  One
- * proven good either way moves the reference past it; one not proven
- * flags this reading and stays beyond the reference, judged again at the
- * next reading: if it came after the RDPMCs, right after the clear, it
+ * source's guard), which may have come before the RDPMCs or after, so
+ * that a count that did not grow across it proves nothing either way.
+ * One proven good moves the reference past it; one not proven flags
+ * this reading and stays beyond the reference, judged again at the next
+ * reading: if it came after the RDPMCs, right after the clear, it
  * restored what is not ours for that reading to take.  Returns the
- * reference's lock.
+ * reference's lock; *foreign: this reading's registers are another
+ * context's.
  */
-static uint32_t clear_judge_restores(struct td *td, const struct raw_reading *r)
+static uint32_t clear_judge_restores(struct td *td, const struct raw_reading *r,
+				     bool *foreign)
 {
 	struct td_pm *pm = &td_pm_of(td)->pm;
-	bool ours = !pm->started || r->lock == td->last_lock ||
-		    restore_proven(td->last_lock, pm->clear_count, r->lock,
-				   r->count);
+	enum clear_restore before = RESTORE_OURS;
 
+	if (pm->started && r->lock != td->last_lock)
+		before = judge_restore(pm->clear_saved_zero, td->last_lock,
+				       pm->clear_count, r->lock, r->count);
 	pm->started = true;
-	if (!ours)
+	pm->clear_saved_zero = false; /* a schedule-out since may have saved */
+	*foreign = before == RESTORE_FOREIGN;
+	if (before != RESTORE_OURS)
 		td->untrusted++; /* regions spanning the schedule-in */
 	pm->clear_count = r->count;
 	if (r->lock_after == r->lock)
 		return r->lock;
-	if (ours && restore_proven(r->lock, r->count, r->lock_after,
-				   r->count_after)) {
+	if (before == RESTORE_OURS &&
+	    judge_restore(false, r->lock, r->count, r->lock_after,
+			  r->count_after) == RESTORE_OURS) {
 		pm->clear_count = r->count_after;
 		return r->lock_after;
 	}
-	if (ours)
+	if (before == RESTORE_OURS)
 		td->untrusted++;
 	return r->lock;
+}
+
+/*
+ * After a reading that judged a schedule-in, zero what the kernel saved,
+ * so that the next schedule-in is judged exactly (judge_restore's
+ * RESTORE_FOREIGN): PERF_EVENT_IOC_RESET of the group reaches
+ * intel_update_topdown_event's reset branch through pmu->read of the
+ * active event (_perf_event_reset -> perf_event_read), which zeroes both
+ * registers and the saved ones (update_saved_topdown_regs(event, 0, 0,
+ * ...)), and _perf_event_reset zeroes the count.  That branch runs only
+ * if SLOTS is above 0 when the kernel reads it ("if (!slots) return 0");
+ * it is taken that the user-mode instructions from the reading to the
+ * syscall counted some (inference: SLOTS counts every slot of every
+ * cycle in user mode).  Were it 0, the saved registers would stay, and a
+ * good restore not above them would be flagged and its registers
+ * dropped (RESTORE_FOREIGN): flagged, never wrong.  The reading was
+ * folded whole already; the slots from it to the kernel's reset are
+ * lost, as at the policy's resets (region_slow.c reset_due).  The reset
+ * is the policy's: counted, paid from its budget, none under
+ * TD_RESET_NEVER.  The page's lock before the ioctl plus the reset's own
+ * update (perf_event_update_userpage) is the new reference: a switch
+ * between the two shows as one more, judged at the next reading.
+ */
+static void clear_zero_saved(struct td *td)
+{
+	struct td_pm *pm = &td_pm_of(td)->pm;
+	uint32_t lock;
+
+	if (td->policy.kind == TD_RESET_NEVER ||
+	    (td->policy.kind != TD_RESET_ALWAYS &&
+	     !td_policy_budget_allows(&td->policy, td->snap.base.slots, 0,
+				      TD_POLICY_DOMAIN)))
+		return;
+	lock = td_load_once(td_pm_of(td)->slots_pc->lock);
+	td_compiler_barrier();
+	if (td_group_reset(td) < 0)
+		return;
+	td_policy_charge(&td->policy);
+	td->resets++;
+	td->last_lock = lock + 2;
+	pm->clear_count = 0;
+	pm->clear_saved_zero = true;
 }
 
 static int clear_sample(struct td *td, struct td_sample *s)
 {
 	struct raw_reading r;
 	uint32_t lock;
+	bool judged, foreign = false;
 
 	if (TD_UNLIKELY(!clear_read(td, &r))) {
 		unreadable_sample(td, s);
@@ -528,10 +590,21 @@ static int clear_sample(struct td *td, struct td_sample *s)
 		return 0;
 	}
 	lock = r.lock;
+	/* a group never seen active has its first start's zeroes to come */
+	judged = (r.lock != td->last_lock || r.lock_after != r.lock) &&
+		 td_pm_of(td)->pm.started;
 	if (TD_UNLIKELY(r.lock != td->last_lock || r.lock_after != r.lock))
-		lock = clear_judge_restores(td, &r);
-	td_counts_add(&td->snap.base, r.slots, r.metrics);
-	td->snap.qerr_base += r.slots + restore_error(td, lock, r.slots);
+		lock = clear_judge_restores(td, &r, &foreign);
+	if (TD_UNLIKELY(foreign)) {
+		/* not ours: dropped, as rebase_foreign_registers does */
+		td_pm_of(td)->pm.rebases++;
+		td->last_lock = lock;
+	} else {
+		td_counts_add(&td->snap.base, r.slots, r.metrics);
+		td->snap.qerr_base += r.slots + restore_error(td, lock, r.slots);
+	}
+	if (TD_UNLIKELY(judged))
+		clear_zero_saved(td);
 	s->c = td->snap.base;
 	s->raw_slots = 0;
 	s->unsched = r.unsched;
@@ -694,7 +767,8 @@ static int reset_came_to_nothing(struct td *td)
  * (PERF_EVENT_IOC_RESET), then read again into s.  Returns 1 when the
  * reset stands, 0 when none was made or it was undone, a negative errno
  * when the ioctl failed.  None is made in metrics-clear mode (it needs
- * none) nor at a hybrid reading that found cpu_core's group inactive
+ * none for the error; its resets after a schedule-in are its readings'
+ * own, clear_zero_saved) nor at a hybrid reading that found cpu_core's group inactive
  * (pm.saved.used: s is the last reading): there IOC_RESET would zero
  * only the kernel's counts,
  * which that reading pairs with the folded base, not the saved registers
