@@ -322,16 +322,77 @@ static void test_fast_path_guarded(void **state)
 	/* the end sees the page moved and takes the slow path, whose err
 	 * counts the schedule-in's re-quantisation: exact within it */
 	assert_within(&res, &t, 0.1);
-	/* on a P-core: four guarded RDPMCs, and four more of INT_MISC.
-	 * UOP_DROPPING (pm_uop.c: two in the guard at each end), nothing
-	 * else; raw SLOTS up to
+	/* on a P-core: one rseq section at each end, its three RDPMCs
+	 * SLOTS, PERF_METRICS and INT_MISC.UOP_DROPPING (pm_uop.c),
+	 * nothing else; raw SLOTS up to
 	 * 3.6e7 (no reset since the schedule-in after the stint) */
 	warm(td, &r);
 	emu_stats(&s0);
 	region_on_pcore(td, &r, ECORE_END_BOUND(3.6e7, 3e7));
 	emu_stats(&s1);
-	assert_int_equal(s1.rdpmcs - s0.rdpmcs, 8);
+	assert_int_equal(s1.rdpmcs - s0.rdpmcs, 6);
 	assert_int_equal(s1.syscalls - s0.syscalls, 0);
+	td_close(td);
+}
+
+/*
+ * RDPMCs a fast begin (end: at_end) executes when the thread is moved to
+ * an E-core just before the (skip + 1)th RDPMC of its guarded section.
+ */
+static unsigned long rdpmcs_migrated_at(struct td *td, struct td_region *r,
+					unsigned skip, bool at_end)
+{
+	struct emu_sched_event ev = { .kind = EMU_SCHED_MIGRATE, .cpu = 9,
+				      .skip = skip };
+	struct emu_stats s0, s1;
+	struct td_result res;
+
+	emu_migrate(2);
+	warm(td, r);
+	assert_int_equal(td_region_begin(td, r), 0);
+	emu_run(200000, &MIX_CHAIN);
+	if (at_end)
+		emu_schedule(EMU_AT_RDPMC, &ev);
+	else
+		assert_int_equal(td_region_end(td, r, NULL), 0);
+	emu_stats(&s0);
+	if (at_end) {
+		assert_int_equal(td_region_end(td, r, &res), 0);
+	} else {
+		emu_schedule(EMU_AT_RDPMC, &ev);
+		assert_int_equal(td_region_begin(td, r), 0);
+	}
+	emu_stats(&s1);
+	assert_false(emu_sched_pending(EMU_AT_RDPMC));
+	if (!at_end) {
+		emu_run(200000, &MIX_CHAIN);
+		assert_int_equal(td_region_end(td, r, &res), 0);
+	}
+	return s1.rdpmcs - s0.rdpmcs;
+}
+
+/*
+ * The fast path's three reads (SLOTS, PERF_METRICS, INT_MISC.
+ * UOP_DROPPING) share one rseq section, the last one inside it too: a
+ * move to an E-core just before it aborts the section, so that it does
+ * not execute there (an ordinary counter's selector may name a counter
+ * the E-core lacks, or another's).  Against a move before the section's
+ * first RDPMC, at the begin and at the end: exactly the section's first
+ * two RDPMCs more, whatever the slow path that follows reads.
+ */
+static void test_fast_path_uop_in_section(void **state)
+{
+	struct td *td = open_adl();
+	struct td_region r = { { 0 } };
+
+	(void)state;
+	emu_run(1000000, &MIX_STREAM);
+	for (int end = 0; end < 2; end++) {
+		unsigned long first = rdpmcs_migrated_at(td, &r, 0, end);
+		unsigned long third = rdpmcs_migrated_at(td, &r, 2, end);
+
+		assert_int_equal(third, first + 2);
+	}
 	td_close(td);
 }
 
@@ -589,6 +650,8 @@ int main(void)
 		cmocka_unit_test_teardown(test_migrate_at_end_rdpmc, teardown),
 		cmocka_unit_test_teardown(test_ecore_region, teardown),
 		cmocka_unit_test_teardown(test_fast_path_guarded, teardown),
+		cmocka_unit_test_teardown(test_fast_path_uop_in_section,
+					  teardown),
 		cmocka_unit_test_teardown(test_fast_path_records, teardown),
 		cmocka_unit_test_teardown(test_metrics_clear_offered, teardown),
 		cmocka_unit_test_teardown(test_clear_stint_before_guard,

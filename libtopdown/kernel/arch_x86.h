@@ -125,6 +125,57 @@ enum td_guard { TD_GUARD_OK, TD_GUARD_WRONG_CPU, TD_GUARD_ABORTED };
  * section (the library may be dlclosed).
  */
 #define TD_HAVE_RSEQ_GUARD 1
+
+/*
+ * The section's frame, shared by the two- and three-counter reads below
+ * so that both keep the same layout: the descriptor (label 3) and its
+ * registration, the CPU check (start_ip, label 1), then the reads; the
+ * commit point (label 2), the abort handler (label 4, after the
+ * signature) and the wrong-CPU exit (label 5) all clear rseq_cs.  The
+ * operands [rs], [cpus], [n], [res] and the immediates are named alike
+ * in both.
+ */
+#define TD_RSEQ_ENTER                                                      \
+	".pushsection __rseq_cs, \"aw\"\n\t"                               \
+	".balign %c[cs_align]\n\t"                                         \
+	"3:\n\t"                                                           \
+	".long 0, 0\n\t"                                                   \
+	".quad 1f, 2f - 1f, 4f\n\t"                                        \
+	".popsection\n\t"                                                  \
+	"leaq 3b(%%rip), %%rax\n\t"                                        \
+	"movq %%rax, %c[cs](%[rs])\n\t"                                    \
+	"1:\n\t"                                                           \
+	"movl %c[cpu_id](%[rs]), %%eax\n\t"                                \
+	"cmpl %[n], %%eax\n\t"                                             \
+	"jae 5f\n\t"                                                       \
+	"btl %%eax, (%[cpus])\n\t"                                         \
+	"jnc 5f\n\t"
+
+#define TD_RSEQ_LEAVE                                                      \
+	"2:\n\t"                                                           \
+	"movq $0, %c[cs](%[rs])\n\t"                                       \
+	"movl %[ok], %[res]\n\t"                                           \
+	"jmp 6f\n\t"                                                       \
+	".pushsection __rseq_failure, \"ax\"\n\t"                          \
+	".byte 0x0f, 0xb9, 0x3d\n\t" /* ud1 <sig>(%rip): never run */      \
+	".long %c[sig]\n\t"                                                \
+	"4:\n\t"                                                           \
+	"movq $0, %c[cs](%[rs])\n\t"                                       \
+	"movl %[aborted], %[res]\n\t"                                      \
+	"jmp 6f\n\t"                                                       \
+	".popsection\n\t"                                                  \
+	"5:\n\t"                                                           \
+	"movq $0, %c[cs](%[rs])\n\t"                                       \
+	"movl %[wrong_cpu], %[res]\n\t"                                    \
+	"6:\n\t"
+
+#define TD_RSEQ_CONSTANTS                                                  \
+	[cs] "i"(offsetof(struct rseq, rseq_cs)),                          \
+	[cpu_id] "i"(offsetof(struct rseq, cpu_id)),                       \
+	[cs_align] "i"(_Alignof(struct rseq_cs)), [sig] "i"(TD_RSEQ_SIG),  \
+	[ok] "i"(TD_GUARD_OK), [wrong_cpu] "i"(TD_GUARD_WRONG_CPU),        \
+	[aborted] "i"(TD_GUARD_ABORTED)
+
 static inline enum td_guard td_rdpmc_guarded(struct rseq *rs,
 					     const uint64_t *cpus,
 					     uint32_t nr_cpus, uint32_t sidx,
@@ -134,57 +185,73 @@ static inline enum td_guard td_rdpmc_guarded(struct rseq *rs,
 	uint32_t slo, shi, mlo, mhi, res;
 
 	__asm__ __volatile__(
-		".pushsection __rseq_cs, \"aw\"\n\t"
-		".balign %c[cs_align]\n\t"
-		"3:\n\t"
-		".long 0, 0\n\t"
-		".quad 1f, 2f - 1f, 4f\n\t"
-		".popsection\n\t"
-		"leaq 3b(%%rip), %%rax\n\t"
-		"movq %%rax, %c[cs](%[rs])\n\t"
-		"1:\n\t"
-		"movl %c[cpu_id](%[rs]), %%eax\n\t"
-		"cmpl %[n], %%eax\n\t"
-		"jae 5f\n\t"
-		"btl %%eax, (%[cpus])\n\t"
-		"jnc 5f\n\t"
+		TD_RSEQ_ENTER
 		"movl %[sidx], %%ecx\n\t"
 		"rdpmc\n\t"
 		"movl %%eax, %[slo]\n\t"
 		"movl %%edx, %[shi]\n\t"
 		"movl %[midx], %%ecx\n\t"
 		"rdpmc\n\t"
-		"2:\n\t"
-		"movq $0, %c[cs](%[rs])\n\t"
-		"movl %[ok], %[res]\n\t"
-		"jmp 6f\n\t"
-		".pushsection __rseq_failure, \"ax\"\n\t"
-		".byte 0x0f, 0xb9, 0x3d\n\t" /* ud1 <sig>(%rip): never run */
-		".long %c[sig]\n\t"
-		"4:\n\t"
-		"movq $0, %c[cs](%[rs])\n\t"
-		"movl %[aborted], %[res]\n\t"
-		"jmp 6f\n\t"
-		".popsection\n\t"
-		"5:\n\t"
-		"movq $0, %c[cs](%[rs])\n\t"
-		"movl %[wrong_cpu], %[res]\n\t"
-		"6:\n\t"
+		TD_RSEQ_LEAVE
 		: [slo] "=&r"(slo), [shi] "=&r"(shi), [res] "=&r"(res),
 		  "=&a"(mlo), "=&d"(mhi)
 		: [rs] "r"(rs), [cpus] "r"(cpus), [n] "r"(nr_cpus),
-		  [sidx] "r"(sidx), [midx] "r"(midx),
-		  [cs] "i"(offsetof(struct rseq, rseq_cs)),
-		  [cpu_id] "i"(offsetof(struct rseq, cpu_id)),
-		  [cs_align] "i"(_Alignof(struct rseq_cs)),
-		  [sig] "i"(TD_RSEQ_SIG), [ok] "i"(TD_GUARD_OK),
-		  [wrong_cpu] "i"(TD_GUARD_WRONG_CPU),
-		  [aborted] "i"(TD_GUARD_ABORTED)
+		  [sidx] "r"(sidx), [midx] "r"(midx), TD_RSEQ_CONSTANTS
 		: "rcx", "cc", "memory");
 	*slots = ((uint64_t)shi << 32) | slo;
 	*metrics = ((uint64_t)mhi << 32) | mlo;
 	return (enum td_guard)res;
 }
+
+/*
+ * The same with a third counter read after the two, in the same section
+ * (the hybrid source's INT_MISC.UOP_DROPPING, pm_uop.c): one check, one
+ * registration and one commit for the three.  An ordinary counter's
+ * selector must be guarded like the fixed ones: an E-core may have fewer
+ * general-purpose counters than the selector a P-core gave the event.
+ * Each value is joined in the section (RDPMC clears bits 32-63 of RAX
+ * and RDX in 64-bit mode, so the shifted high half and the low half add
+ * without a carry), one register per value instead of two halves: with
+ * three values live the halves would cost the caller's saved registers.
+ * The selectors may come from memory ("rm").
+ */
+static inline enum td_guard td_rdpmc_guarded3(struct rseq *rs,
+					      const uint64_t *cpus,
+					      uint32_t nr_cpus, uint32_t sidx,
+					      uint32_t midx, uint32_t xidx,
+					      uint64_t *slots,
+					      uint64_t *metrics,
+					      uint64_t *extra)
+{
+	uint64_t s, m, x;
+	uint32_t res;
+
+	__asm__ __volatile__(
+		TD_RSEQ_ENTER
+		"movl %[sidx], %%ecx\n\t"
+		"rdpmc\n\t"
+		"shlq $32, %%rdx\n\t"
+		"leaq (%%rax,%%rdx), %[s]\n\t"
+		"movl %[midx], %%ecx\n\t"
+		"rdpmc\n\t"
+		"shlq $32, %%rdx\n\t"
+		"leaq (%%rax,%%rdx), %[m]\n\t"
+		"movl %[xidx], %%ecx\n\t"
+		"rdpmc\n\t"
+		"shlq $32, %%rdx\n\t"
+		"orq %%rdx, %%rax\n\t"
+		TD_RSEQ_LEAVE
+		: [s] "=&r"(s), [m] "=&r"(m), [res] "=&r"(res), "=&a"(x)
+		: [rs] "r"(rs), [cpus] "r"(cpus), [n] "rm"(nr_cpus),
+		  [sidx] "rm"(sidx), [midx] "rm"(midx), [xidx] "rm"(xidx),
+		  TD_RSEQ_CONSTANTS
+		: "rcx", "rdx", "cc", "memory");
+	*slots = s;
+	*metrics = m;
+	*extra = x;
+	return (enum td_guard)res;
+}
+
 #endif /* linux/rseq.h */
 #endif /* __x86_64__ */
 

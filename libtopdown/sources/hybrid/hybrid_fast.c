@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The hybrid source's fast path: PERF_METRICS' begin and end (pm_fast.c)
- * with the two reads inside the rseq guard (arch_x86.h td_rdpmc_guarded:
- * the fixed selectors exist only on P-cores) and one more check, that the
- * E-core group did not run since the slow path last looked at it.
+ * with the reads inside the rseq guard (arch_x86.h td_rdpmc_guarded and
+ * td_rdpmc_guarded3: the fixed selectors exist only on P-cores) and one
+ * more check, that the E-core group did not run since the slow path last
+ * looked at it.
  *
  * What the slow path would do at such a reading is nothing but keep the
  * raw SLOTS and PERF_METRICS: cpu_core's page unchanged (the region's key,
@@ -34,29 +35,46 @@ static inline bool ecore_quiet(const struct td_hybrid *h)
 }
 
 /*
- * Both registers on a P-core, or false.  The selectors are the pages';
- * index 0 (cpu_core's group not scheduled: on an E-core, or switched out
- * on a P-core) gives up at once, as the slow path's read does (pm_reading.c
- * rdpmc_read): on a P-core the guard would let RDPMC of selector
- * 0xffffffff through, a #GP.  A selector the page named a moment ago
- * names the same fixed counter still (foreign values at worst, which
- * the caller's lock check after the read refuses).  An abort (the thread
- * preempted or moved inside the section) gives up to the slow path,
- * which retries.
+ * Both registers on a P-core, or false, and INT_MISC.UOP_DROPPING's count
+ * (pm_uop.c) where the handle counts it: the three in one rseq section
+ * (arch_x86.h td_rdpmc_guarded3), the ordinary counter guarded as the
+ * fixed ones are, for an E-core may have fewer general-purpose counters
+ * than the selector a P-core gave it (RDPMC of a counter it lacks: #GP).
+ * The selectors are the pages'; index 0 (cpu_core's group not scheduled:
+ * on an E-core, or switched out on a P-core) gives up at once, as the
+ * slow path's read does (pm_reading.c rdpmc_read): on a P-core the guard
+ * would let RDPMC of selector 0xffffffff through, a #GP.  A selector the
+ * page named a moment ago names the same fixed counter still (foreign
+ * values at worst, which the caller's lock check after the read
+ * refuses); the count's selector is the one the slow path last read,
+ * which stands while SLOTS' page is as it saw it (the same check).  An
+ * abort (the thread preempted or moved inside the section) gives up to
+ * the slow path, which retries.  aux is left as it is (0) where the
+ * handle does not count the drop.  Inlined: a call would take the
+ * outputs through memory, on the fast path, twice.
  */
-static inline bool guarded_read(const struct td *td, uint64_t *slots,
-				uint64_t *metrics)
+static inline __attribute__((always_inline)) bool
+guarded_read(const struct td *td, uint64_t *slots, uint64_t *metrics,
+	     uint64_t *aux)
 {
 	const struct td_hybrid *h = td_hybrid_of(td);
+	const struct td_pm_uop *u = &td_pm_of(td)->pm.uop;
 	uint32_t sidx = td_load_once(td_pm_of(td)->slots_pc->index);
 	uint32_t midx = td_load_once(td_pm_of(td)->metric_pc->index);
+	enum td_guard g;
 
-	if (TD_UNLIKELY(!sidx || !midx) ||
-	    td_rdpmc_guarded(h->rseq, h->pcores, h->nr_cpus, sidx - 1,
-			     midx - 1, slots, metrics) != TD_GUARD_OK)
+	if (TD_UNLIKELY(!sidx || !midx))
 		return false;
+	if (u->on) {
+		g = td_rdpmc_guarded3(h->rseq, h->pcores, h->nr_cpus, sidx - 1,
+				      midx - 1, u->sel, slots, metrics, aux);
+		*aux += u->offset;
+	} else {
+		g = td_rdpmc_guarded(h->rseq, h->pcores, h->nr_cpus, sidx - 1,
+				     midx - 1, slots, metrics);
+	}
 	*slots &= TD_SLOTS_MASK;
-	return true;
+	return g == TD_GUARD_OK;
 }
 
 /*
@@ -67,34 +85,13 @@ static inline bool guarded_read(const struct td *td, uint64_t *slots,
  * state does not hold yet; cpu_core's page records the trip (its
  * schedule-out and -in).
  */
-/*
- * INT_MISC.UOP_DROPPING (pm_uop.c) where the handle counts it, inside
- * the guard too: an E-core may have fewer general-purpose counters than
- * the selector the P-core gave it (RDPMC of a counter it lacks: #GP).
- * Twice, the guard's two reads; the second is the count.
- */
-static inline bool guarded_uop(const struct td *td, uint64_t *aux)
-{
-	const struct td_hybrid *h = td_hybrid_of(td);
-	const struct td_pm_uop *u = &td_pm_of(td)->pm.uop;
-	uint64_t first;
-
-	if (!u->on)
-		return true;
-	if (td_rdpmc_guarded(h->rseq, h->pcores, h->nr_cpus, u->sel, u->sel,
-			     &first, aux) != TD_GUARD_OK)
-		return false;
-	*aux += u->offset;
-	return true;
-}
-
 int td_hybrid_fast_begin(struct td *td, struct td_region_priv *p)
 {
 	uint64_t slots, metrics, aux = 0;
 
 	if ((td_load_once(td_pm_of(td)->slots_pc->lock) | td->epoch_hi) != p->key ||
-	    !ecore_quiet(td_hybrid_of(td)) || !guarded_read(td, &slots, &metrics) ||
-	    !guarded_uop(td, &aux) ||
+	    !ecore_quiet(td_hybrid_of(td)) ||
+	    !guarded_read(td, &slots, &metrics, &aux) ||
 	    td_load_once(td_pm_of(td)->slots_pc->lock) != (uint32_t)p->key ||
 	    td_reset_may_be_due(td, p, slots) ||
 	    slots < td_pm_of(td)->last_raw_slots)
@@ -115,7 +112,7 @@ int td_hybrid_fast_end(struct td *td, struct td_region_priv *p,
 {
 	uint64_t slots, metrics, aux = 0;
 
-	if (!guarded_read(td, &slots, &metrics) || !guarded_uop(td, &aux) ||
+	if (!guarded_read(td, &slots, &metrics, &aux) ||
 	    td_load_once(td_pm_of(td)->slots_pc->lock) != td->last_lock ||
 	    !ecore_quiet(td_hybrid_of(td)) || slots < td_pm_of(td)->last_raw_slots)
 		return td_slow_end_read(td, p, res);
