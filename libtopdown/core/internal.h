@@ -81,8 +81,8 @@ static inline void td_counts_zero_cats(struct td_counts *c)
  * category's 8-bit estimate can shrink between readings.  qerr is the
  * region's quantisation scale in 1/255-slot units: every reading that
  * entered it may be off by its raw SLOTS / 255 in every category; plus
- * any error the source's delta adds (hybrid: the E-cores' slots of a
- * region that keeps level 2).
+ * any error the source's delta adds (source.h delta: slots its level 2
+ * could not see).
  */
 struct td_delta {
 	int64_t slots;
@@ -125,8 +125,8 @@ struct td_sample {
 	uint64_t qself;       /* this reading's own error scale when it is
 				 not raw_slots (x255 units) */
 	uint64_t aux;         /* a monotonic count the source reads with
-				 its reading, which only it interprets (the
-				 PERF_METRICS source's INT_MISC.UOP_DROPPING);
+				 its reading, which only it interprets (an
+				 event refining its categories);
 				 TD_AUX_NONE where it has none or could not */
 	bool valid;           /* false: the group was not counting */
 	/*
