@@ -96,6 +96,33 @@ static inline int teardown_emu(void **state)
 	return 0;
 }
 
+/*
+ * A test file's saved settings and its cmocka hooks: save_env and
+ * free_env for the group, teardown_env (teardown_emu after putting the
+ * settings back) for each test.  Use once per file, e.g.
+ * TD_TEST_SAVED_ENV({ "TOPDOWN_L2", NULL });
+ */
+#define TD_TEST_SAVED_ENV(...)                                            \
+	static struct saved_env env[] = { __VA_ARGS__ };                  \
+	static int save_env(void **state)                                 \
+	{                                                                 \
+		(void)state;                                              \
+		env_save(env, sizeof(env) / sizeof(env[0]));              \
+		return 0;                                                 \
+	}                                                                 \
+	static int free_env(void **state)                                 \
+	{                                                                 \
+		(void)state;                                              \
+		env_restore(env, sizeof(env) / sizeof(env[0]));           \
+		env_free(env, sizeof(env) / sizeof(env[0]));              \
+		return 0;                                                 \
+	}                                                                 \
+	static int teardown_env(void **state)                             \
+	{                                                                 \
+		env_restore(env, sizeof(env) / sizeof(env[0]));           \
+		return teardown_emu(state);                               \
+	}
+
 /* td_info.flags of td. */
 static inline unsigned info_flags(struct td *td)
 {

@@ -461,30 +461,7 @@ static void test_refusal_text_cleared(void **state)
 }
 
 /* The settings this file's tests make, put back after each test. */
-static struct saved_env env[] = { { "TOPDOWN_MEMORY", NULL },
-				  { "TOPDOWN_RESET", NULL } };
-#define NR_ENV (sizeof(env) / sizeof(env[0]))
-
-static int save_env(void **state)
-{
-	(void)state;
-	env_save(env, NR_ENV);
-	return 0;
-}
-
-static int free_env(void **state)
-{
-	(void)state;
-	env_restore(env, NR_ENV);
-	env_free(env, NR_ENV);
-	return 0;
-}
-
-static int teardown_env(void **state)
-{
-	env_restore(env, NR_ENV);
-	return teardown_emu(state);
-}
+TD_TEST_SAVED_ENV({ "TOPDOWN_MEMORY", NULL }, { "TOPDOWN_RESET", NULL })
 
 int main(void)
 {
