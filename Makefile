@@ -12,7 +12,7 @@
 #   make examples/harness.svg   the README's picture (emulated harness run)
 #   make WERROR=1 ...    warnings are errors (CI)
 #   make test-asan       the tests under ASan+UBSan (build/asan)
-#   make test-tsan       the thread tests under ThreadSanitizer (build/tsan)
+#   make test-tsan       the thread and per-function tests under TSan (build/tsan)
 #   make test-valgrind   the tests under valgrind memcheck
 #   make test-fastslow   the fast paths against a build without them (in
 #                        make test too)
@@ -582,11 +582,14 @@ test-asan:
 
 test-tsan:
 	$(MAKE) B=build/tsan TSAN=1 build/tsan/test/test_threads-static \
-		build/tsan/test/test_threads-shared
+		build/tsan/test/test_threads-shared \
+		build/tsan/test/test_functions-static
 	TSAN_OPTIONS=halt_on_error=1:exitcode=66 TD_STRESS_REGIONS=20000 \
 		build/tsan/test/test_threads-static
 	TSAN_OPTIONS=halt_on_error=1:exitcode=66 TD_STRESS_REGIONS=2000 \
 		build/tsan/test/test_threads-shared
+	TSAN_OPTIONS=halt_on_error=1:exitcode=66 \
+		build/tsan/test/test_functions-static
 
 VALGRIND := valgrind -q --error-exitcode=1 --leak-check=full \
 	--errors-for-leak-kinds=definite,indirect --track-fds=no
