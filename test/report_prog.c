@@ -108,6 +108,15 @@ int main(int argc, char **argv)
 
 	if (argc < 2)
 		return 2;
+	/*
+	 * The signal cases need SIGINT and SIGTERM at their default, as in a
+	 * terminal; a shell without job control starts background commands
+	 * with SIGINT ignored (bash(1), "SIGNALS"), and an ignored SIGINT
+	 * would leave the program paused for ever.  Before td_open: the
+	 * library keeps an ignored signal ignored.
+	 */
+	signal(SIGINT, SIG_DFL);
+	signal(SIGTERM, SIG_DFL);
 	err = td_open(&td, NULL);
 	if (err < 0) {
 		fprintf(stderr, "report_prog: td_open: %s\n", td_strerror(err));
