@@ -735,6 +735,9 @@ static struct td *measure_then_begin(void)
 
 static void killed_child(void *arg)
 {
+	/* at its default, as in a terminal: a shell without job control
+	 * starts background commands with SIGINT ignored (bash(1)) */
+	signal(*(int *)arg, SIG_DFL);
 	measure_then_begin();
 	raise(*(int *)arg);
 	exit(30); /* not reached: the default action ends the process */
