@@ -540,22 +540,40 @@ static void test_switch_inside_reset(void **state)
  */
 enum clear_switch { FOREIGN, STALE, GOOD };
 
+/*
+ * A handle in metrics-clear mode on Lunar Lake, or on Alder Lake's
+ * P-cores offering format/metrics_clear (arl: Arrow Lake's), after 1e6
+ * slots of work; ioctl_work: the ioctls' user-mode head in slots
+ * (emu_set_ioctl_work), from the open on.  close_clearing ends it.
+ */
+static struct td *open_clearing(bool arl, uint64_t ioctl_work)
+{
+	emu_setup(arl ? EMU_ADL : EMU_LNL);
+	if (arl)
+		emu_offer_metrics_clear();
+	if (ioctl_work)
+		emu_set_ioctl_work(ioctl_work, &MIX_CHAIN);
+	assert_int_equal(td_open(&cur, NULL), 0);
+	emu_run(1000000, &MIX_STREAM);
+	return cur;
+}
+
+static void close_clearing(void)
+{
+	close_cur();
+	emu_teardown();
+}
+
 static void switch_after_clear(bool arl, enum clear_switch how)
 {
 	struct td_region r0 = { { 0 } }, r1 = { { 0 } }, r2 = { { 0 } };
 	struct td_info info = { .size = sizeof(info) };
 	struct td_result res;
 	struct emu_truth a0, a1, a2, b;
-	struct td *td;
+	struct td *td = open_clearing(arl, 0);
 
-	emu_setup(arl ? EMU_ADL : EMU_LNL);
-	if (arl)
-		emu_offer_metrics_clear();
-	assert_int_equal(td_open(&cur, NULL), 0);
-	td = cur;
 	assert_int_equal(td_query(td, &info), 0);
 	assert_true(info.flags & TD_INFO_METRICS_CLEAR);
-	emu_run(1000000, &MIX_STREAM);
 	emu_truth(&a0);
 	assert_int_equal(td_region_begin(td, &r0), 0);
 	emu_run(60000000, &MIX_DRAM);
@@ -587,8 +605,7 @@ static void switch_after_clear(bool arl, enum clear_switch how)
 	assert_int_equal(td_region_end(td, &r0, &res), 0);
 	assert_right_or_flagged(&res, &a2, &b);
 	assert_false(res.flags & TD_RESULT_UNRELIABLE);
-	close_cur();
-	emu_teardown();
+	close_clearing();
 }
 
 /*
@@ -605,14 +622,8 @@ static void switch_inside_clear_read(bool arl, bool stale)
 	struct emu_sched_event ev = { .kind = EMU_SCHED_MIGRATE, .cpu = 1 };
 	struct td_result res;
 	struct emu_truth a0, a1, b;
-	struct td *td;
+	struct td *td = open_clearing(arl, 0);
 
-	emu_setup(arl ? EMU_ADL : EMU_LNL);
-	if (arl)
-		emu_offer_metrics_clear();
-	assert_int_equal(td_open(&cur, NULL), 0);
-	td = cur;
-	emu_run(1000000, &MIX_STREAM);
 	measure_region(td, &r1, 100000, &MIX_CHAIN, NULL); /* the probe */
 	measure_region(td, &r1, 100000, &MIX_CHAIN, NULL); /* fast now */
 	emu_run(60000000, &MIX_DRAM);
@@ -637,8 +648,7 @@ static void switch_inside_clear_read(bool arl, bool stale)
 	assert_int_equal(td_region_end(td, &r0, &res), 0);
 	assert_right_or_flagged(&res, &a0, &b);
 	assert_false(res.flags & TD_RESULT_UNRELIABLE);
-	close_cur();
-	emu_teardown();
+	close_clearing();
 }
 
 static void test_switch_inside_clearing_read(void **state)
@@ -696,12 +706,7 @@ static unsigned one_switch_regions(bool arl)
 	struct emu_truth a, b;
 	unsigned flagged = 0;
 
-	emu_setup(arl ? EMU_ADL : EMU_LNL);
-	if (arl)
-		emu_offer_metrics_clear();
-	emu_set_ioctl_work(40, &MIX_CHAIN);
-	assert_int_equal(td_open(&cur, NULL), 0);
-	emu_run(1000000, &MIX_STREAM);
+	open_clearing(arl, 40);
 	measure_region(cur, &r, 100000, &MIX_CHAIN, NULL); /* the probe */
 	for (unsigned i = 0; i < 220; i++) {
 		uint64_t len = 1000000 + xorshift(&seed) % 4000000;
@@ -727,8 +732,7 @@ static unsigned one_switch_regions(bool arl)
 			assert_true(max_error(&res, &t) <= res.err + 1e-12);
 		}
 	}
-	close_cur();
-	emu_teardown();
+	close_clearing();
 	return flagged;
 }
 

@@ -841,8 +841,10 @@ static void test_lost_counts_flagged(void **state)
 		/*
 		 * P to E, switched out on the P-core and moved while out:
 		 * cpu_core's page from before the loss, cpu_atom's from
-		 * after it, each one update since the last P reading, as
-		 * at a plain switch (they would give a smaller c)
+		 * after it, with the writes of a plain switch since the
+		 * last P reading (x86_pmu_del's one on cpu_core's, the
+		 * schedule-in's two on cpu_atom's): they would give a
+		 * smaller c
 		 */
 		emu_migrate(4);
 		assert_int_equal(td_region_begin(td, &r), 0);

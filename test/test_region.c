@@ -185,6 +185,91 @@ static void test_context_switch(void **state)
 }
 
 /*
+ * One context switch inside a region is one restore, though the kernel
+ * writes the page three times for it (x86_pmu_del at the schedule-out;
+ * icl_set_topdown_event_period and x86_pmu_start at the schedule-in).
+ * What the region's categories may be off by, in 1/255-slot units: the
+ * begin's and the end's 8-bit fields (S_b and S_e, the SLOTS each read)
+ * and the schedule-out's fields, which the restore makes permanent (at
+ * most S_e: the library cannot know the SLOTS at the switch, only that
+ * they were not more).  Every reading's four level-1 fields sum to 255,
+ * so Y = R (decode.c), and err = 2 (S_b + 2 S_e) / (255 slots) at most,
+ * level 2 reported (derived categories: twice).  Counting each page
+ * write as a restore charges S_b + 4 S_e: about twice that.
+ */
+static void test_one_switch_one_restore(void **state)
+{
+	struct td *td = *state;
+	struct td_region r = { { 0 } };
+	struct td_result res;
+	struct emu_truth a, b;
+	struct truth_frac t;
+	const double before = 100000, slots = 20000000;
+	/* no reset at the begin leaves S_b = before, S_e = before + slots */
+	const double tight = 2 * (before + 2 * (before + slots)) /
+			     (255 * slots);
+
+	emu_run((uint64_t)before, &MIX_STREAM);
+	assert_int_equal(td_region_begin(td, &r), 0);
+	emu_truth(&a);
+	emu_run((uint64_t)slots / 2, &MIX_CHAIN);
+	emu_context_switch(5000000);
+	emu_run((uint64_t)slots / 2, &MIX_DRAM);
+	emu_truth(&b);
+	assert_int_equal(td_region_end(td, &r, &res), 0);
+	t = truth_between(&a, &b);
+	assert_true(res.flags & TD_RESULT_L2);
+	assert_within(&res, &t, tight);
+}
+
+/*
+ * The other way: the count of restores must never fall short, whatever
+ * else writes the page and wherever the readings fall.  read(2) path:
+ * the region begins with the group in (the read zeroes both registers),
+ * A slots, the group goes out (x86_pmu_del: one write) and a read(2) of
+ * the switched-out group (an inner region) writes nothing and zeroes
+ * nothing (perf_event_read leaves an inactive event's registers alone);
+ * back in (two writes, restoring A), B slots, a context switch (three
+ * writes, restoring A + B), C slots, end.  Two restores in five writes
+ * after the inner reading: rounding five writes down to one switch
+ * would miss one.  What the kernel's counts may be off by: the fields
+ * each schedule-out saved and the restore made permanent (A, then
+ * A + B) and the end's (A + B + C), 3A + 2B + C in 1/255-slot units,
+ * against Y <= R (the kernel's integer division rounds down), so
+ * err >= 2 (3A + 2B + C) / (255 (A + B + C)), level 2 reported.
+ */
+static void test_restores_not_undercounted(void **state)
+{
+	struct td *td = *state;
+	struct td_region outer = { { 0 } }, inner = { { 0 } };
+	struct td_result res;
+	struct emu_truth a, b;
+	struct truth_frac t;
+	const double A = 20000000, B = 10000000, C = 10000000;
+	const double least = 2 * (3 * A + 2 * B + C) / (255 * (A + B + C));
+
+	emu_run(100000, &MIX_STREAM);
+	assert_int_equal(td_region_begin(td, &outer), 0);
+	emu_truth(&a);
+	emu_run((uint64_t)A, &MIX_CHAIN);
+	emu_deschedule();
+	assert_int_equal(td_region_begin(td, &inner), 0);
+	assert_int_equal(td_region_end(td, &inner, &res), 0);
+	emu_reschedule();
+	emu_run((uint64_t)B, &MIX_DRAM);
+	emu_context_switch(5000000);
+	emu_run((uint64_t)C, &MIX_BRANCHY);
+	emu_truth(&b);
+	assert_int_equal(td_region_end(td, &outer, &res), 0);
+	t = truth_between(&a, &b);
+	assert_true(res.flags & TD_RESULT_READ_PATH);
+	assert_true(res.flags & TD_RESULT_L2);
+	assert_within(&res, &t, 1.0);
+	if (res.err < least)
+		fail_msg("err %.5f below %.5f", res.err, least);
+}
+
+/*
  * The group is switched out between the library's reading and its
  * IOC_RESET, so the kernel cannot zero the hardware (the reset reads an
  * inactive event): the library must notice and not count twice.
@@ -750,6 +835,12 @@ static int setup_no_rdpmc(void **state)
 	return 0;
 }
 
+static int setup_no_rdpmc_never(void **state)
+{
+	*state = open_profile(EMU_SPR_NO_RDPMC, TD_RESET_NEVER, 0);
+	return 0;
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -766,6 +857,10 @@ int main(void)
 						setup_spr, teardown),
 		cmocka_unit_test_setup_teardown(test_err_holds_under_switches,
 						setup_spr, teardown),
+		cmocka_unit_test_setup_teardown(test_one_switch_one_restore,
+						setup_spr, teardown),
+		cmocka_unit_test_setup_teardown(test_restores_not_undercounted,
+						setup_no_rdpmc_never, teardown),
 		cmocka_unit_test_setup_teardown(test_reset_while_switched_out,
 						setup_spr, teardown),
 		cmocka_unit_test_setup_teardown(test_foreign_read_reset,

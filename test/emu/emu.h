@@ -16,6 +16,13 @@
  * - a context switch saves the registers and restores them exactly, but
  *   only if SLOTS was not 0 when saved (else they keep what another
  *   context left: icl_set_topdown_event_period);
+ * - the user page is written as the kernel writes it: once per event at
+ *   a schedule-out (x86_pmu_del, armpmu_del: index 0), twice at a
+ *   schedule-in (x86: set_period, index still 0, then x86_pmu_start;
+ *   Arm: armpmu_event_set_period, then armpmu_add), so three times
+ *   (lock + 6) per context switch; once at an overflow PMI of an
+ *   ordinary counter or of SLOTS (set_period), never at a read(2) or a
+ *   PERF_METRICS overflow PMI;
  * - a PMI zeroes them (counts folded first), lock unchanged;
  * - a descheduled group (multiplexed out, E-core) shows index 0, does not
  *   count, time_running stops; RDPMC then returns whatever another context

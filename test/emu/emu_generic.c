@@ -463,7 +463,7 @@ void emu_gen_page(const struct emu_event *e, struct perf_event_mmap_page *pc)
 {
 	const struct emu_group *g = e->group;
 	bool on = e->rdpmc_flag && g->enabled && g->scheduled &&
-		  e->counter >= 0;
+		  !e->stopped && e->counter >= 0;
 
 	/* armv8pmu_user_event_idx: 0 while perf_user_access is 0 */
 	if (emu.arm && !emu.arm->user_access)

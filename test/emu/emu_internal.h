@@ -49,6 +49,9 @@ struct emu_event {
 	unsigned width;         /* 48 (x86), 32 or 64 (Arm) */
 	uint64_t prev;          /* hw.prev_count */
 	bool overflowed;        /* wrapped: PMI pending */
+	/* hw.state & PERF_HES_STOPPED between a del and its start: index 0
+	 * on the page (perf_event_index) */
+	bool stopped;
 	struct perf_event_mmap_page *page;
 };
 

@@ -96,7 +96,7 @@ static uint32_t event_index(const struct emu_event *e)
 {
 	const struct emu_group *g = e->group;
 
-	if (!e->rdpmc_flag || !g->enabled || !g->scheduled)
+	if (!e->rdpmc_flag || !g->enabled || !g->scheduled || e->stopped)
 		return 0;
 	if (e->kind == EMU_EV_SLOTS)
 		return EMU_RDPMC_SLOTS + 1;
@@ -130,6 +130,62 @@ static void group_pages_update(struct emu_group *g)
 {
 	for (int i = 0; i < g->nr; i++)
 		emu_page_update(g->members[i]);
+}
+
+/*
+ * How often, and in which order, the kernel writes a group's pages when
+ * it moves the group on and off the PMU.  One write per event at the
+ * schedule-out, after the event stopped: x86_pmu_del calls
+ * perf_event_update_userpage after x86_pmu_stop set PERF_HES_STOPPED
+ * (arch/x86/events/core.c; AMD shares it), armpmu_del after armpmu_stop
+ * (drivers/perf/arm_pmu.c), so the page shows index 0
+ * (kernel/events/core.c perf_event_index) with the times of the
+ * schedule-out.  A kernel whose schedule-outs leave GP pages stale
+ * (emu_stale_pages) skips it.
+ */
+static void pages_at_del(struct emu_group *g)
+{
+	if (emu.stale_pages && !g->topdown)
+		return;
+	for (int i = 0; i < g->nr; i++) {
+		g->members[i]->stopped = true;
+		emu_page_update(g->members[i]);
+	}
+}
+
+/*
+ * Two writes per event at the schedule-in, event after event in list
+ * order (x86_pmu_enable starts each with x86_pmu_start(PERF_EF_RELOAD)):
+ * x86's set_period writes the page (x86_perf_event_set_period, and for
+ * TopDown events icl_set_topdown_event_period after restoring SLOTS and
+ * PERF_METRICS) while the event is still stopped, index 0, and
+ * x86_pmu_start writes it again once started.  Arm: armpmu_add ->
+ * armpmu_start clears the state before armpmu_event_set_period's write,
+ * index already valid, and armpmu_add writes again.  So a context switch
+ * is three writes per event, lock + 6, and a reading racing the
+ * schedule-in may find the page between the two (lock even, index 0 on
+ * x86).
+ */
+static void pages_at_start(struct emu_group *g)
+{
+	for (int i = 0; i < g->nr; i++) {
+		struct emu_event *e = g->members[i];
+
+		e->stopped = !emu.arm;
+		emu_page_update(e);
+		e->stopped = false;
+		emu_page_update(e);
+	}
+}
+
+/*
+ * A flexible group that could not go on: merge_sched_in
+ * (kernel/events/core.c) writes each member's page once
+ * (group_update_userpage): index 0, times moving on.
+ */
+static void pages_not_scheduled(struct emu_group *g)
+{
+	group_pages_update(g);
 }
 
 /* ---- the kernel's topdown update (intel_update_topdown_event) ---------- */
@@ -193,6 +249,7 @@ static void schedule_out(struct emu_group *g)
 {
 	emu_topdown_update(g, false);
 	emu_gen_stop(g);
+	pages_at_del(g);
 	g->scheduled = false;
 	if (g->topdown) /* the next context uses fixed counter 3 */
 		hw_scribble(&g->owner->hw);
@@ -226,12 +283,16 @@ static void hw_restore_from_word(struct emu_hw *hw, uint64_t slots,
 /*
  * icl_set_topdown_event_period: restore if something was saved (else the
  * registers keep what the previous context left: "if (hwc->saved_slots
- * ...)"), then update every page.
+ * ...)"), then the pages' writes (pages_at_start).
  */
 static void schedule_in(struct emu_group *g)
 {
 	g->scheduled = true;
 	emu_gen_start(g);
+	if (!g->scheduled) {
+		pages_not_scheduled(g);
+		return;
+	}
 	if (g->saved_slots) {
 		uint64_t w = g->saved_metrics;
 
@@ -240,7 +301,7 @@ static void schedule_in(struct emu_group *g)
 			    ((w << 8 | w >> 24) & 0xffffffff);
 		hw_restore_from_word(&g->owner->hw, g->saved_slots, w);
 	}
-	group_pages_update(g);
+	pages_at_start(g);
 }
 
 /* The enable itself takes time: 1 ns, counted as running if it runs. */
@@ -264,7 +325,10 @@ void emu_group_enable(struct emu_group *g)
 		if (g->scheduled)
 			emu_gen_start(g);
 		enable_time(g);
-		group_pages_update(g);
+		if (g->scheduled)
+			pages_at_start(g);
+		else if (emu_group_runnable(g))
+			pages_not_scheduled(g);
 		return;
 	}
 	if (emu_group_runnable(g))
@@ -276,11 +340,11 @@ void emu_group_disable(struct emu_group *g)
 {
 	if (!g->enabled)
 		return;
+	/* __perf_event_disable: group_sched_out (its del writes), no more */
 	if (g->scheduled)
 		schedule_out(g);
 	g->enabled = false;
 	g->scheduled = false;
-	group_pages_update(g);
 }
 
 /* ---- thread-side events ------------------------------------------------ */
@@ -340,9 +404,16 @@ void emu_run(uint64_t slots, const struct emu_mix *mix)
 	}
 	for (int i = 0; i < 8; i++)
 		c->hw.acc[i] += part[i];
-	/* Fixed counter 3 is 48 bits: its overflow PMI zeroes (K-new). */
-	if (c->hw.slots >= (UINT64_C(1) << 48))
+	/*
+	 * Fixed counter 3 is 48 bits: its overflow PMI zeroes (K-new), and
+	 * handle_pmi_common's intel_pmu_save_and_restart ends in the slots
+	 * event's set_period, icl_set_topdown_event_period: one write of its
+	 * page (arch/x86/events/intel/core.c).
+	 */
+	if (c->hw.slots >= (UINT64_C(1) << 48)) {
 		emu_topdown_update(g, true);
+		emu_page_update(g->members[0]);
+	}
 }
 
 void emu_truth(struct emu_truth *t)
@@ -394,8 +465,6 @@ static void resched(struct emu_group *g)
 		schedule_in(g);
 	} else if (!emu_group_runnable(g) && g->scheduled) {
 		schedule_out(g);
-		if (!(emu.stale_pages && !g->topdown))
-			group_pages_update(g);
 	}
 }
 
@@ -444,10 +513,8 @@ void emu_gen_rotate(void)
 	if (!waiting || c->gen_nr < 2)
 		return;
 	for (int j = 0; j < c->gen_nr; j++)
-		if (c->gen_list[j]->scheduled) {
+		if (c->gen_list[j]->scheduled)
 			schedule_out(c->gen_list[j]);
-			group_pages_update(c->gen_list[j]);
-		}
 	first = c->gen_list[0];
 	memmove(c->gen_list, c->gen_list + 1,
 		(size_t)(c->gen_nr - 1) * sizeof(c->gen_list[0]));
@@ -460,7 +527,7 @@ void emu_gen_rotate(void)
 		if (can_add)
 			schedule_in(g);
 		else
-			group_pages_update(g);
+			pages_not_scheduled(g);
 		can_add = g->scheduled;
 	}
 }

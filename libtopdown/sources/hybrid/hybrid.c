@@ -223,8 +223,9 @@ static int ecore_values(struct td *td, const struct td_sample *s,
  * first, so the clock's move between the two reads makes this c smaller
  * than the true one, never larger.  Else, at an E reading whose E page
  * was written by the group's schedule-in on the switch from the P-cores
- * (its first update since the last P reading) while cpu_core's page
- * holds its schedule-out from that switch (its one update since), from
+ * (its two writes, set_period's and x86_pmu_start's, the only ones since
+ * the last P reading) while cpu_core's page holds its schedule-out from
+ * that switch (x86_pmu_del's, its one write since), from
  * the two pages: the context clock stops at switch-out and
  * cpu_core's times are taken then, at T1 (ctx_sched_out:
  * update_context_time before the events go out); at switch-in the E
@@ -246,8 +247,9 @@ static void learn_ecore_c(struct td *td, const uint64_t *t, bool by_read)
 
 	if (by_read)
 		c = (int64_t)(sr->en_now - t[0]);
-	else if (g->times_lock == g->cached_lock + 2 &&
-		 td->last_lock == h->p_lock + 2)
+	else if (g->times_lock ==
+			 g->cached_lock + 2 * TD_PAGE_WRITES_SCHED_IN &&
+		 td->last_lock == h->p_lock + 2 * TD_PAGE_WRITES_SCHED_OUT)
 		c = (int64_t)(sr->en - (t[0] - (t[1] - g->ct[1])));
 	else
 		return;

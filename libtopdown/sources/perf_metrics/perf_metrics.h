@@ -251,6 +251,44 @@ static inline uint64_t td_pm_uop_now(const struct td *td)
 	return u->offset + td_rdpmc(u->sel);
 }
 
+/*
+ * How many times the kernel writes an x86 event's user page
+ * (perf_event_update_userpage, lock + 2 each) for one context switch:
+ * once at the schedule-out (x86_pmu_del, after x86_pmu_stop) and twice at
+ * the schedule-in, when x86_pmu_enable starts the event with
+ * x86_pmu_start(PERF_EF_RELOAD): its set_period writes the page
+ * (icl_set_topdown_event_period for SLOTS and the metrics, after
+ * restoring SLOTS and PERF_METRICS; x86_perf_event_set_period for an
+ * ordinary counter), and x86_pmu_start writes it again
+ * (arch/x86/events/core.c, arch/x86/events/intel/core.c).
+ */
+#define TD_PAGE_WRITES_SCHED_OUT 1
+#define TD_PAGE_WRITES_SCHED_IN 2
+
+/*
+ * At most how many schedule-ins (restores of SLOTS and PERF_METRICS) the
+ * page's lock moving from lock0 to lock1 can hold.  Each schedule-in
+ * writes the page TD_PAGE_WRITES_SCHED_IN times, and between two of them
+ * the group was scheduled out, one more write: k restores take at least
+ * 2k + (k - 1) = 3k - 1 writes, so k <= (writes + 1) / 3, whether the
+ * span begins with the group in (a reading) or out (a read(2) of a
+ * switched-out group), and whether it ends in or out.  Every other
+ * writer only adds writes, never a restore, so this stays an upper
+ * bound: IOC_RESET (_perf_event_reset, one), IOC_ENABLE (a schedule-in,
+ * counted as one), a group that did not fit (merge_sched_in's
+ * group_update_userpage, one), the SLOTS overflow PMI
+ * (intel_pmu_save_and_restart's set_period, one); read(2) and the
+ * PERF_METRICS overflow PMI write none.  An odd lock (a poisoned last
+ * lock, or a write in progress) counts as one more write.
+ */
+static inline uint32_t td_pm_restores(uint32_t lock0, uint32_t lock1)
+{
+	uint32_t writes = (lock1 - lock0 + 1) / 2;
+
+	return (writes + TD_PAGE_WRITES_SCHED_OUT) /
+	       (TD_PAGE_WRITES_SCHED_OUT + TD_PAGE_WRITES_SCHED_IN);
+}
+
 /* pm_pmu.c: PERF_METRICS' events on the core PMU; -EOPNOTSUPP: none. */
 TD_HIDDEN int td_pm_pmu_find(const struct td_pmu *pmu, struct td_pm_pmu *pm);
 /* pm_group.c: the perf_event group of SLOTS and the metrics. */

@@ -144,9 +144,9 @@ static __attribute__((noinline, cold)) bool
 page_moved_keep(struct td *td, uint32_t lock, uint64_t slots,
 		uint64_t metrics)
 {
-	uint32_t steps = (lock - td->last_lock + 1) / 2;
+	uint32_t restores = td_pm_restores(td->last_lock, lock);
 
-	td->snap.qerr_base += (uint64_t)steps * slots;
+	td->snap.qerr_base += (uint64_t)restores * slots;
 	td_pm_of(td)->pm.pend_slots = slots;
 	td_pm_of(td)->pm.pend_metrics = metrics;
 	td_pm_of(td)->pm.pending = true;

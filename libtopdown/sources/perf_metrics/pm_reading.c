@@ -55,18 +55,17 @@ struct raw_reading {
  * hardware carries on from a re-quantised state: each one adds up to
  * S_switch/255 slots of error per category, S_switch <= the SLOTS seen
  * now (inference: the kernel restores the saved values; that the
- * restore of an 8-bit word re-quantises is our reading of it).  Each
- * schedule-in also updates the user page, bumping lock by 2, so counting
- * lock steps since the previous reading bounds the number of restores
- * (other page updates only make the bound more conservative).
+ * restore of an 8-bit word re-quantises is our reading of it).  The
+ * page's lock since the previous reading bounds the number of restores
+ * (td_pm_restores: a switch writes the page three times).
  */
 static inline uint64_t restore_error(struct td *td, uint32_t lock,
 				     uint64_t slots)
 {
-	uint32_t steps = (lock - td->last_lock + 1) / 2; /* odd: poisoned */
+	uint32_t restores = td_pm_restores(td->last_lock, lock);
 
 	td->last_lock = lock;
-	return (uint64_t)steps * slots;
+	return (uint64_t)restores * slots;
 }
 
 /*
@@ -475,7 +474,8 @@ static bool clear_read(struct td *td, struct raw_reading *r)
  * read(2) or a PMI by another also makes the count grow, and zeroes the
  * registers: this mode cannot see those.)
  */
-#define TD_CLEAR_ONE_SWITCH_LOCK 6
+#define TD_CLEAR_ONE_SWITCH_LOCK \
+	(2 * (TD_PAGE_WRITES_SCHED_OUT + TD_PAGE_WRITES_SCHED_IN))
 
 enum clear_restore { RESTORE_OURS, RESTORE_UNPROVEN, RESTORE_FOREIGN };
 
