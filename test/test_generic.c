@@ -13,6 +13,7 @@
 
 #include "helpers.h"
 #include "x86_formulas.h"
+#include "userpage.h"
 
 /* ---- pure formulas ------------------------------------------------------- */
 
@@ -313,12 +314,12 @@ static void test_sign_extension(void **state)
 
 	(void)state;
 	/* At start: the register holds -left in 48 bits. */
-	assert_int_equal(td_gen_value(offset, prev & ((UINT64_C(1) << 48) - 1),
-				      48), 1000);
+	assert_int_equal(td_user_count(offset, prev & ((UINT64_C(1) << 48) - 1),
+				       48), 1000);
 	/* Wrapped past 2^48, PMI not yet handled: left + 5 events on. */
-	assert_int_equal(td_gen_value(offset, 5, 48), 1000 + left + 5);
+	assert_int_equal(td_user_count(offset, 5, 48), 1000 + left + 5);
 	/* The top bit of a 48-bit value must extend, not be logical. */
-	assert_int_equal(td_gen_value(0, (UINT64_C(1) << 48) - 1, 48),
+	assert_int_equal(td_user_count(0, (UINT64_C(1) << 48) - 1, 48),
 			 UINT64_MAX);
 }
 

@@ -13,10 +13,12 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include "helpers.h"
+#include <linux/perf_event.h>
 
 static struct td *open_adl(void)
 {
@@ -642,6 +644,222 @@ static void test_clear_stint_before_guard(void **state)
 	td_close(td);
 }
 
+/*
+ * The slow path's RDPMCs of cpu_core's ordinary counters (the
+ * INT_MISC.UOP_DROPPING counter, the memory drill-down's events) on a
+ * P-core counter an E-core lacks: others' CPU-wide cpu_core events hold
+ * the low ones (emu_gp_hold_pcore), so the library's events get
+ * counters up to 7 of a P-core's 8, where an E-core has 6
+ * (arch/x86/events/intel/core.c intel_pmu_init).  A move to an E-core right before any RDPMC of a
+ * region's begin or end must not let that RDPMC run there (#GP, the
+ * process killed: the emulator's too).  Each move runs in a child whose
+ * death the parent sees; the child hands its region's result and truth
+ * back through shared memory.
+ */
+enum pcore_gp_case { GP_DROP, GP_MEMORY };
+
+struct pcore_gp_outcome {
+	int reached;  /* the move happened at the RDPMC asked for */
+	int top;      /* the drop counter's counter; the drill-down's highest */
+	struct td_result res, next;
+	struct truth_frac t, next_t;
+	double node_excess, next_node_excess; /* node_excess of each */
+};
+
+/* UOP_DROPPING on Golden Cove (perf's alderlake/pipeline.json). */
+#define UOP_DROPPING_GLC 0x10adull
+
+/* Memory bound's composition: L1, L2, L3, DRAM, store. */
+static const double GP_SHARES[5] = { 0.10, 0.20, 0.30, 0.25, 0.15 };
+
+static int top_counter(void)
+{
+	struct perf_event_attr attrs[32];
+	unsigned n = emu_open_attrs(attrs, 32);
+	int top = -1;
+
+	for (unsigned i = 0; i < n && i < 32; i++) {
+		int c = emu_counter_of(attrs[i].config);
+
+		top = c > top ? c : top;
+	}
+	return top;
+}
+
+static struct td *open_pcore_gp(enum pcore_gp_case c)
+{
+	struct td_options o = TD_OPTIONS_INIT;
+	struct td *td = NULL;
+
+	emu_setup(EMU_ADL);
+	emu_set_uop_dropping(0.02);
+	emu_set_mem_shares(GP_SHARES);
+	emu_gp_hold_pcore(c == GP_DROP ? 7 : 2); /* memory: 6 events */
+	o.flags = c == GP_MEMORY ? TD_OPT_MEMORY : 0;
+	o.reset_policy = TD_RESET_NEVER;
+	if (td_open(&td, &o) != 0)
+		_exit(2);
+	return td;
+}
+
+/* How far r's worst drill-down node is beyond r's err from the truth. */
+static double node_excess(const struct td_result *r, const struct emu_truth *a,
+			  const struct emu_truth *b)
+{
+	double worst = -1;
+
+	for (int i = 0; i < TD_MEM_COUNT; i++) {
+		double truth = (double)(b->mem[i] - a->mem[i]) /
+			       (double)(b->slots - a->slots);
+		double e = fabs(r->mem[i] - truth) - r->err;
+
+		worst = e > worst ? e : worst;
+	}
+	return worst;
+}
+
+/* The next region, on a P-core, with the drill-down's nodes. */
+static void next_region(struct td *td, struct pcore_gp_outcome *out)
+{
+	struct td_region r = { { 0 } };
+	struct emu_truth a, b;
+
+	if (td_region_begin(td, &r) != 0)
+		_exit(4);
+	emu_truth(&a);
+	emu_run(20000000, &MIX_CHAIN);
+	emu_truth(&b);
+	if (td_region_end(td, &r, &out->next) != 0)
+		_exit(4);
+	out->next_t = truth_between(&a, &b);
+	out->next_node_excess = node_excess(&out->next, &a, &b);
+}
+
+/*
+ * A region of 1e7 slots, the thread moved to E-core 9 before the
+ * (skip + 1)th RDPMC of its begin (at_end: of its end, a context switch
+ * inside sending it to the slow path), and back to a P-core between.
+ */
+static void pcore_gp_child(enum pcore_gp_case c, bool at_end, unsigned skip,
+			   struct pcore_gp_outcome *out)
+{
+	struct emu_sched_event ev = { .kind = EMU_SCHED_MIGRATE, .cpu = 9,
+				      .skip = skip };
+	struct emu_sched_event none = { .kind = EMU_SCHED_NONE };
+	struct td_region r = { { 0 } };
+	struct emu_truth a, b;
+	struct td *td = open_pcore_gp(c);
+	int fd = open("/dev/null", O_WRONLY);
+
+	if (fd >= 0)
+		dup2(fd, 2); /* the emulator's #GP message */
+	emu_run(1000000, &MIX_STREAM);
+	out->top = c == GP_DROP ? emu_counter_of(UOP_DROPPING_GLC)
+				: top_counter();
+	if (!at_end)
+		emu_schedule(EMU_AT_RDPMC, &ev);
+	emu_truth(&a);
+	if (td_region_begin(td, &r) != 0)
+		_exit(3);
+	out->reached = !at_end && !emu_sched_pending(EMU_AT_RDPMC);
+	emu_schedule(EMU_AT_RDPMC, &none);
+	emu_run(5000000, &MIX_DRAM);
+	emu_migrate(2);
+	emu_run(2500000, &MIX_CHAIN);
+	emu_context_switch(0);
+	emu_run(2500000, &MIX_CHAIN);
+	emu_truth(&b);
+	if (at_end)
+		emu_schedule(EMU_AT_RDPMC, &ev);
+	if (td_region_end(td, &r, &out->res) != 0)
+		_exit(3);
+	if (at_end)
+		out->reached = !emu_sched_pending(EMU_AT_RDPMC);
+	emu_schedule(EMU_AT_RDPMC, &none);
+	out->t = truth_between(&a, &b);
+	out->node_excess = node_excess(&out->res, &a, &b);
+	emu_migrate(3);
+	if (c == GP_MEMORY)
+		next_region(td, out);
+	td_close(td);
+	_exit(0);
+}
+
+/* The child's outcome; fails if it died. */
+static void run_pcore_gp(enum pcore_gp_case c, bool at_end, unsigned skip,
+			 struct pcore_gp_outcome *out)
+{
+	int status;
+	pid_t pid;
+
+	memset(out, 0, sizeof(*out));
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0)
+		pcore_gp_child(c, at_end, skip, out);
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	if (WIFSIGNALED(status))
+		fail_msg("%s: killed by signal %d, moved at the %s's RDPMC %u",
+			 c == GP_DROP ? "drop counter" : "drill-down",
+			 WTERMSIG(status), at_end ? "end" : "begin", skip + 1);
+	assert_int_equal(WEXITSTATUS(status), 0);
+}
+
+/*
+ * Every RDPMC of the begin and of the end in turn, until the move comes
+ * after the last: no death, the library's events on counters the E-core
+ * lacks, each region within its err of the truth unless flagged (level
+ * 1 where it ran on both core types), its nodes too where it has them,
+ * and the next P-core region's nodes within theirs.  The err bounds:
+ * ECORE_END_BOUND of the readings' raw SLOTS (never reset: at most the
+ * 1.1e7 P-core slots before the region's end; before the next one's,
+ * 3.1e7) over the region's slots, doubled with level 2.  Returns the
+ * moves that happened.
+ */
+static unsigned check_pcore_gp(enum pcore_gp_case c)
+{
+	struct pcore_gp_outcome *out =
+		mmap(NULL, sizeof(*out), PROT_READ | PROT_WRITE,
+		     MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	unsigned moves = 0;
+
+	assert_true(out != MAP_FAILED);
+	for (int at_end = 0; at_end < 2; at_end++) {
+		for (unsigned skip = 0; skip < 64; skip++) {
+			run_pcore_gp(c, at_end, skip, out);
+			assert_true(out->top >= 6);
+			if (!out->reached)
+				break;
+			moves++;
+			if (!(out->res.flags & TD_RESULT_UNRELIABLE))
+				assert_within(&out->res, &out->t,
+					      2 * ECORE_END_BOUND(1.1e7, 1e7));
+			if (out->res.flags & TD_RESULT_MEMORY)
+				assert_true(out->node_excess <= 1e-12);
+			if (c == GP_MEMORY) {
+				assert_within(&out->next, &out->next_t,
+					      2 * ECORE_END_BOUND(3.1e7, 2e7));
+				assert_true(out->next.flags & TD_RESULT_MEMORY);
+				assert_true(out->next_node_excess <= 1e-12);
+			}
+		}
+	}
+	munmap(out, sizeof(*out));
+	return moves;
+}
+
+static void test_drop_counter_off_ecore(void **state)
+{
+	(void)state;
+	assert_true(check_pcore_gp(GP_DROP) >= 4);
+}
+
+static void test_drill_down_off_ecore(void **state)
+{
+	(void)state;
+	assert_true(check_pcore_gp(GP_MEMORY) >= 4);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -664,6 +882,9 @@ int main(void)
 					  teardown),
 		cmocka_unit_test_teardown(test_non_hybrid_skips_guard,
 					  teardown),
+		cmocka_unit_test_teardown(test_drop_counter_off_ecore,
+					  teardown),
+		cmocka_unit_test_teardown(test_drill_down_off_ecore, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -252,6 +252,34 @@ static inline enum td_guard td_rdpmc_guarded3(struct rseq *rs,
 	return (enum td_guard)res;
 }
 
+/*
+ * One counter alone in the section (userpage.h td_rdpmc_on: the slow
+ * path's reads of ordinary counters on a hybrid part, one page at a
+ * time), joined as td_rdpmc_guarded3's third.
+ */
+static inline enum td_guard td_rdpmc_guarded1(struct rseq *rs,
+					      const uint64_t *cpus,
+					      uint32_t nr_cpus, uint32_t idx,
+					      uint64_t *value)
+{
+	uint64_t x;
+	uint32_t res;
+
+	__asm__ __volatile__(
+		TD_RSEQ_ENTER
+		"movl %[idx], %%ecx\n\t"
+		"rdpmc\n\t"
+		"shlq $32, %%rdx\n\t"
+		"orq %%rdx, %%rax\n\t"
+		TD_RSEQ_LEAVE
+		: [res] "=&r"(res), "=&a"(x)
+		: [rs] "r"(rs), [cpus] "r"(cpus), [n] "rm"(nr_cpus),
+		  [idx] "rm"(idx), TD_RSEQ_CONSTANTS
+		: "rcx", "rdx", "cc", "memory");
+	*value = x;
+	return (enum td_guard)res;
+}
+
 #endif /* linux/rseq.h */
 #endif /* __x86_64__ */
 

@@ -148,6 +148,13 @@ void emu_gp_set_counters(unsigned n);
  */
 void emu_set_smt(bool active, bool anythread_ok);
 void emu_gp_reserve(unsigned n);
+/*
+ * Hybrid (EMU_ADL): the P-cores' n lowest general-purpose counters held
+ * by another user's CPU-wide cpu_core events (perf stat -a on cpu_core),
+ * so that the thread's cpu_core groups get counters n and up, which an
+ * E-core may not have (Alder Lake: 8 on a P-core, 6 on an E-core).
+ */
+void emu_gp_hold_pcore(unsigned n);
 /* Period of ordinary counters started from now on (default 2^47 - 1). */
 void emu_gp_set_period(uint64_t left);
 
@@ -373,6 +380,9 @@ void emu_stats(struct emu_stats *s);
 /* The attributes of the perf events open now (fd order): their count. */
 struct perf_event_attr;
 unsigned emu_open_attrs(struct perf_event_attr *out, unsigned max);
+/* The general-purpose counter the open core-PMU event of config holds
+ * now (RDPMC selector: the page's index - 1); -1: none, not scheduled. */
+int emu_counter_of(uint64_t config);
 /* Set the sysfs rdpmc knob at runtime (existing events keep their flag). */
 void emu_set_rdpmc_knob(int value);
 

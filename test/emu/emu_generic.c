@@ -237,6 +237,37 @@ void emu_gp_reserve(unsigned n)
 	emu.gp_reserved = n;
 }
 
+void emu_gp_hold_pcore(unsigned n)
+{
+	emu.gp_core_held = n;
+}
+
+/*
+ * General-purpose counters of a PMU.  Hybrid parts: each core type its
+ * own (arch/x86/events/intel/core.c intel_pmu_init, Alder Lake and
+ * Raptor Lake: cpu_core's num_counters = x86_pmu.num_counters + 2,
+ * cpu_atom's x86_pmu.num_counters, where CPUID.0AH enumerates the 6 both
+ * types have: 8 on a Golden Cove P-core, 6 on a Gracemont E-core; later
+ * parts enumerate each type's own in CPUID leaf 0x23, update_pmu_cap:
+ * Skymont's 8, emu_hybrid_skymont).
+ */
+static unsigned counters_of(bool atom)
+{
+	return emu.atom_width && !atom ? emu.gp_core_counters
+				       : emu.gp_counters;
+}
+
+static unsigned gp_counters_of(const struct emu_group *g)
+{
+	return counters_of(g->atom);
+}
+
+/* The CPU the thread is on has counters 0 .. this - 1 (RDPMC of another: #GP). */
+unsigned emu_gp_counters_here(void)
+{
+	return counters_of(emu_is_ecore(emu_cpu.cpu));
+}
+
 void emu_set_smt(bool active, bool anythread_ok)
 {
 	emu.anythread_ok = anythread_ok;
@@ -349,27 +380,36 @@ int emu_gen_validate(const struct emu_group *g, const struct emu_event *e)
 	if (any_stuck(g, true) || cycles_stuck(g, g->nr, e, true))
 		return -EINVAL;
 	return gp_members(g, true) + needs_gp(g, g->nr, e, true) >
-			       emu.gp_counters
+			       gp_counters_of(g)
 		       ? -EINVAL
 		       : 0;
 }
 
-/* Event counters the thread's other scheduled groups hold. */
+/*
+ * Event counters the thread's other scheduled groups hold, and on a
+ * hybrid part's P-cores the lowest ones others' CPU-wide events hold
+ * (kernel/events/core.c perf_event_sched_in schedules the CPU context's
+ * events before the task's, and x86_schedule_events keeps an event's
+ * counter from one schedule to the next: theirs stay the low ones).
+ */
 static uint64_t used_by_other(const struct emu_group *g)
 {
 	uint64_t used = 0;
 
-	for (int c = 0; c < (int)emu.gp_counters && c < ARM_CYCLE_COUNTER; c++)
+	for (int c = 0; c < (int)gp_counters_of(g) && c < ARM_CYCLE_COUNTER;
+	     c++)
 		if (held_by_other(g, c))
 			used |= UINT64_C(1) << c;
+	if (emu.atom_width && !g->atom)
+		used |= (UINT64_C(1) << emu.gp_core_held) - 1;
 	return used;
 }
 
-/* The next counter from *k on that is not in used. */
-static int next_free(unsigned *k, uint64_t used)
+/* The next of g's PMU's counters from *k on that is not in used. */
+static int next_free(const struct emu_group *g, unsigned *k, uint64_t used)
 {
 	for (;; (*k)++) {
-		int c = (int)(*k % emu.gp_counters);
+		int c = (int)(*k % gp_counters_of(g));
 
 		if (!(used >> c & 1)) {
 			(*k)++;
@@ -387,7 +427,7 @@ bool emu_gen_start(struct emu_group *g)
 {
 	uint64_t used = used_by_other(g);
 	unsigned k = emu.gp_rotate++;
-	unsigned free_ = emu.gp_counters - emu.gp_reserved -
+	unsigned free_ = gp_counters_of(g) - emu.gp_reserved -
 			 (unsigned)__builtin_popcountll(used);
 
 	if (any_stuck(g, false) || gp_members(g, false) > free_) {
@@ -402,7 +442,7 @@ bool emu_gen_start(struct emu_group *g)
 		if (takes_cycle_counter(g, i, e, false))
 			e->counter = ARM_CYCLE_COUNTER;
 		else
-			e->counter = next_free(&k, used);
+			e->counter = next_free(g, &k, used);
 		set_period(e);
 	}
 	return true;

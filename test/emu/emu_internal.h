@@ -202,8 +202,12 @@ struct emu_state {
 	unsigned atom_width;    /* EMU_ADL: the E-cores' width (Gracemont 5) */
 	bool atom_skymont;      /* EMU_ADL's E-cores Skymont (emu_hybrid_skymont) */
 	bool anythread_ok;      /* AnyThread events allowed */
-	unsigned gp_counters;   /* general-purpose counters per CPU */
+	unsigned gp_counters;   /* general-purpose counters per CPU (hybrid:
+				   an E-core's, cpu_atom's) */
+	unsigned gp_core_counters; /* hybrid: a P-core's (cpu_core's) */
 	unsigned gp_reserved;   /* of which pinned by others (NMI watchdog) */
+	unsigned gp_core_held;  /* hybrid: a P-core's lowest ones held by
+				   others (emu_gp_hold_pcore) */
 	uint64_t gp_left;       /* period: counters start at -left */
 	unsigned gp_rotate;     /* shifts counter assignment per schedule-in */
 	uint64_t mux_interval;  /* slots between rotation ticks, 0: never */
@@ -261,6 +265,7 @@ struct emu_event *emu_event_of(int fd);
 /* emu_generic.c */
 int emu_gen_signal(uint64_t config);
 bool emu_gen_start(struct emu_group *g);
+unsigned emu_gp_counters_here(void);
 int emu_gen_validate(const struct emu_group *g, const struct emu_event *e);
 void emu_gen_stop(struct emu_group *g);
 void emu_gen_fold(struct emu_group *g);

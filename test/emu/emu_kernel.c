@@ -438,3 +438,16 @@ unsigned emu_open_attrs(struct perf_event_attr *out, unsigned max)
 	}
 	return n;
 }
+
+int emu_counter_of(uint64_t config)
+{
+	for (int fd = 0; fd < EMU_MAX_FD; fd++) {
+		const struct emu_event *e = emu.fds[fd];
+
+		if (e && !e->closed && e->attr.type == emu.core_type &&
+		    e->attr.config == config)
+			return e->group && e->group->scheduled ? e->counter
+							       : -1;
+	}
+	return -1;
+}

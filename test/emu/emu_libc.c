@@ -320,10 +320,13 @@ void emu_setup(enum emu_profile profile)
 			: profile == EMU_CMT ? 6 : profile == EMU_SKT ? 8
 			: profile == EMU_SLM ? 2
 			: emu.arm ? emu.arm->slots : 0;
-	/* AMD: 6; ADL: the E-core's 6 (cpu_atom groups run there) */
+	/* AMD: 6; ADL: the E-core's 6, a P-core's 8 (emu_generic.c
+	 * counters_of) */
 	emu.gp_counters = profile == EMU_ZEN4 || profile == EMU_ZEN5 ||
 			  profile == EMU_ADL ? 6 : profile == EMU_SLM ? 2
 			  : emu.arm ? emu.arm->counters : 8;
+	emu.gp_core_counters = 8;
+	emu.gp_core_held = 0;
 	emu.anythread_ok = false;
 	emu.gp_reserved = 0;
 	emu.uop_share = 0.015; /* 1.5% of the slots, where clears allow */

@@ -101,13 +101,11 @@ static uint64_t emulate_rdpmc(uint32_t ecx)
 	}
 	if (emu.atom_width && !(ecx & ((1u << 30) | (1u << 29)))) {
 		/* a GP counter: 8 on a P-core, 6 on an E-core (Skymont 8);
-		 * no #GP */
+		 * RDPMC of one this core lacks: #GP (Intel SDM, RDPMC) */
 		if (!rdpmc_allowed())
 			die("CR4.PCE clear (no RDPMC-capable event mapped)");
-		if (ecx >= (emu_is_ecore(emu_cpu.cpu) && !emu.atom_skymont
-				    ? 6u
-				    : 8u))
-			die("no such general-purpose counter");
+		if (ecx >= emu_gp_counters_here())
+			die("no such general-purpose counter on this core");
 		__atomic_fetch_add(&emu.stats.rdpmcs, 1, __ATOMIC_RELAXED);
 		emu_preload_rdpmc(emu_gen_group_of(ecx), ecx);
 		return emu_gen_rdpmc(ecx);

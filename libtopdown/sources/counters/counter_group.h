@@ -240,15 +240,4 @@ static inline void td_gen_counts_of(const struct td_gen *g,
 TD_HIDDEN int td_gen_read_group(const struct td_gen *g, uint64_t *v,
 				uint64_t *times);
 
-/* Pure: a counter value from a user page reading (counters_read.c). */
-static inline uint64_t td_gen_value(int64_t offset, uint64_t raw,
-				    unsigned width)
-{
-	unsigned shift = 64 - (width ? width : 64);
-	/* Cast before shifting right: the shift must be arithmetic. */
-	int64_t ext = (int64_t)(raw << shift) >> shift;
-
-	return (uint64_t)offset + (uint64_t)ext;
-}
-
 #endif

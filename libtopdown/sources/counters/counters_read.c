@@ -13,9 +13,7 @@
 #include "arch.h"
 #include "barrier.h"
 #include "counter_group.h"
-
-/* cap_user_rdpmc is bit 2 of perf_event_mmap_page.capabilities. */
-#define TD_CAP_USER_RDPMC (UINT64_C(1) << 2)
+#include "userpage.h"
 
 /* read(2) of the group: {nr, time_enabled, time_running, value[nr]}. */
 int td_gen_read_group(const struct td_gen *g, uint64_t *v, uint64_t *times)
@@ -33,28 +31,26 @@ int td_gen_read_group(const struct td_gen *g, uint64_t *v, uint64_t *times)
 }
 
 /*
- * One event by RDPMC (MRS on arm64) under its page's seqlock; false when
- * its index is 0 (not counting on this CPU now) or RDPMC is not offered.
+ * One event by RDPMC (MRS on arm64) under its page's seqlock
+ * (userpage.h); false when its index is 0 (not counting on this CPU now)
+ * or RDPMC is not offered.  Unguarded, the hybrid source's E-core group
+ * too: cpu_atom's counters are a subset of cpu_core's (6 of 8 on Alder
+ * Lake, arch/x86/events/intel/core.c intel_pmu_init; 8 of 8 where CPUID
+ * leaf 0x23 enumerates them, update_pmu_cap), so a move to a P-core
+ * between the index load and the RDPMC reads a counter that exists, and
+ * the page's lock refuses its value.
  */
 static inline bool read_one(const struct perf_event_mmap_page *pc,
 			    uint64_t *v, uint64_t *times, uint32_t *lock)
 {
-	uint32_t seq, idx;
+	struct td_user_reading r;
 
-	do {
-		seq = td_load_once(pc->lock);
-		td_compiler_barrier();
-		idx = td_load_once(pc->index);
-		if (!(td_load_once(pc->capabilities) & TD_CAP_USER_RDPMC) ||
-		    !idx)
-			return false;
-		times[0] = td_load_once(pc->time_enabled);
-		times[1] = td_load_once(pc->time_running);
-		*v = td_gen_value(td_load_once(pc->offset), td_rdpmc(idx - 1),
-				  td_load_once(pc->pmc_width));
-		td_compiler_barrier();
-	} while (td_load_once(pc->lock) != seq);
-	*lock = seq;
+	if (!td_user_read(pc, NULL, true, &r))
+		return false;
+	*v = r.count;
+	times[0] = r.time_enabled;
+	times[1] = r.time_running;
+	*lock = r.lock;
 	return true;
 }
 

@@ -62,9 +62,9 @@ static int hybrid_open(struct td *td, const struct td_open_req *req)
 	td_hybrid_init(td);
 	if (h->pcores) {
 		pm->guarded_read = guarded_read;
-		pm->guard_rseq = h->rseq;
-		pm->guard_cpus = h->pcores;
-		pm->guard_nr_cpus = h->nr_cpus;
+		pm->guard.rseq = h->rseq;
+		pm->guard.cpus = h->pcores;
+		pm->guard.nr_cpus = h->nr_cpus;
 	}
 	if (td->path != TD_PATH_RDPMC)
 		pm->clear_mode = false;

@@ -10,6 +10,7 @@
 
 #include "pm_decode.h"
 #include "source.h"
+#include "userpage.h"
 
 /*
  * PERF_METRICS' byte i is the slots fraction x 255 of category i of enum
@@ -138,12 +139,13 @@ struct td_pm {
 	bool (*clear_fast_stands)(const struct td *td);
 	/*
 	 * The guard guarded_read applies, for the metrics-clear fast path
-	 * to apply inline (arch_x86.h td_rdpmc_guarded): the thread's rseq
-	 * area and the bitmap of the CPUs having the fixed selectors.
+	 * to apply inline (arch_x86.h td_rdpmc_guarded) and the slow path's
+	 * reads of ordinary counters (td_pm_guard): the thread's rseq area
+	 * and the bitmap of the CPUs having the fixed selectors, which
+	 * have every general-purpose counter of the core PMU too.  cpus
+	 * NULL: none set.
 	 */
-	struct rseq *guard_rseq;
-	const uint64_t *guard_cpus;
-	uint32_t guard_nr_cpus;
+	struct td_cpu_guard guard;
 	/*
 	 * When RDPMC cannot read, take the group's counts the kernel saved
 	 * at schedule-out by read(2) (pm_reading.c ecore_p_sample): set by
@@ -233,6 +235,19 @@ static inline void td_pm_store_halves(uint64_t *w, uint32_t lo, uint32_t hi)
 static inline struct td_pm_handle *td_pm_of(const struct td *td)
 {
 	return td_container_of(td, struct td_pm_handle, td);
+}
+
+/*
+ * The guard for an RDPMC of one of the core PMU's ordinary counters (the
+ * slow path's reads of the drop counter and the drill-down's, through
+ * userpage.h td_user_read), where the source serving this one set it;
+ * NULL: plain RDPMC.
+ */
+static inline const struct td_cpu_guard *td_pm_guard(const struct td *td)
+{
+	const struct td_cpu_guard *g = &td_pm_of(td)->pm.guard;
+
+	return g->cpus ? g : NULL;
 }
 
 /*

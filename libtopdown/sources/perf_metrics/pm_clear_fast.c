@@ -75,8 +75,8 @@ guarded_read2(const struct td *td, uint32_t sidx, uint32_t midx,
 	enum td_guard g;
 
 	do
-		g = td_rdpmc_guarded(pm->guard_rseq, pm->guard_cpus,
-				     pm->guard_nr_cpus, first - 1, second - 1,
+		g = td_rdpmc_guarded(pm->guard.rseq, pm->guard.cpus,
+				     pm->guard.nr_cpus, first - 1, second - 1,
 				     &a, &b);
 	while (TD_UNLIKELY(g == TD_GUARD_ABORTED));
 	*slots = (by_metrics ? a : b) & TD_SLOTS_MASK;

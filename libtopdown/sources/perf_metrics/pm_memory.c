@@ -50,9 +50,6 @@
 #include "perf_metrics.h"
 #include "sources.h"
 
-/* cap_user_rdpmc is bit 2 of perf_event_mmap_page.capabilities. */
-#define TD_CAP_USER_RDPMC (UINT64_C(1) << 2)
-
 /* Intel's raw event encoding (arch/x86/events/perf_event.h, format/). */
 #define TD_X86_EV(ev, umask, cmask) \
 	((uint64_t)(ev) | (uint64_t)(umask) << 8 | (uint64_t)(cmask) << 24)
@@ -258,31 +255,34 @@ void td_pm_mem_close(struct td *td)
 }
 
 /*
- * count = offset + sign_extend(rdpmc(index - 1), pmc_width): the UAPI
- * comment of linux/perf_event.h (struct perf_event_mmap_page).
+ * An event's count by RDPMC under its page's seqlock (userpage.h), inside
+ * guard where the serving source set one (td_pm_guard: a hybrid part's
+ * E-core may lack the counter a P-core gave the event); false: read(2).
  */
-static inline bool read_one(const struct perf_event_mmap_page *pc,
-			    uint64_t *v)
+static inline bool rdpmc_count(const struct perf_event_mmap_page *pc,
+			       const struct td_cpu_guard *guard, uint64_t *v)
 {
-	uint32_t seq, idx;
-	uint16_t width;
-	uint64_t raw;
+	struct td_user_reading r;
 
-	do {
-		seq = td_load_once(pc->lock);
-		td_compiler_barrier();
-		idx = td_load_once(pc->index);
-		if (!(td_load_once(pc->capabilities) & TD_CAP_USER_RDPMC) ||
-		    !idx)
+	if (!td_user_read(pc, guard, false, &r))
+		return false;
+	*v = r.count;
+	return true;
+}
+
+/*
+ * Every event's count by RDPMC; the guard's test out of the loop (a
+ * constant NULL where there is none: the loop of plain RDPMCs).
+ */
+static inline __attribute__((always_inline)) bool
+rdpmc_counts(const struct td_pm_mem *m, const struct td_cpu_guard *guard,
+	     uint64_t *v)
+{
+	unsigned n = m->model->nr_events;
+
+	for (unsigned i = 0; i < n; i++)
+		if (!rdpmc_count(m->pc[i], guard, &v[i]))
 			return false;
-		width = td_load_once(pc->pmc_width);
-		raw = td_rdpmc(idx - 1);
-		raw = width && width < 64 ? raw << (64 - width) : raw;
-		raw = width && width < 64
-			      ? (uint64_t)((int64_t)raw >> (64 - width)) : raw;
-		*v = (uint64_t)td_load_once(pc->offset) + raw;
-		td_compiler_barrier();
-	} while (td_load_once(pc->lock) != seq);
 	return true;
 }
 
@@ -316,10 +316,11 @@ void td_pm_mem_sample(struct td *td, struct td_sample *s)
 	const struct td_pm_mem_model *md = m->model;
 	uint64_t v[TD_PMM_MAX_EVENTS], c[TD_PMM_NR];
 	const uint64_t *counts = v; /* one event a count (Golden Cove) */
-	bool ok = td->path == TD_PATH_RDPMC;
+	const struct td_cpu_guard *guard = td_pm_guard(td);
+	bool ok = td->path == TD_PATH_RDPMC &&
+		  (TD_LIKELY(!guard) ? rdpmc_counts(m, NULL, v)
+				     : rdpmc_counts(m, guard, v));
 
-	for (unsigned i = 0; ok && i < md->nr_events; i++)
-		ok = read_one(m->pc[i], &v[i]);
 	if (!ok && !read_group(m, v)) {
 		td->untrusted++;
 		s->valid = false;

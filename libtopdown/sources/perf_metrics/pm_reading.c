@@ -33,10 +33,6 @@
 #include "barrier.h"
 #include "perf_metrics.h"
 
-/* cap_user_rdpmc is bit 2 of perf_event_mmap_page.capabilities. */
-#define TD_CAP_USER_RDPMC (UINT64_C(1) << 2)
-
-
 struct raw_reading {
 	uint64_t slots;
 	uint64_t metrics;

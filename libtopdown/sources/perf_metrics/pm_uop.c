@@ -37,9 +37,6 @@
 #include "pm_decode.h"
 #include "sources.h"
 
-/* cap_user_rdpmc is bit 2 of perf_event_mmap_page.capabilities. */
-#define TD_CAP_USER_RDPMC (UINT64_C(1) << 2)
-
 /* caps/pmu_name of the cores above (arch/x86/events/intel/core.c
  * intel_pmu_init): Ice Lake client and server, Sapphire Rapids (and
  * Emerald Rapids), Alder Lake's and Raptor Lake's cpu_core; the event's
@@ -135,38 +132,25 @@ void td_pm_uop_close(struct td *td)
 
 /*
  * count = offset + sign_extend(rdpmc(index - 1), pmc_width) (the UAPI
- * comment of struct perf_event_mmap_page).  The fast paths add RDPMC's
+ * comment of struct perf_event_mmap_page; userpage.h), inside the guard
+ * where the serving source set one (a hybrid part's E-core may lack the
+ * counter a P-core gave the event).  The fast paths add RDPMC's
  * value to base = count - value, as the slow path saw it: exact while the
  * page is as then (offset, index unchanged), for the counter's top bit
  * does not change between two page updates either (a counting event
  * starts at -max_period, max_period = 2^47 - 1 on Intel: top bit set,
  * until it wraps, and the overflow's update writes the page).
  */
-static bool rdpmc_count(struct td_pm_uop *u, uint64_t *count)
+static bool rdpmc_count(const struct td *td, struct td_pm_uop *u,
+			uint64_t *count)
 {
-	const struct perf_event_mmap_page *pc = u->pc;
-	uint32_t seq, idx;
-	uint16_t width;
-	uint64_t raw, ext;
+	struct td_user_reading r;
 
-	do {
-		seq = td_load_once(pc->lock);
-		td_compiler_barrier();
-		idx = td_load_once(pc->index);
-		if (!(td_load_once(pc->capabilities) & TD_CAP_USER_RDPMC) ||
-		    !idx)
-			return false;
-		width = td_load_once(pc->pmc_width);
-		raw = td_rdpmc(idx - 1);
-		ext = width && width < 64
-			      ? (uint64_t)((int64_t)(raw << (64 - width)) >>
-					   (64 - width))
-			      : raw;
-		*count = (uint64_t)td_load_once(pc->offset) + ext;
-		u->sel = idx - 1;
-		u->offset = *count - raw;
-		td_compiler_barrier();
-	} while (td_load_once(pc->lock) != seq);
+	if (!td_user_read(u->pc, td_pm_guard(td), false, &r))
+		return false;
+	*count = r.count;
+	u->sel = r.counter;
+	u->offset = r.count - r.raw;
 	return true;
 }
 
@@ -197,7 +181,7 @@ void td_pm_uop_sample(struct td *td, struct td_sample *s)
 
 	if (!u->on)
 		return;
-	if ((td->path == TD_PATH_RDPMC && rdpmc_count(u, &v)) ||
+	if ((td->path == TD_PATH_RDPMC && rdpmc_count(td, u, &v)) ||
 	    read_count(u, &v))
 		s->aux = v;
 }
