@@ -245,28 +245,21 @@ static inline void td_policy_close(struct td_policy *p, uint64_t at)
 }
 
 /*
- * A record that holds a region's boundary readings, written by a
- * source's fast end and turned into counts by record.c: slots and qerr
- * the raw SLOTS at end and begin, cat[0] and cat[1] the source's raw
- * word (struct td_sample raw) at begin and end.  A private flag bit,
- * never in a finished record.
+ * A record that holds a region's boundary readings (or the differences
+ * of its counter values), written raw by a source's fast end and turned
+ * into counts by the struct td_record_finisher its reserved[0] names
+ * (record.c calls it).  A private flag bit, never in a finished record.
  */
 #define TD_RECORD_READINGS (1u << 31)
 /*
- * With TD_RECORD_READINGS: a record of a source's counter values instead
- * (cat[] their differences, reserved[0] a struct td_record_finisher that
- * turns it into counts).  Private too.
+ * With TD_RECORD_READINGS: cat[] holds the differences of the source's
+ * counter values (not two readings).  Private too; bits 29 down to 10
+ * of a record of readings are its source's own, for its finisher.
  */
 #define TD_RECORD_VALUES (1u << 30)
-/*
- * With TD_RECORD_READINGS: cat[2] holds the region's INT_MISC.
- * UOP_DROPPING count, which finishing the record moves as a result's
- * end does (pm_decode.h td_uop_move).  Private too.
- */
-#define TD_RECORD_UOP (1u << 29)
 
 /*
- * What finishes a TD_RECORD_VALUES record: immutable and never freed, so
+ * What finishes a TD_RECORD_READINGS record: immutable and never freed, so
  * that a record copied out of its buffer while attached decodes after
  * its handle is closed (td_record_decode is pure: it may outlive td).
  * A source embeds it first in the decoding parameters it keeps.

@@ -251,6 +251,20 @@ static inline uint64_t td_pm_uop_now(const struct td *td)
 	return u->offset + td_rdpmc(u->sel);
 }
 
+/*
+ * A record of readings the fast end writes (pm_fast.c end_to_record):
+ * slots and qerr the raw SLOTS at end and begin, cat[0] and cat[1]
+ * PERF_METRICS at begin and end, and with TD_RECORD_UOP cat[2] the
+ * region's INT_MISC.UOP_DROPPING count, which finishing the record moves
+ * as a result's end does (pm_decode.h td_uop_move); reserved[0] names
+ * td_pm_readings_finisher (pm_record.c), which makes its counts.
+ */
+#define TD_RECORD_UOP (1u << 29)
+_Static_assert((TD_RECORD_UOP & (TD_RECORD_READINGS | TD_RECORD_VALUES |
+				 TD_RESULT_L2 | TD_RESULT_FE_UNREFINED)) == 0,
+	       "a source's own record bit");
+extern TD_HIDDEN const struct td_record_finisher td_pm_readings_finisher;
+
 /* pm_pmu.c: PERF_METRICS' events on the core PMU; -EOPNOTSUPP: none. */
 TD_HIDDEN int td_pm_pmu_find(const struct td_pmu *pmu, struct td_pm_pmu *pm);
 /* pm_group.c: the perf_event group of SLOTS and the metrics. */

@@ -299,22 +299,24 @@ static inline __attribute__((always_inline)) int end_result(
 
 /*
  * Records attached, nothing folded since the begin: the record keeps the
- * two boundary readings and decodes nothing (record.c does, later, as
- * end_same_snap does); the policy learns the length as a fast end
- * without output does.  A full buffer counts the record dropped.
+ * two boundary readings and decodes nothing (pm_record.c does, later,
+ * as end_same_snap does); the policy learns the length as a fast end
+ * without output does.  A full buffer counts the record dropped.  uop, a
+ * constant of each copy: INT_MISC.UOP_DROPPING counted (aux its count at
+ * end), so that the copy tests it once.
  */
-static void end_to_record(struct td *td, struct td_region_priv *p,
-			  uint64_t slots, uint32_t metrics_lo,
-			  uint32_t metrics_hi, uint64_t aux)
+static inline __attribute__((always_inline)) void end_to_record(
+	struct td *td, struct td_region_priv *p, uint64_t slots,
+	uint32_t metrics_lo, uint32_t metrics_hi, bool uop, uint64_t aux)
 {
-	const struct td_pm_uop *u = &td_pm_of(td)->pm.uop;
 	struct td_sink *k = &td->sink;
 	struct td_record *rec;
+	unsigned flags;
 
 	td_pm_of(td)->last_raw_slots = slots;
-	td_pm_of(td)->last_pair_slots = slots;
+	td_store_once(td_pm_of(td)->last_pair_slots, slots); /* unmerged */
 	td_pm_of(td)->last_raw_metrics_half[0] = metrics_lo;
-	td_pm_of(td)->last_raw_metrics_half[1] = metrics_hi;
+	td_store_once(td_pm_of(td)->last_raw_metrics_half[1], metrics_hi);
 	td_learn_length(td, p, slots - p->slots);
 	td_policy_close(&td->policy, slots + td->snap.base.slots);
 	p->owner = NULL;
@@ -328,16 +330,31 @@ static void end_to_record(struct td *td, struct td_region_priv *p,
 	rec->qerr = p->slots;
 	rec->cat[0] = (int64_t)p->raw;
 	/* PERF_METRICS at end as RDPMC gave it: two halves, little endian */
-	memcpy((char *)&rec->cat[1], &metrics_lo, 4);
-	memcpy((char *)&rec->cat[1] + 4, &metrics_hi, 4);
-	rec->flags = k->readings_flags | u->fe_flag; /* resets 0, name NULL:
-							finish_readings */
-	if (u->on && p->aux != TD_AUX_NONE) { /* the drop, for the move */
+	td_pm_store_halves((uint64_t *)&rec->cat[1], metrics_lo, metrics_hi);
+	/* resets 0, name NULL: pm_record.c finish_readings */
+	flags = k->readings_flags;
+	if (!uop) {
+		flags |= td_pm_of(td)->pm.uop.fe_flag;
+	} else if (TD_LIKELY(p->aux != TD_AUX_NONE)) { /* the drop, moved */
 		rec->cat[2] = (int64_t)(aux - p->aux);
-		rec->flags |= TD_RECORD_UOP;
-	} else if (u->on) {
-		rec->flags |= TD_RESULT_FE_UNREFINED;
+		flags |= TD_RECORD_UOP;
+	} else { /* a begin that could not read it */
+		flags |= TD_RESULT_FE_UNREFINED;
 	}
+	rec->flags = flags;
+	rec->reserved[0] = (uintptr_t)&td_pm_readings_finisher;
+}
+
+/* The same, INT_MISC.UOP_DROPPING read here where it is counted. */
+static inline __attribute__((always_inline)) void end_to_record_now(
+	struct td *td, struct td_region_priv *p, uint64_t slots,
+	uint32_t metrics_lo, uint32_t metrics_hi)
+{
+	if (TD_LIKELY(td_pm_of(td)->pm.uop.on))
+		end_to_record(td, p, slots, metrics_lo, metrics_hi, true,
+			      td_pm_uop_now(td));
+	else
+		end_to_record(td, p, slots, metrics_lo, metrics_hi, false, 0);
 }
 
 static int end_unusual(struct td *td, struct td_region *r, uint64_t slots);
@@ -358,8 +375,7 @@ static __attribute__((noinline)) int end_keyed(struct td *td,
 	if (TD_LIKELY((lock | TD_END_KEY_SINK) == td->end_key &&
 		      same_epoch(td, p))) {
 		td_rdpmc_halves(TD_RDPMC_METRICS, &lo, &hi);
-		end_to_record(td, p, slots, (uint32_t)lo, (uint32_t)hi,
-			      td_pm_of(td)->pm.uop.on ? td_pm_uop_now(td) : 0);
+		end_to_record_now(td, p, slots, (uint32_t)lo, (uint32_t)hi);
 		return 0;
 	}
 	return end_unusual(td, r, slots);
@@ -426,7 +442,8 @@ int td_pm_end_reading(struct td *td, struct td_region_priv *p,
 		return end_same_snap(td, p, res, slots, metrics, aux);
 	if (!res && sink == TD_END_KEY_SINK) {
 		end_to_record(td, p, slots, (uint32_t)metrics,
-			      (uint32_t)(metrics >> 32), aux);
+			      (uint32_t)(metrics >> 32),
+			      td_pm_of(td)->pm.uop.on, aux);
 		return 0;
 	}
 	if (res || sink)
