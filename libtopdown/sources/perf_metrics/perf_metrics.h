@@ -73,6 +73,8 @@ struct td_pm_mem {
 struct td_pm_uop {
 	bool wanted;     /* perf refines frontend bound on this core */
 	bool on;         /* counting: results refined (else flagged) */
+	bool on_l2;      /* on, level 2 decoded: the fast ends' common
+			    case, tested once (pm_fast.c) */
 	int fd;
 	struct perf_event_mmap_page *pc;
 	unsigned fe_flag; /* TD_RESULT_FE_UNREFINED where wanted, not on */
@@ -308,6 +310,10 @@ TD_HIDDEN int td_end_with_reading(struct td *td, struct td_region_priv *p,
 TD_HIDDEN int td_pm_end_reading(struct td *td, struct td_region_priv *p,
 				struct td_result *res, uint64_t slots,
 				uint64_t metrics, uint64_t aux);
+/* The same where res is not NULL: one test less. */
+TD_HIDDEN int td_pm_end_reading_result(struct td *td, struct td_region_priv *p,
+				       struct td_result *res, uint64_t slots,
+				       uint64_t metrics, uint64_t aux);
 /*
  * pm_memory.c: the memory drill-down (TD_OPT_MEMORY).  open: its group
  * where req->memory (-EOPNOTSUPP or -ENOSPC where the CPU has none, the
