@@ -180,11 +180,22 @@ struct td_policy {
 	 * capped at one reset's cost so that a quiet stretch cannot pay for
 	 * a burst; it is brought up to date only on the slow path.
 	 */
-	uint64_t measured;    /* slots of the stretches with a region open,
-				 up to the last time none was */
+	/*
+	 * The measured slots of the stretches closed, less open_since while
+	 * one is open (wrapping arithmetic): a begin that opens a stretch
+	 * subtracts where it starts, the end that closes it adds where it
+	 * ends, one instruction each (policy.c measured_until adds now back
+	 * while open).
+	 */
+	uint64_t measured_less;
 	uint64_t measured_seen; /* measured when credit was last updated */
-	uint64_t open_n;      /* regions begun and not ended */
-	uint64_t open_since;  /* folded SLOTS when open_n last left 0 */
+	/*
+	 * Regions begun and not ended, less one (-1: none open), so that
+	 * the begin's increment sets the flags its test needs (0: it opened
+	 * a stretch) and the end's decrement too (negative: it closed one).
+	 */
+	int64_t open_less1;
+	uint64_t open_since;  /* folded SLOTS when the stretch opened */
 	double credit;
 	/*
 	 * Raw SLOTS below which the budget cannot allow a reset for a
@@ -220,40 +231,35 @@ static inline uint64_t td_policy_by_err(const struct td_policy *p,
  */
 static inline void td_policy_open(struct td_policy *p, uint64_t at)
 {
-	if (TD_LIKELY(p->open_n++ == 0)) /* most regions nest in none */
+	if (TD_LIKELY(++p->open_less1 == 0)) { /* most regions nest in none */
 		p->open_since = at;
+		p->measured_less -= at;
+	}
 }
 
 /* A region ended at folded SLOTS at: the stretch ends if it was the last. */
 static inline void td_policy_close(struct td_policy *p, uint64_t at)
 {
-	if (TD_LIKELY(--p->open_n == 0))
-		p->measured += at - p->open_since;
+	if (TD_LIKELY(--p->open_less1 < 0))
+		p->measured_less += at;
 }
 
 /*
- * A record that holds a region's boundary readings, written by a
- * source's fast end and turned into counts by record.c: slots and qerr
- * the raw SLOTS at end and begin, cat[0] and cat[1] the source's raw
- * word (struct td_sample raw) at begin and end.  A private flag bit,
- * never in a finished record.
+ * A record that holds a region's boundary readings (or the differences
+ * of its counter values), written raw by a source's fast end and turned
+ * into counts by the struct td_record_finisher its reserved[0] names
+ * (record.c calls it).  A private flag bit, never in a finished record.
  */
 #define TD_RECORD_READINGS (1u << 31)
 /*
- * With TD_RECORD_READINGS: a record of a source's counter values instead
- * (cat[] their differences, reserved[0] a struct td_record_finisher that
- * turns it into counts).  Private too.
+ * With TD_RECORD_READINGS: cat[] holds the differences of the source's
+ * counter values (not two readings).  Private too; bits 29 down to 10
+ * of a record of readings are its source's own, for its finisher.
  */
 #define TD_RECORD_VALUES (1u << 30)
-/*
- * With TD_RECORD_READINGS: cat[2] holds the region's INT_MISC.
- * UOP_DROPPING count, which finishing the record moves as a result's
- * end does (pm_decode.h td_uop_move).  Private too.
- */
-#define TD_RECORD_UOP (1u << 29)
 
 /*
- * What finishes a TD_RECORD_VALUES record: immutable and never freed, so
+ * What finishes a TD_RECORD_READINGS record: immutable and never freed, so
  * that a record copied out of its buffer while attached decodes after
  * its handle is closed (td_record_decode is pure: it may outlive td).
  * A source embeds it first in the decoding parameters it keeps.

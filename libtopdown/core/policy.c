@@ -95,8 +95,9 @@ void td_policy_setup(struct td_policy *p, bool level2, bool track)
 
 	p->k_q16 = factor > 0 ? (uint64_t)(factor * 65536) : 0;
 	p->track = track;
-	p->measured = p->measured_seen = 0;
-	p->open_n = p->open_since = 0;
+	p->measured_less = p->measured_seen = 0;
+	p->open_less1 = -1;
+	p->open_since = 0;
 	p->credit = 0;
 	p->budget_at = (uint64_t)((double)p->cost / p->budget);
 	if (p->kind == TD_RESET_NEVER) /* never reached */
@@ -109,9 +110,11 @@ void td_policy_setup(struct td_policy *p, bool level2, bool track)
  */
 static uint64_t measured_until(const struct td_policy *p, uint64_t now)
 {
-	if (p->open_n && now > p->open_since)
-		return p->measured + (now - p->open_since);
-	return p->measured;
+	if (p->open_less1 < 0)
+		return p->measured_less;
+	if (now > p->open_since) /* measured_less + open_since + (now - it) */
+		return p->measured_less + now;
+	return p->measured_less + p->open_since;
 }
 
 /* budget x the slots measured since the last update, capped. */

@@ -1,58 +1,24 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Per-iteration records: the buffer a harness attaches (the region end
- * puts records there: core/result.c td_sink_put), and the pure functions
- * that turn a record or two raw readings into a result.
+ * puts records there: core/result.c td_sink_put), and the pure function
+ * that turns a record into a result.
  */
 #include <errno.h>
 #include <string.h>
 
 #include "output.h"
-#include "pm_decode.h"
 #include "source.h"
 
 /*
- * A record of readings (TD_RECORD_READINGS, written by the fast end) as
- * the counts of a finished record: the same delta end_same_snap takes
- * of the same two readings, and the same consistency test.
- */
-static void finish_readings(struct td_record *rec)
-{
-	bool l2 = rec->flags & TD_RESULT_L2;
-	unsigned fe = rec->flags & TD_RESULT_FE_UNREFINED;
-	struct td_delta d;
-
-	td_readings_delta(rec->qerr, (uint64_t)rec->cat[0], rec->slots,
-			  (uint64_t)rec->cat[1], &d);
-	if (rec->flags & TD_RECORD_UOP)
-		td_uop_move(&d, l2, rec->cat[2]);
-	rec->slots = d.slots > 0 ? (uint64_t)d.slots : 0;
-	memcpy(rec->cat, d.cat, sizeof(rec->cat));
-	if (!l2)
-		memset(rec->cat + TD_NR_L1, 0,
-		       (TD_NR_METRICS - TD_NR_L1) * sizeof(rec->cat[0]));
-	rec->qerr = d.qerr;
-	rec->flags = (l2 ? TD_RESULT_L2 : 0) | fe;
-	if (!td_delta_consistent(&d, l2))
-		rec->flags |= TD_RESULT_UNRELIABLE;
-	rec->resets = 0;
-	rec->name = NULL;
-	memset(rec->reserved, 0, sizeof(rec->reserved));
-}
-
-/*
- * Any record of readings, finished.  A record of values names what
- * finishes it, which outlives its handle (internal.h).
+ * A record a source's fast end wrote raw (TD_RECORD_READINGS), finished
+ * by what it names, which outlives its handle (internal.h).
  */
 static void finish_record(struct td_record *rec)
 {
-	const struct td_record_finisher *f;
+	const struct td_record_finisher *f =
+		(const struct td_record_finisher *)(uintptr_t)rec->reserved[0];
 
-	if (!(rec->flags & TD_RECORD_VALUES)) {
-		finish_readings(rec);
-		return;
-	}
-	f = (const struct td_record_finisher *)(uintptr_t)rec->reserved[0];
 	f->finish(f, rec);
 }
 
@@ -140,26 +106,5 @@ int td_record_decode(const struct td_record *rec, struct td_result *res)
 		td_record_mem(rec, res);
 	if (rec->flags & TD_RESULT_UNRELIABLE)
 		td_record_mark_unreliable(res);
-	return 0;
-}
-
-int td_decode_readings(uint64_t slots0, uint64_t metrics0, uint64_t slots1,
-		       uint64_t metrics1, unsigned levels,
-		       struct td_result *res)
-{
-	struct td_delta d;
-
-	if (!res || (levels != 1 && levels != 2))
-		return -EINVAL;
-	slots0 &= TD_SLOTS_MASK;
-	slots1 &= TD_SLOTS_MASK;
-	if (slots1 < slots0)
-		return -ERANGE;
-	td_readings_delta(slots0, metrics0, slots1, metrics1, &d);
-	if (levels == 1) /* the level-2 bytes are not the CPU's */
-		memset(d.cat + TD_NR_L1, 0,
-		       (TD_NR_METRICS - TD_NR_L1) * sizeof(d.cat[0]));
-	td_decode(&d, levels == 2, res);
-	res->resets = 0;
 	return 0;
 }

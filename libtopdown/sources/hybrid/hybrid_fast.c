@@ -116,6 +116,9 @@ int td_hybrid_fast_end(struct td *td, struct td_region_priv *p,
 	    td_load_once(td_pm_of(td)->slots_pc->lock) != td->last_lock ||
 	    !ecore_quiet(td_hybrid_of(td)) || slots < td_pm_of(td)->last_raw_slots)
 		return td_slow_end_read(td, p, res);
+	if (res)
+		return td_pm_end_reading_result(td, p, res, slots, metrics,
+						aux);
 	return td_pm_end_reading(td, p, res, slots, metrics, aux);
 }
 

@@ -74,6 +74,8 @@ struct td_pm_mem {
 struct td_pm_uop {
 	bool wanted;     /* perf refines frontend bound on this core */
 	bool on;         /* counting: results refined (else flagged) */
+	bool on_l2;      /* on, level 2 decoded: the fast ends' common
+			    case, tested once (pm_fast.c) */
 	int fd;
 	struct perf_event_mmap_page *pc;
 	unsigned fe_flag; /* TD_RESULT_FE_UNREFINED where wanted, not on */
@@ -304,6 +306,20 @@ static inline uint32_t td_pm_restores(uint32_t lock0, uint32_t lock1)
 	       (TD_PAGE_WRITES_SCHED_OUT + TD_PAGE_WRITES_SCHED_IN);
 }
 
+/*
+ * A record of readings the fast end writes (pm_fast.c end_to_record):
+ * slots and qerr the raw SLOTS at end and begin, cat[0] and cat[1]
+ * PERF_METRICS at begin and end, and with TD_RECORD_UOP cat[2] the
+ * region's INT_MISC.UOP_DROPPING count, which finishing the record moves
+ * as a result's end does (pm_decode.h td_uop_move); reserved[0] names
+ * td_pm_readings_finisher (pm_record.c), which makes its counts.
+ */
+#define TD_RECORD_UOP (1u << 29)
+_Static_assert((TD_RECORD_UOP & (TD_RECORD_READINGS | TD_RECORD_VALUES |
+				 TD_RESULT_L2 | TD_RESULT_FE_UNREFINED)) == 0,
+	       "a source's own record bit");
+extern TD_HIDDEN const struct td_record_finisher td_pm_readings_finisher;
+
 /* pm_pmu.c: PERF_METRICS' events on the core PMU; -EOPNOTSUPP: none. */
 TD_HIDDEN int td_pm_pmu_find(const struct td_pmu *pmu, struct td_pm_pmu *pm);
 /* pm_group.c: the perf_event group of SLOTS and the metrics. */
@@ -347,6 +363,10 @@ TD_HIDDEN int td_end_with_reading(struct td *td, struct td_region_priv *p,
 TD_HIDDEN int td_pm_end_reading(struct td *td, struct td_region_priv *p,
 				struct td_result *res, uint64_t slots,
 				uint64_t metrics, uint64_t aux);
+/* The same where res is not NULL: one test less. */
+TD_HIDDEN int td_pm_end_reading_result(struct td *td, struct td_region_priv *p,
+				       struct td_result *res, uint64_t slots,
+				       uint64_t metrics, uint64_t aux);
 /*
  * pm_memory.c: the memory drill-down (TD_OPT_MEMORY).  open: its group
  * where req->memory (-EOPNOTSUPP or -ENOSPC where the CPU has none, the

@@ -4,7 +4,7 @@
  * since the same reset (raw, as RDPMC gives them) turned into a delta
  * of category slots x 255 and into fractions, with the generic
  * arithmetic of decode.h.  The fast end with a result (pm_fast.c)
- * inlines it, records of readings (output/record.c) and
+ * inlines it, records of readings (pm_record.c) and
  * td_decode_readings take the same delta.  Not installed.
  */
 #ifndef TD_PM_DECODE_H

@@ -199,7 +199,7 @@ static inline __attribute__((always_inline)) int end_same_snap_l2(
 	unsigned fe_flag)
 {
 	td_pm_of(td)->last_raw_slots = slots;
-	td_pm_of(td)->last_pair_slots = slots;
+	td_store_once(td_pm_of(td)->last_pair_slots, slots); /* unmerged */
 	td_pm_of(td)->last_raw_metrics = metrics;
 	td_learn_length(td, p, slots - p->slots);
 	td_policy_close(&td->policy, slots + td->snap.base.slots);
@@ -231,15 +231,18 @@ static inline __attribute__((always_inline)) int end_same_snap_l2(
  * share (pm_decode.h td_uop_move), and, where the core wants it but the
  * counter could not be had, the plain one flagged.  A begin that could
  * not read the counter (aux TD_AUX_NONE): the general route flags it.
+ * on_l2, a constant of each copy: the caller knows the counter counted
+ * and level 2 decoded (struct td_pm_uop on_l2), so that this copy tests
+ * neither.
  */
 static inline __attribute__((always_inline)) int end_same_snap(
 	struct td *td, struct td_region_priv *p, struct td_result *res,
-	uint64_t slots, uint64_t metrics, uint64_t aux)
+	uint64_t slots, uint64_t metrics, uint64_t aux, bool on_l2)
 {
 	const struct td_pm_uop *u = &td_pm_of(td)->pm.uop;
-	bool l2 = td_pm_of(td)->pm.pmu.nr_metrics == TD_NR_METRICS;
+	bool l2 = on_l2 || td_pm_of(td)->pm.pmu.nr_metrics == TD_NR_METRICS;
 
-	if (u->on) {
+	if (on_l2 || u->on) {
 		int64_t drop = (int64_t)(aux - p->aux);
 
 		if (TD_UNLIKELY(p->aux == TD_AUX_NONE))
@@ -284,7 +287,7 @@ static __attribute__((noinline)) int end_result_keyed(
  */
 static inline __attribute__((always_inline)) int end_result(
 	struct td *td, struct td_region *r, struct td_result *res,
-	uint64_t slots, uint64_t metrics, uint64_t aux)
+	uint64_t slots, uint64_t metrics, uint64_t aux, bool on_l2)
 {
 	struct td_region_priv *p = priv(r);
 	uint64_t lock;
@@ -293,28 +296,30 @@ static inline __attribute__((always_inline)) int end_result(
 		return td_slow_end(td, r, res);
 	lock = td_load_once(td_pm_of(td)->slots_pc->lock);
 	if (TD_LIKELY(lock == td->end_key && same_epoch(td, p)))
-		return end_same_snap(td, p, res, slots, metrics, aux);
+		return end_same_snap(td, p, res, slots, metrics, aux, on_l2);
 	return end_result_keyed(td, p, slots, metrics, lock, res, aux);
 }
 
 /*
  * Records attached, nothing folded since the begin: the record keeps the
- * two boundary readings and decodes nothing (record.c does, later, as
- * end_same_snap does); the policy learns the length as a fast end
- * without output does.  A full buffer counts the record dropped.
+ * two boundary readings and decodes nothing (pm_record.c does, later,
+ * as end_same_snap does); the policy learns the length as a fast end
+ * without output does.  A full buffer counts the record dropped.  uop, a
+ * constant of each copy: INT_MISC.UOP_DROPPING counted (aux its count at
+ * end), so that the copy tests it once.
  */
-static void end_to_record(struct td *td, struct td_region_priv *p,
-			  uint64_t slots, uint32_t metrics_lo,
-			  uint32_t metrics_hi, uint64_t aux)
+static inline __attribute__((always_inline)) void end_to_record(
+	struct td *td, struct td_region_priv *p, uint64_t slots,
+	uint32_t metrics_lo, uint32_t metrics_hi, bool uop, uint64_t aux)
 {
-	const struct td_pm_uop *u = &td_pm_of(td)->pm.uop;
 	struct td_sink *k = &td->sink;
 	struct td_record *rec;
+	unsigned flags;
 
 	td_pm_of(td)->last_raw_slots = slots;
-	td_pm_of(td)->last_pair_slots = slots;
+	td_store_once(td_pm_of(td)->last_pair_slots, slots); /* unmerged */
 	td_pm_of(td)->last_raw_metrics_half[0] = metrics_lo;
-	td_pm_of(td)->last_raw_metrics_half[1] = metrics_hi;
+	td_store_once(td_pm_of(td)->last_raw_metrics_half[1], metrics_hi);
 	td_learn_length(td, p, slots - p->slots);
 	td_policy_close(&td->policy, slots + td->snap.base.slots);
 	p->owner = NULL;
@@ -328,16 +333,31 @@ static void end_to_record(struct td *td, struct td_region_priv *p,
 	rec->qerr = p->slots;
 	rec->cat[0] = (int64_t)p->raw;
 	/* PERF_METRICS at end as RDPMC gave it: two halves, little endian */
-	memcpy((char *)&rec->cat[1], &metrics_lo, 4);
-	memcpy((char *)&rec->cat[1] + 4, &metrics_hi, 4);
-	rec->flags = k->readings_flags | u->fe_flag; /* resets 0, name NULL:
-							finish_readings */
-	if (u->on && p->aux != TD_AUX_NONE) { /* the drop, for the move */
+	td_pm_store_halves((uint64_t *)&rec->cat[1], metrics_lo, metrics_hi);
+	/* resets 0, name NULL: pm_record.c finish_readings */
+	flags = k->readings_flags;
+	if (!uop) {
+		flags |= td_pm_of(td)->pm.uop.fe_flag;
+	} else if (TD_LIKELY(p->aux != TD_AUX_NONE)) { /* the drop, moved */
 		rec->cat[2] = (int64_t)(aux - p->aux);
-		rec->flags |= TD_RECORD_UOP;
-	} else if (u->on) {
-		rec->flags |= TD_RESULT_FE_UNREFINED;
+		flags |= TD_RECORD_UOP;
+	} else { /* a begin that could not read it */
+		flags |= TD_RESULT_FE_UNREFINED;
 	}
+	rec->flags = flags;
+	rec->reserved[0] = (uintptr_t)&td_pm_readings_finisher;
+}
+
+/* The same, INT_MISC.UOP_DROPPING read here where it is counted. */
+static inline __attribute__((always_inline)) void end_to_record_now(
+	struct td *td, struct td_region_priv *p, uint64_t slots,
+	uint32_t metrics_lo, uint32_t metrics_hi)
+{
+	if (TD_LIKELY(td_pm_of(td)->pm.uop.on))
+		end_to_record(td, p, slots, metrics_lo, metrics_hi, true,
+			      td_pm_uop_now(td));
+	else
+		end_to_record(td, p, slots, metrics_lo, metrics_hi, false, 0);
 }
 
 static int end_unusual(struct td *td, struct td_region *r, uint64_t slots);
@@ -358,8 +378,7 @@ static __attribute__((noinline)) int end_keyed(struct td *td,
 	if (TD_LIKELY((lock | TD_END_KEY_SINK) == td->end_key &&
 		      same_epoch(td, p))) {
 		td_rdpmc_halves(TD_RDPMC_METRICS, &lo, &hi);
-		end_to_record(td, p, slots, (uint32_t)lo, (uint32_t)hi,
-			      td_pm_of(td)->pm.uop.on ? td_pm_uop_now(td) : 0);
+		end_to_record_now(td, p, slots, (uint32_t)lo, (uint32_t)hi);
 		return 0;
 	}
 	return end_unusual(td, r, slots);
@@ -392,19 +411,63 @@ static __attribute__((noinline)) int end_unusual(struct td *td,
 	return 0;
 }
 
-/* End with a result on the fast handle: both registers, then the checks. */
+/*
+ * End with a result on the fast handle: both registers (and
+ * INT_MISC.UOP_DROPPING next to them where it counts), then the checks.
+ * The common case, the counter counting and level 2 decoded, tested once
+ * for the read and the decode.
+ */
 static __attribute__((noinline)) int end_with_result(struct td *td,
 						     struct td_region *r,
 						     struct td_result *res)
 {
+	const struct td_pm_uop *u = &td_pm_of(td)->pm.uop;
 	uint64_t lo, hi, mlo, mhi, aux = 0;
 
 	td_rdpmc_pair(TD_RDPMC_SLOTS, TD_RDPMC_METRICS, &lo, &hi, &mlo, &mhi);
-	if (td_pm_of(td)->pm.uop.on) /* next to them */
+	if (TD_LIKELY(u->on_l2)) {
+		aux = td_pm_uop_now(td);
+		td_compiler_barrier();
+		return end_result(td, r, res, td_join48(lo, hi),
+				  (mhi << 32) | mlo, aux, true);
+	}
+	if (u->on)
 		aux = td_pm_uop_now(td);
 	td_compiler_barrier();
 	return end_result(td, r, res, td_join48(lo, hi), (mhi << 32) | mlo,
-			  aux);
+			  aux, false);
+}
+
+/* td_pm_end_reading with a result: its caller knows it has one. */
+__attribute__((noinline)) int td_pm_end_reading_result(
+	struct td *td, struct td_region_priv *p, struct td_result *res,
+	uint64_t slots, uint64_t metrics, uint64_t aux)
+{
+	if ((td->end_key & (TD_END_KEY_SINK | TD_END_KEY_NAMED)) ||
+	    !same_epoch(td, p))
+		return td_end_with_reading(td, p, res, slots, metrics, aux);
+	if (TD_LIKELY(td_pm_of(td)->pm.uop.on_l2))
+		return end_same_snap(td, p, res, slots, metrics, aux, true);
+	return end_same_snap(td, p, res, slots, metrics, aux, false);
+}
+
+/*
+ * td_pm_end_reading without a result (res NULL): a record, a named
+ * region's end.  Its caller's arguments, so that it is entered by a jump.
+ */
+static __attribute__((noinline)) int end_reading_sink(
+	struct td *td, struct td_region_priv *p, struct td_result *res,
+	uint64_t slots, uint64_t metrics, uint64_t aux)
+{
+	if ((td->end_key & (TD_END_KEY_SINK | TD_END_KEY_NAMED)) ==
+		    TD_END_KEY_SINK &&
+	    same_epoch(td, p)) {
+		end_to_record(td, p, slots, (uint32_t)metrics,
+			      (uint32_t)(metrics >> 32),
+			      td_pm_of(td)->pm.uop.on, aux);
+		return 0;
+	}
+	return td_end_with_reading(td, p, res, slots, metrics, aux);
 }
 
 /*
@@ -412,31 +475,28 @@ static __attribute__((noinline)) int end_with_result(struct td *td,
  * checked as this one checks its own (the hybrid source's guarded reads:
  * its page as last seen, the E-cores quiet): with nothing changed since
  * the begin, this path's routes (the exact decode, a record of readings,
- * the length learnt); else the general one.
+ * the length learnt); else the general one.  No output here, with no
+ * frame of its own; the rest in td_pm_end_reading_result and
+ * end_reading_sink.
  */
 int td_pm_end_reading(struct td *td, struct td_region_priv *p,
 		      struct td_result *res, uint64_t slots, uint64_t metrics,
 		      uint64_t aux)
 {
-	uint64_t sink = td->end_key & (TD_END_KEY_SINK | TD_END_KEY_NAMED);
+	uint64_t at;
 
-	if (!same_epoch(td, p))
-		return td_end_with_reading(td, p, res, slots, metrics, aux);
-	if (res && !sink)
-		return end_same_snap(td, p, res, slots, metrics, aux);
-	if (!res && sink == TD_END_KEY_SINK) {
-		end_to_record(td, p, slots, (uint32_t)metrics,
-			      (uint32_t)(metrics >> 32), aux);
-		return 0;
-	}
-	if (res || sink)
-		return td_end_with_reading(td, p, res, slots, metrics, aux);
-	td_pm_of(td)->last_raw_slots = slots; /* no output: the length, the pair */
-	td_pm_of(td)->last_pair_slots = slots;
+	if (res)
+		return td_pm_end_reading_result(td, p, res, slots, metrics,
+						aux);
+	if ((td->end_key & (TD_END_KEY_SINK | TD_END_KEY_NAMED)) ||
+	    !same_epoch(td, p))
+		return end_reading_sink(td, p, res, slots, metrics, aux);
+	td_pm_of(td)->last_raw_slots = slots; /* the length, the pair */
+	td_store_once(td_pm_of(td)->last_pair_slots, slots); /* unmerged */
 	td_pm_of(td)->last_raw_metrics = metrics;
-	td_learn_length(td, p, slots + td->snap.base.slots -
-					 p->snap.base.slots - p->slots);
-	td_policy_close(&td->policy, slots + td->snap.base.slots);
+	at = slots + td->snap.base.slots;
+	td_policy_close(&td->policy, at);
+	td_learn_length(td, p, at - p->snap.base.slots - p->slots);
 	p->owner = NULL;
 	return 0;
 }

@@ -102,12 +102,14 @@ void td_pm_uop_open(struct td *td, const struct td_open_req *req)
 	u->fd = -1;
 	u->pc = NULL;
 	u->on = false;
+	u->on_l2 = false;
 	u->wanted = config != 0;
 	u->fe_flag = u->wanted ? TD_RESULT_FE_UNREFINED : 0;
 	if (!u->wanted || !req->uop_dropping)
 		return;
 	if (open_counter(td, u, config, req->include_kernel)) {
 		u->on = true;
+		u->on_l2 = td_pm_of(td)->pm.pmu.nr_metrics == TD_NR_METRICS;
 		u->fe_flag = 0;
 		return;
 	}
@@ -127,6 +129,7 @@ void td_pm_uop_close(struct td *td)
 	u->pc = NULL;
 	u->fd = -1;
 	u->on = false;
+	u->on_l2 = false;
 	u->fe_flag = TD_RESULT_FE_UNREFINED;
 }
 
