@@ -35,34 +35,42 @@
  */
 
 /*
- * x86's counters are 48 bits wide on every model this path serves (the
+ * The width nearly every counter has, whose value needs no variable
+ * shift: x86's are 48 bits wide on every model this path serves (the
  * pages' pmc_width: the Intel SDM's IA32_PMCx and AMD's PERF_CTRx), a
- * width RDPMC's two halves sign-extend with constant shifts.
+ * width RDPMC's two halves sign-extend with constant shifts; Arm's are
+ * 64 bits wide where the event asked for a long counter (config1 bit 0,
+ * counters_open.c; arch_perf_update_userpage in the kernel's
+ * arch/arm64/kernel/perf_event.c), their value as MRS gives it.
  */
 #if defined(__x86_64__)
-#define TD_FAST_W48 1
+#define TD_FAST_FIXED_WIDTH 48
+#elif defined(__aarch64__)
+#define TD_FAST_FIXED_WIDTH 64
 #else
-#define TD_FAST_W48 0
+#define TD_FAST_FIXED_WIDTH 0
 #endif
 
 /*
  * A counter's raw value sign-extended from its width (the UAPI
- * comment's pmc <<= 64 - width; pmc >>= 64 - width).  w48, a constant of
- * each copy of the caller: every counter 48 bits wide (f->w48), whose
- * halves need no variable shift: bits 32-47 sign-extended from the high
- * half, or'ed with the low one.
+ * comment's pmc <<= 64 - width; pmc >>= 64 - width).  fixed, a constant
+ * of each copy of the caller: every counter TD_FAST_FIXED_WIDTH bits
+ * wide, which needs no variable shift: on x86 bits 32-47 sign-extended
+ * from the high half, or'ed with the low one; on Arm the value itself.
  */
 static inline __attribute__((always_inline)) int64_t
-fast_read_raw(const struct td_fast_counter *c, bool w48)
+fast_read_raw(const struct td_fast_counter *c, bool fixed)
 {
 	uint64_t raw, lo, hi;
 
-	if (TD_FAST_W48 && w48) {
+	if (TD_FAST_FIXED_WIDTH == 48 && fixed) {
 		td_rdpmc_halves((uint32_t)c->reader, &lo, &hi);
 		/* lo < 2^32: RDPMC clears bits 32-63 of RAX (arch_x86.h) */
 		return (int64_t)(hi << 48) >> 16 | (int64_t)lo;
 	}
 	raw = td_read_counter(c->reader);
+	if (TD_FAST_FIXED_WIDTH == 64 && fixed)
+		return (int64_t)raw;
 	return (int64_t)(raw << c->shift) >> c->shift;
 }
 
@@ -72,16 +80,17 @@ fast_read_raw(const struct td_fast_counter *c, bool w48)
  * view was taken, so the value is this event's.
  */
 static inline __attribute__((always_inline)) bool
-fast_read(const struct td_fast_counter *c, uint64_t *v, bool w48)
+fast_read(const struct td_fast_counter *c, uint64_t *v, bool fixed)
 {
-	int64_t raw = fast_read_raw(c, w48);
+	int64_t raw = fast_read_raw(c, fixed);
 	uint64_t val;
 
 	td_compiler_barrier();
 	if (TD_UNLIKELY(td_load_once(c->pc->lock) != c->lock))
 		return false;
 	val = c->offset + (uint64_t)raw;
-	if (TD_UNLIKELY(val - c->last >= TD_GEN_STEP_MAX))
+	/* >= TD_GEN_STEP_MAX, a power of two: a shift and a branch */
+	if (TD_UNLIKELY((val - c->last) >> TD_GEN_STEP_SHIFT))
 		return false;
 	*v = val;
 	return true;
@@ -95,26 +104,27 @@ fast_read(const struct td_fast_counter *c, uint64_t *v, bool w48)
  * nothing is read while the view says the group is not counting here.
  */
 /* Counter k's read, then on to counter k - 1 (fast_read_all's switch). */
-#define TD_FAST_READ(k, w48)                                              \
-	if (!fast_read(&f->c[k], &v[k], w48))                             \
+#define TD_FAST_READ(k, fixed)                                            \
+	if (!fast_read(&f->c[k], &v[k], fixed))                           \
 		return false;                                             \
 	__attribute__((fallthrough))
 
-/* Every counter's read, in the copy for w48, its cases base + nr. */
-#define TD_FAST_READS(base, w48)                                          \
-	case (base) + 8: TD_FAST_READ(7, w48);                            \
-	case (base) + 7: TD_FAST_READ(6, w48);                            \
-	case (base) + 6: TD_FAST_READ(5, w48);                            \
-	case (base) + 5: TD_FAST_READ(4, w48);                            \
-	case (base) + 4: TD_FAST_READ(3, w48);                            \
-	case (base) + 3: TD_FAST_READ(2, w48);                            \
-	case (base) + 2: TD_FAST_READ(1, w48);                            \
-	case (base) + 1: return fast_read(&f->c[0], &v[0], w48)
+/* Every counter's read, in the copy for fixed, its cases base + nr. */
+#define TD_FAST_READS(base, fixed)                                        \
+	case (base) + 8: TD_FAST_READ(7, fixed);                          \
+	case (base) + 7: TD_FAST_READ(6, fixed);                          \
+	case (base) + 6: TD_FAST_READ(5, fixed);                          \
+	case (base) + 5: TD_FAST_READ(4, fixed);                          \
+	case (base) + 4: TD_FAST_READ(3, fixed);                          \
+	case (base) + 3: TD_FAST_READ(2, fixed);                          \
+	case (base) + 2: TD_FAST_READ(1, fixed);                          \
+	case (base) + 1: return fast_read(&f->c[0], &v[0], fixed)
 
 /*
- * x86: f->sel picks the copy for the counters' widths with the count,
- * in one switch: nr, plus TD_FAST_ANY_WIDTH unless every counter is 48
- * bits wide (td_gen_fast_refresh).  Elsewhere one copy, by nr.
+ * f->sel picks the copy for the counters' widths with the count, in one
+ * switch: nr, plus TD_FAST_ANY_WIDTH unless every counter is
+ * TD_FAST_FIXED_WIDTH bits wide (td_gen_fast_refresh).  Where no width
+ * is fixed, one copy, by nr.
  */
 static inline __attribute__((always_inline)) bool
 fast_read_all(const struct td_gen *g, uint64_t *v)
@@ -125,7 +135,7 @@ fast_read_all(const struct td_gen *g, uint64_t *v)
 	if (TD_UNLIKELY(td_load_once(f->c[0].pc->lock) != f->c[0].lock))
 		return false;
 	/* unrolled, last counter first: no loop counter, fixed offsets */
-#if TD_FAST_W48
+#if TD_FAST_FIXED_WIDTH
 	switch (f->sel) {
 	TD_FAST_READS(0, true);
 	TD_FAST_READS(TD_FAST_ANY_WIDTH, false);
@@ -266,7 +276,6 @@ static __attribute__((noinline)) int end_result(struct td *td,
 						struct td_region_priv *p,
 						struct td_result *res)
 {
-	static const struct td_counts zero;
 	const struct td_gen *g = td_gen_of(td)->gen;
 	const uint64_t *b = td_begin_values(p), *e = g->fast.end;
 	uint64_t out[TD_GEN_MAX] = { 0 };
@@ -285,15 +294,18 @@ static __attribute__((noinline)) int end_result(struct td *td,
 		return end_values(td, p, res);
 	if (g->derived)
 		td_formula_derive(&g->m, g->derived, out);
-	td_formula_counts(&g->m, out, &u.c); /* x86: the delta itself */
-	td_learn_length(td, p, u.c.slots - p->slots);
-	p->owner = NULL;
 	if (!g->m.family) { /* the formula table's delta adds no flag */
+		td_formula_counts(&g->m, out, &u.c); /* x86: the delta itself */
+		td_learn_length(td, p, u.c.slots - p->slots);
+		p->owner = NULL;
 		u.d.qerr = td->snap.qerr_base - p->snap.qerr_base + p->slots;
 		result_inline(td, p, &u.d, 0, res);
 		return 0;
 	}
-	flags = td->src->delta(td, &zero, 0, 0, &u.c, &d);
+	/* the source's delta from zero counts: its family's (arm.c) */
+	flags = g->m.family->values_delta(&g->m, out, &d);
+	td_learn_length(td, p, (uint64_t)d.slots - p->slots);
+	p->owner = NULL;
 	d.qerr = td->snap.qerr_base - p->snap.qerr_base + p->slots;
 	if (TD_UNLIKELY(flags & (TD_RESULT_L2 | TD_RESULT_L2_FE_BE)))
 		td_delta_result(td, p, td->snap.untrusted == p->snap.untrusted,
@@ -386,7 +398,6 @@ struct td_gen_recipe {
 static void finish_values(const struct td_record_finisher *f,
 			  struct td_record *rec)
 {
-	static const struct td_counts zero;
 	const struct td_gen_recipe *r =
 		td_container_of(f, struct td_gen_recipe, fin);
 	uint64_t v[TD_GEN_MAX] = { 0 };
@@ -398,11 +409,12 @@ static void finish_values(const struct td_record_finisher *f,
 		v[r->ev[k]] = (uint64_t)rec->cat[k];
 	if (r->derived)
 		td_formula_derive(&r->m, r->derived, v);
-	td_formula_counts(&r->m, v, &c);
-	if (r->m.family)
-		flags = r->m.family->delta(&r->m, &zero, &c, &d);
-	else
+	if (r->m.family) {
+		flags = r->m.family->values_delta(&r->m, v, &d);
+	} else {
+		td_formula_counts(&r->m, v, &c);
 		counts_as_delta(&c, &d);
+	}
 	d.qerr = rec->qerr;
 	if (rec->flags & TD_RESULT_UNRELIABLE)
 		flags |= TD_RESULT_UNRELIABLE;
@@ -467,7 +479,7 @@ bool td_gen_begin_counts(const struct td *td, const uint64_t *values,
 void td_gen_fast_refresh(struct td_gen *g, const uint64_t *open)
 {
 	struct td_gen_fast *f = &g->fast;
-	bool stale = false, w48 = true;
+	bool stale = false, fixed = true;
 
 	for (unsigned k = 0; k < g->nr; k++) {
 		struct td_fast_counter *c = &f->c[k];
@@ -492,11 +504,11 @@ void td_gen_fast_refresh(struct td_gen *g, const uint64_t *open)
 		c->reader = td_reader_of(idx - 1);
 		c->shift = 64 - width;
 		c->last = open[k];
-		w48 = w48 && width == 48;
+		fixed = fixed && width == TD_FAST_FIXED_WIDTH;
 	}
 	if (stale)
 		f->c[0].lock = TD_FAST_STALE;
-	f->sel = g->nr + (TD_FAST_W48 && w48 ? 0 : TD_FAST_ANY_WIDTH);
+	f->sel = g->nr + (TD_FAST_FIXED_WIDTH && fixed ? 0 : TD_FAST_ANY_WIDTH);
 }
 
 /*
