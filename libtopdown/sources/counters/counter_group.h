@@ -196,6 +196,8 @@ TD_HIDDEN void td_formula_derive(const struct td_gen_model *m,
 				 unsigned derived, uint64_t *v);
 TD_HIDDEN void td_formula_counts(const struct td_gen_model *m,
 				 const uint64_t *v, struct td_counts *c);
+TD_HIDDEN void td_formula_l1(const struct td_gen_model *m, const uint64_t *v,
+			     struct td_counts *c);
 
 /*
  * cpumodel.c: the value of "key : value" on the first line starting with

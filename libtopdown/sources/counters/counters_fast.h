@@ -37,8 +37,11 @@ struct td_fast_counter {
 
 struct td_gen_recipe;
 struct td_gen_fast {
+	uint64_t diff[8];   /* a fast end's differences from the begin's
+			       values, in the model's order (0 where no
+			       counter is: counters_fast.c fast_take) */
 	struct td_fast_counter c[8]; /* the group's open events, in order */
-	uint64_t end[8];    /* a fast end's values, on their way */
+	uint64_t end[8];    /* a keyed fast end's values, on their way */
 	uint8_t sel;        /* nr, + TD_FAST_ANY_WIDTH unless every counter
 			       is as wide as most are (x86 48 bits, Arm 64:
 			       counters_fast.c): the reads' copy */
