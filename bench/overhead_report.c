@@ -48,24 +48,28 @@ static unsigned long ord_records_target(unsigned long pair,
 
 /*
  * Ordinary counters' window, where it stays above DEFAULT_WINDOW: the
- * instructions that must stay inside, counted on zen4's pair+result at
- * this writing (bench/overhead single-steps them; make bench prints
- * the figure).  Every one of them is a check a reading needs or the way
- * to the source's end.
+ * instructions that must stay inside, counted on zen4's pair+result and
+ * n2's at this writing (bench/overhead single-steps them, make
+ * bench-arm64 counts qemu's log; make bench prints the figures).  Every
+ * one of them is a check a reading needs or the way to the source's end.
  */
 static const char ord_window_why[] =
-	"ordinary counters' window (zen4/zen5/skl/grt 45, records 48) "
-	"stays: after the begin's last read (17), that counter's page lock "
-	"checked after the read (the seqlock's validation: 4), its 48-bit "
-	"value and the guard's step (9), its store, the region marked "
-	"begun and the return (4); before the end's first read (28), the "
-	"entry's fast-handle compare (4), the dispatch to the source's end "
-	"(9), saving the result pointer from RDPMC's registers and testing "
-	"it (4; records 3 more: is a reading wanted), the leader page's "
-	"lock before any read (5: no RDPMC while the view says the group "
-	"is not counting here, else a counter another context owns could "
-	"be read) and the switch on the count of counters with the first "
-	"counter's selector (6)";
+	"ordinary counters' window (zen4/zen5/skl/grt 45, records 48; n2 "
+	"59, records 62) stays: after the begin's last read, the leader's "
+	"(x86 17), its 48-bit value (2), its page lock checked after the "
+	"read (the seqlock's validation: 4), the halves joined and the "
+	"guard's step (7), its store, the region marked begun and the "
+	"return (4); the library's entry and the dispatch to the source's "
+	"end (13: the fast handle's compare, the region's owner, the "
+	"source's operation); before the end's first read, the leader's "
+	"again (15), the arguments RDPMC's registers clobber saved (3), "
+	"whether records or a named region are attached and a result wanted "
+	"(4; records 3 more), the leader page's lock before any read (5: no "
+	"RDPMC while the view says the group is not counting here, else a "
+	"counter another context owns could be read), the leader's width "
+	"and its selector (3); on n2 the same steps, the MRS a call to a "
+	"stub that encodes the register (its frame and BTI landing pad), "
+	"and the entries' thread-pointer loads";
 
 /*
  * The hybrid source's window (adl-pcore), counted on its pair the same

@@ -68,9 +68,17 @@ static inline td_counter_reader td_reader_of(uint32_t counter)
 	return (uintptr_t)td_mrs_stubs + TD_MRS_STUB_BYTES * (counter & 31);
 }
 
+/*
+ * The call in asm: a stub writes x0 and, by the call, x30, nothing else
+ * (mrs_stubs.c), so the caller keeps every other register across it,
+ * where a C call would spill the AAPCS64 caller-saved ones around it.
+ */
 static inline uint64_t td_read_counter(td_counter_reader r)
 {
-	return ((uint64_t (*)(void))r)();
+	register uint64_t x0 __asm__("x0");
+
+	__asm__ __volatile__("blr %1" : "=r"(x0) : "r"(r) : "x30");
+	return x0;
 }
 
 /*

@@ -49,6 +49,8 @@ TD_HIDDEN void td_arm_fractions(const struct td_arm_params *p,
 TD_HIDDEN unsigned td_arm_delta(const struct td_gen_model *m,
 				const struct td_counts *a,
 				const struct td_counts *b, struct td_delta *d);
+TD_HIDDEN unsigned td_arm_values_delta(const struct td_gen_model *m,
+				       const uint64_t *v, struct td_delta *d);
 
 /* arm_level2.c: Arm level 2's group, opened after level 1's, and read. */
 TD_HIDDEN void td_arm_l2_open(struct td *td, struct td_gen *g,

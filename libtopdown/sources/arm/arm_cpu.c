@@ -44,9 +44,9 @@
 #define MIDR_REV(m)   ((m) & 0xf)
 
 /* Arm's formulas, reached by the group code through the model. */
-static const struct td_gen_family arm_family = { td_arm_counts,
-						 td_arm_derive,
-						 td_arm_delta };
+static const struct td_gen_family arm_family = {
+	td_arm_counts, td_arm_derive, td_arm_delta, td_arm_values_delta
+};
 
 static void add(struct td_gen_model *m, int role, uint64_t event)
 {

@@ -59,8 +59,8 @@ void td_arm_derive(const struct td_gen_model *m, unsigned derived,
  * STALL_SLOT_FRONTEND and STALL_SLOT_BACKEND"), before the erratum
  * correction, which then applies to it as to the event.
  */
-void td_arm_fractions(const struct td_arm_params *p, const double *dv,
-		      double *f)
+static inline __attribute__((always_inline)) void
+fractions(const struct td_arm_params *p, const double *dv, double *f)
 {
 	double cyc = dv[TD_ARM_CYC], t = p->slots * cyc;
 	double fe = dv[TD_ARM_FE], be = dv[TD_ARM_BE];
@@ -81,6 +81,13 @@ void td_arm_fractions(const struct td_arm_params *p, const double *dv,
 	f[TD_M_BE_BOUND] = be / t - p->kb * x;
 	f[TD_M_BAD_SPEC] = (1 - ratio) * busy + p->kbs * x;
 	f[TD_M_RETIRING] = ratio * busy;
+}
+
+/* Inlined where a delta is made, so that dv and f stay in registers. */
+void td_arm_fractions(const struct td_arm_params *p, const double *dv,
+		      double *f)
+{
+	fractions(p, dv, f);
 }
 
 /*
@@ -117,6 +124,7 @@ static int64_t nearest(double x)
  */
 static void clamp_negative(struct td_delta *d)
 {
+#pragma GCC unroll 4
 	for (int i = 0; i < TD_NR_L1; i++)
 		if (d->cat[i] < 0)
 			d->cat[i] = 0;
@@ -160,26 +168,70 @@ static unsigned l2_delta(const struct td_counts *a, const struct td_counts *b,
 	return TD_RESULT_L2 | TD_RESULT_L2_FE_BE;
 }
 
-unsigned td_arm_delta(const struct td_gen_model *m, const struct td_counts *a,
-		      const struct td_counts *b, struct td_delta *d)
+/*
+ * Level 1 of a region whose events changed by dv[] (TD_ARM_* order) over
+ * `slots` slots: every category but level 2's, and the flags.
+ */
+static inline __attribute__((always_inline)) unsigned
+l1_delta(const struct td_gen_model *m, const double *dv, int64_t slots,
+	 struct td_delta *d)
 {
-	double dv[TD_ARM_NR], f[4];
+	double f[4];
 	unsigned flags = 0;
 
-	for (int k = 0; k < TD_ARM_NR; k++)
-		dv[k] = (double)(b->cat[k] - a->cat[k]);
 	memset(d->cat, 0, sizeof(d->cat));
-	d->slots = (int64_t)(b->slots - a->slots);
+	d->slots = slots;
 	if (m->formula == TD_F_ARM_CYCLES) {
 		cycles_delta(dv, d);
 		flags = TD_RESULT_CYCLES;
 	} else {
-		td_arm_fractions(&m->arm, dv, f);
+		fractions(&m->arm, dv, f);
+#pragma GCC unroll 4
 		for (int i = 0; i < 4; i++)
 			d->cat[i] = nearest(f[i] * 255.0 * (double)d->slots);
 	}
 	clamp_negative(d);
+	return flags;
+}
+
+unsigned td_arm_delta(const struct td_gen_model *m, const struct td_counts *a,
+		      const struct td_counts *b, struct td_delta *d)
+{
+	double dv[TD_ARM_NR];
+	unsigned flags;
+
+	for (int k = 0; k < TD_ARM_NR; k++)
+		dv[k] = (double)(b->cat[k] - a->cat[k]);
+	flags = l1_delta(m, dv, (int64_t)(b->slots - a->slots), d);
 	if (m->arm.l2 && d->slots > 0) /* no slots: nothing measured */
 		flags |= l2_delta(a, b, d);
 	return flags;
+}
+
+/*
+ * td_arm_delta from zero counts to the counts of values v (config[]
+ * order, derived event filled in), without those counts: each event's
+ * delta is its value (td_arm_counts copies v[at[k]], 0 where absent),
+ * the slots S x CPU_CYCLES's, in the same integer and double steps, so
+ * the result is the same bit for bit.  A fast end's (counters_fast.c):
+ * with a level-2 group open, the counts' route, for its flags.
+ */
+unsigned td_arm_values_delta(const struct td_gen_model *m, const uint64_t *v,
+			     struct td_delta *d)
+{
+	static const struct td_counts zero;
+	const int8_t *at = m->arm.at;
+	double dv[TD_ARM_NR];
+	uint64_t cyc;
+	struct td_counts c;
+
+	if (TD_UNLIKELY(m->arm.l2)) {
+		td_arm_counts(m, v, &c);
+		return td_arm_delta(m, &zero, &c, d);
+	}
+#pragma GCC unroll 8
+	for (int k = 0; k < TD_ARM_NR; k++)
+		dv[k] = at[k] >= 0 ? (double)v[at[k]] : (double)(uint64_t)0;
+	cyc = at[TD_ARM_CYC] >= 0 ? v[at[TD_ARM_CYC]] : 0;
+	return l1_delta(m, dv, (int64_t)(m->arm.slots * cyc), d);
 }

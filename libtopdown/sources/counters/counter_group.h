@@ -70,7 +70,10 @@ struct td_gen_model;
  * one: counts, a reading's counts (td_formula_counts); derive, the
  * model's derivable event from the others (td_formula_derive); delta,
  * the source's delta of two counts (its source operation's, without the
- * handle: what a record of values is finished with, counters_fast.c).
+ * handle); values_delta, that delta from zero counts to the counts of
+ * values, the same bit for bit without the counts between (what a fast
+ * end's result and a record of values are finished with,
+ * counters_fast.c).
  */
 struct td_delta;
 struct td_gen_family {
@@ -81,6 +84,8 @@ struct td_gen_family {
 	unsigned (*delta)(const struct td_gen_model *m,
 			  const struct td_counts *a,
 			  const struct td_counts *b, struct td_delta *d);
+	unsigned (*values_delta)(const struct td_gen_model *m,
+				 const uint64_t *v, struct td_delta *d);
 };
 
 /* What a CPU needs: formula, pipeline width, events. */
@@ -127,6 +132,12 @@ struct td_gen_model {
  * open event k; derived (0: none) the model event computed instead.
  */
 struct td_gen {
+	/*
+	 * counters_fast.c: its view of pc[].  First, so that each counter's
+	 * fields lie within a load-pair's reach of the group (arm64's LDP
+	 * takes offsets up to 504): no address computed per read.
+	 */
+	struct td_gen_fast fast;
 	struct td_gen_model m;
 	unsigned nr, derived;
 	bool rdpmc_ok;          /* every page offers RDPMC (hybrid E group) */
@@ -149,7 +160,6 @@ struct td_gen {
 	uint8_t ev[TD_GEN_MAX];
 	int fd[TD_GEN_MAX];
 	struct perf_event_mmap_page *pc[TD_GEN_MAX];
-	struct td_gen_fast fast; /* counters_fast.c: its view of pc[] */
 };
 _Static_assert(TD_GEN_MAX <= TD_NR_VALUES, "a region keeps every value");
 
@@ -186,6 +196,8 @@ TD_HIDDEN void td_formula_derive(const struct td_gen_model *m,
 				 unsigned derived, uint64_t *v);
 TD_HIDDEN void td_formula_counts(const struct td_gen_model *m,
 				 const uint64_t *v, struct td_counts *c);
+TD_HIDDEN void td_formula_l1(const struct td_gen_model *m, const uint64_t *v,
+			     struct td_counts *c);
 
 /*
  * cpumodel.c: the value of "key : value" on the first line starting with
@@ -236,7 +248,8 @@ static inline void td_gen_counts_of(const struct td_gen *g,
  * minutes of any core's counting; a foreign value jumps by the kernel's
  * period (~2^47) or goes backwards.
  */
-#define TD_GEN_STEP_MAX (UINT64_C(1) << 44)
+#define TD_GEN_STEP_SHIFT 44
+#define TD_GEN_STEP_MAX (UINT64_C(1) << TD_GEN_STEP_SHIFT)
 TD_HIDDEN int td_gen_read_group(const struct td_gen *g, uint64_t *v,
 				uint64_t *times);
 

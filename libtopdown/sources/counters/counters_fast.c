@@ -35,34 +35,42 @@
  */
 
 /*
- * x86's counters are 48 bits wide on every model this path serves (the
+ * The width nearly every counter has, whose value needs no variable
+ * shift: x86's are 48 bits wide on every model this path serves (the
  * pages' pmc_width: the Intel SDM's IA32_PMCx and AMD's PERF_CTRx), a
- * width RDPMC's two halves sign-extend with constant shifts.
+ * width RDPMC's two halves sign-extend with constant shifts; Arm's are
+ * 64 bits wide where the event asked for a long counter (config1 bit 0,
+ * counters_open.c; arch_perf_update_userpage in the kernel's
+ * arch/arm64/kernel/perf_event.c), their value as MRS gives it.
  */
 #if defined(__x86_64__)
-#define TD_FAST_W48 1
+#define TD_FAST_FIXED_WIDTH 48
+#elif defined(__aarch64__)
+#define TD_FAST_FIXED_WIDTH 64
 #else
-#define TD_FAST_W48 0
+#define TD_FAST_FIXED_WIDTH 0
 #endif
 
 /*
  * A counter's raw value sign-extended from its width (the UAPI
- * comment's pmc <<= 64 - width; pmc >>= 64 - width).  w48, a constant of
- * each copy of the caller: every counter 48 bits wide (f->w48), whose
- * halves need no variable shift: bits 32-47 sign-extended from the high
- * half, or'ed with the low one.
+ * comment's pmc <<= 64 - width; pmc >>= 64 - width).  fixed, a constant
+ * of each copy of the caller: every counter TD_FAST_FIXED_WIDTH bits
+ * wide, which needs no variable shift: on x86 bits 32-47 sign-extended
+ * from the high half, or'ed with the low one; on Arm the value itself.
  */
 static inline __attribute__((always_inline)) int64_t
-fast_read_raw(const struct td_fast_counter *c, bool w48)
+fast_read_raw(const struct td_fast_counter *c, bool fixed)
 {
 	uint64_t raw, lo, hi;
 
-	if (TD_FAST_W48 && w48) {
+	if (TD_FAST_FIXED_WIDTH == 48 && fixed) {
 		td_rdpmc_halves((uint32_t)c->reader, &lo, &hi);
 		/* lo < 2^32: RDPMC clears bits 32-63 of RAX (arch_x86.h) */
 		return (int64_t)(hi << 48) >> 16 | (int64_t)lo;
 	}
 	raw = td_read_counter(c->reader);
+	if (TD_FAST_FIXED_WIDTH == 64 && fixed)
+		return (int64_t)raw;
 	return (int64_t)(raw << c->shift) >> c->shift;
 }
 
@@ -72,52 +80,82 @@ fast_read_raw(const struct td_fast_counter *c, bool w48)
  * view was taken, so the value is this event's.
  */
 static inline __attribute__((always_inline)) bool
-fast_read(const struct td_fast_counter *c, uint64_t *v, bool w48)
+fast_read(const struct td_fast_counter *c, uint64_t *v, bool fixed)
 {
-	int64_t raw = fast_read_raw(c, w48);
+	int64_t raw = fast_read_raw(c, fixed);
 	uint64_t val;
 
 	td_compiler_barrier();
 	if (TD_UNLIKELY(td_load_once(c->pc->lock) != c->lock))
 		return false;
 	val = c->offset + (uint64_t)raw;
-	if (TD_UNLIKELY(val - c->last >= TD_GEN_STEP_MAX))
+	/* >= TD_GEN_STEP_MAX, a power of two: a shift and a branch */
+	if (TD_UNLIKELY((val - c->last) >> TD_GEN_STEP_SHIFT))
 		return false;
 	*v = val;
 	return true;
 }
 
 /*
- * Every counter, in open order, into v[].  First the leader's lock, as
- * the seqlock reader checks index before reading: a schedule-out rewrites
- * every member's page (the group leaves together), and a view with any
- * stale counter keeps the leader's stale too (td_gen_fast_refresh), so
- * nothing is read while the view says the group is not counting here.
+ * Counter k's value, kept: a begin's (b NULL) in v[k], the region's
+ * begin value; an end's as its difference from the begin's b[k], in
+ * v[ev[k]], where td_gen_model_values puts the counter's value (the
+ * handle's fast.diff), its sign or'ed into *back.  An end thus keeps what
+ * its result or record is made of, in the order its formula reads, with
+ * no pass over the values after the reads.
+ */
+static inline __attribute__((always_inline)) bool
+fast_take(const struct td_gen *g, unsigned k, bool fixed, uint64_t *v,
+	  const uint64_t *b, uint64_t *back)
+{
+	uint64_t val, d;
+
+	if (!fast_read(&g->fast.c[k], &val, fixed))
+		return false;
+	if (!b) {
+		v[k] = val;
+		return true;
+	}
+	d = val - b[k];
+	*back |= d;
+	v[g->ev[k]] = d;
+	return true;
+}
+
+/*
+ * Every counter, last first (see fast_take for where each goes).  First
+ * the leader's lock, as the seqlock reader checks index before reading:
+ * a schedule-out rewrites every member's page (the group leaves
+ * together), and a view with any stale counter keeps the leader's stale
+ * too (td_gen_fast_refresh), so nothing is read while the view says the
+ * group is not counting here.
  */
 /* Counter k's read, then on to counter k - 1 (fast_read_all's switch). */
-#define TD_FAST_READ(k, w48)                                              \
-	if (!fast_read(&f->c[k], &v[k], w48))                             \
+#define TD_FAST_READ(k, fixed)                                            \
+	if (!fast_take(g, k, fixed, v, b, back))                          \
 		return false;                                             \
 	__attribute__((fallthrough))
 
-/* Every counter's read, in the copy for w48, its cases base + nr. */
-#define TD_FAST_READS(base, w48)                                          \
-	case (base) + 8: TD_FAST_READ(7, w48);                            \
-	case (base) + 7: TD_FAST_READ(6, w48);                            \
-	case (base) + 6: TD_FAST_READ(5, w48);                            \
-	case (base) + 5: TD_FAST_READ(4, w48);                            \
-	case (base) + 4: TD_FAST_READ(3, w48);                            \
-	case (base) + 3: TD_FAST_READ(2, w48);                            \
-	case (base) + 2: TD_FAST_READ(1, w48);                            \
-	case (base) + 1: return fast_read(&f->c[0], &v[0], w48)
+/* Every counter's read, in the copy for fixed, its cases base + nr. */
+#define TD_FAST_READS(base, fixed)                                        \
+	case (base) + 8: TD_FAST_READ(7, fixed);                          \
+	case (base) + 7: TD_FAST_READ(6, fixed);                          \
+	case (base) + 6: TD_FAST_READ(5, fixed);                          \
+	case (base) + 5: TD_FAST_READ(4, fixed);                          \
+	case (base) + 4: TD_FAST_READ(3, fixed);                          \
+	case (base) + 3: TD_FAST_READ(2, fixed);                          \
+	case (base) + 2: TD_FAST_READ(1, fixed);                          \
+	case (base) + 1: return fast_take(g, 0, fixed, v, b, back)
 
 /*
- * x86: f->sel picks the copy for the counters' widths with the count,
- * in one switch: nr, plus TD_FAST_ANY_WIDTH unless every counter is 48
- * bits wide (td_gen_fast_refresh).  Elsewhere one copy, by nr.
+ * f->sel picks the copy for the counters' widths with the count, in one
+ * switch: nr, plus TD_FAST_ANY_WIDTH unless every counter is
+ * TD_FAST_FIXED_WIDTH bits wide (td_gen_fast_refresh).  Where no width
+ * is fixed, one copy, by nr.
  */
 static inline __attribute__((always_inline)) bool
-fast_read_all(const struct td_gen *g, uint64_t *v)
+fast_read_all(const struct td_gen *g, uint64_t *v, const uint64_t *b,
+	      uint64_t *back)
 {
 	const struct td_gen_fast *f = &g->fast;
 
@@ -125,7 +163,7 @@ fast_read_all(const struct td_gen *g, uint64_t *v)
 	if (TD_UNLIKELY(td_load_once(f->c[0].pc->lock) != f->c[0].lock))
 		return false;
 	/* unrolled, last counter first: no loop counter, fixed offsets */
-#if TD_FAST_W48
+#if TD_FAST_FIXED_WIDTH
 	switch (f->sel) {
 	TD_FAST_READS(0, true);
 	TD_FAST_READS(TD_FAST_ANY_WIDTH, false);
@@ -139,6 +177,53 @@ fast_read_all(const struct td_gen *g, uint64_t *v)
 #endif
 }
 
+/*
+ * An end's: the leader first, then the others last first.  The region's
+ * window (from the begin's last read, the leader's, to the end's first)
+ * then holds no dispatch over the counters, only the test of the
+ * leader's width.
+ */
+#define TD_FAST_REST(base, fixed)                                         \
+	case (base) + 8: TD_FAST_READ(7, fixed);                          \
+	case (base) + 7: TD_FAST_READ(6, fixed);                          \
+	case (base) + 6: TD_FAST_READ(5, fixed);                          \
+	case (base) + 5: TD_FAST_READ(4, fixed);                          \
+	case (base) + 4: TD_FAST_READ(3, fixed);                          \
+	case (base) + 3: TD_FAST_READ(2, fixed);                          \
+	case (base) + 2: return fast_take(g, 1, fixed, v, b, back);       \
+	case (base) + 1: return true
+
+static inline __attribute__((always_inline)) bool
+fast_read_end(const struct td_gen *g, uint64_t *v, const uint64_t *b,
+	      uint64_t *back)
+{
+	const struct td_gen_fast *f = &g->fast;
+
+	if (TD_UNLIKELY(td_load_once(f->c[0].pc->lock) != f->c[0].lock))
+		return false;
+#if TD_FAST_FIXED_WIDTH
+	if (TD_LIKELY(f->sel < TD_FAST_ANY_WIDTH)) {
+		if (!fast_take(g, 0, true, v, b, back))
+			return false;
+	} else if (!fast_take(g, 0, false, v, b, back)) {
+		return false;
+	}
+	switch (f->sel) {
+	TD_FAST_REST(0, true);
+	TD_FAST_REST(TD_FAST_ANY_WIDTH, false);
+	default: __builtin_unreachable(); /* 1 <= nr <= TD_GEN_MAX */
+	}
+#else
+	if (!fast_take(g, 0, false, v, b, back))
+		return false;
+	switch (g->nr) {
+	TD_FAST_REST(0, false);
+	default: __builtin_unreachable(); /* 1 <= nr <= TD_GEN_MAX */
+	}
+#endif
+}
+
+#undef TD_FAST_REST
 #undef TD_FAST_READS
 #undef TD_FAST_READ
 
@@ -146,7 +231,8 @@ int td_gen_fast_begin(struct td *td, struct td_region_priv *p)
 {
 	/* the key: epoch | last_lock, which ordinary counters leave 0 */
 	if (TD_UNLIKELY(p->key != td->epoch_hi) ||
-	    !fast_read_all(td_gen_of(td)->gen, td_begin_values(p)))
+	    !fast_read_all(td_gen_of(td)->gen, td_begin_values(p), NULL,
+			   NULL))
 		return td_slow_begin(td, p);
 	p->owner = td;
 	return 0;
@@ -184,6 +270,23 @@ static __attribute__((noinline)) int end_values(struct td *td,
 }
 
 /*
+ * The same for an end whose differences fast_read_all put in f->diff:
+ * its values, the begin's plus those (modulo 2^64, whatever the begin
+ * holds), taken the general route.
+ */
+static __attribute__((noinline)) int end_diffs(struct td *td,
+					       struct td_region_priv *p,
+					       struct td_result *res)
+{
+	struct td_gen *g = td_gen_of(td)->gen;
+	const uint64_t *b = td_begin_values(p);
+
+	for (unsigned k = 0; k < g->nr; k++)
+		g->fast.end[k] = b[k] + g->fast.diff[g->ev[k]];
+	return end_values(td, p, res);
+}
+
+/*
  * A formula's counts, as a delta: the same integers, signed (what the
  * formula table's delta makes of b - a where a is zero: counters.c).
  */
@@ -216,44 +319,21 @@ result_inline(const struct td *td, const struct td_region_priv *p,
 	td_decode_inline(d, false, res);
 	res->flags |= flags;
 	res->resets = (td->snap.resets - p->snap.resets) & TD_SNAP_RESETS_MASK;
-	if (td->path == TD_PATH_READ)
-		res->flags |= TD_RESULT_READ_PATH;
-	/* the source's consistent is td_generic_consistent: td_gen_fast_setup */
+	/*
+	 * No TD_RESULT_READ_PATH: only a handle on the RDPMC path has this
+	 * fast path (td_gen_fast_setup; the path is fixed at open).  The
+	 * source's consistent is td_generic_consistent (ibid.).
+	 */
 	if (td->snap.untrusted != p->snap.untrusted ||
 	    (flags & TD_RESULT_UNRELIABLE))
 		td_record_mark_unreliable(res);
 }
 
 /*
- * Counter k's difference since the begin (values at begin b, at end e),
- * into out[to], its sign into back, then on to counter k - 1: the
- * switches of end_result and end_to_record, unrolled as fast_read_all's.
- */
-#define TD_FAST_DIFF(k, to)                                               \
-	back |= out[to] = e[k] - b[k];                                    \
-	__attribute__((fallthrough))
-
-/*
- * Every counter's difference, out[to(k)] for k < nr; their sign bits
- * or'ed together (negative: some counter went back).
- */
-#define TD_FAST_DIFFS(nr, to)                                             \
-	switch (nr) {                                                     \
-	case 8: TD_FAST_DIFF(7, to(7));                                   \
-	case 7: TD_FAST_DIFF(6, to(6));                                   \
-	case 6: TD_FAST_DIFF(5, to(5));                                   \
-	case 5: TD_FAST_DIFF(4, to(4));                                   \
-	case 4: TD_FAST_DIFF(3, to(3));                                   \
-	case 3: TD_FAST_DIFF(2, to(2));                                   \
-	case 2: TD_FAST_DIFF(1, to(1));                                   \
-	case 1: back |= out[to(0)] = e[0] - b[0]; break;                  \
-	default: __builtin_unreachable(); /* 1 <= nr <= TD_GEN_MAX */     \
-	}
-
-/*
  * An end with a result and nothing else to do (no record, no policy
- * tracking open regions), counters all forward since a begin that read:
- * the formula applied once, to the values' differences.  Every formula
+ * tracking open regions), counters all forward (back, the differences'
+ * signs or'ed: fast_take) since a begin that read: the formula applied
+ * once, to the values' differences.  Every formula
  * whose fast.linear holds is made of sums and products by constants in
  * 64-bit unsigned arithmetic (formulas.c; Arm's counts copy the events:
  * arm_formulas.c), so that the counts of end - begin are, bit for bit,
@@ -264,36 +344,34 @@ result_inline(const struct td *td, const struct td_region_priv *p,
  */
 static __attribute__((noinline)) int end_result(struct td *td,
 						struct td_region_priv *p,
-						struct td_result *res)
+						struct td_result *res,
+						uint64_t back)
 {
-	static const struct td_counts zero;
-	const struct td_gen *g = td_gen_of(td)->gen;
-	const uint64_t *b = td_begin_values(p), *e = g->fast.end;
-	uint64_t out[TD_GEN_MAX] = { 0 };
-	uint64_t back = 0; /* its sign: some counter went back */
+	struct td_gen *g = td_gen_of(td)->gen;
+	uint64_t *out = g->fast.diff; /* model order: fast_take */
 	union counts_delta u;
 	struct td_delta d;
 	unsigned flags;
 
-	/* the differences where td_gen_model_values puts values */
-#define TO_MODEL(k) g->ev[k]
-	TD_FAST_DIFFS(g->nr, TO_MODEL)
-#undef TO_MODEL
 	/* no policy tracks open regions: td_gen_fast_setup */
 	if (TD_UNLIKELY((int64_t)back < 0 || !g->fast.linear ||
 			(p->snap.resets & TD_BEGIN_UNREAD)))
-		return end_values(td, p, res);
+		return end_diffs(td, p, res);
 	if (g->derived)
 		td_formula_derive(&g->m, g->derived, out);
-	td_formula_counts(&g->m, out, &u.c); /* x86: the delta itself */
-	td_learn_length(td, p, u.c.slots - p->slots);
-	p->owner = NULL;
 	if (!g->m.family) { /* the formula table's delta adds no flag */
+		/* x86: the delta itself, as far as result_inline reads */
+		td_formula_l1(&g->m, out, &u.c);
+		td_learn_length(td, p, u.c.slots - p->slots);
+		p->owner = NULL;
 		u.d.qerr = td->snap.qerr_base - p->snap.qerr_base + p->slots;
 		result_inline(td, p, &u.d, 0, res);
 		return 0;
 	}
-	flags = td->src->delta(td, &zero, 0, 0, &u.c, &d);
+	/* the source's delta from zero counts: its family's (arm.c) */
+	flags = g->m.family->values_delta(&g->m, out, &d);
+	td_learn_length(td, p, (uint64_t)d.slots - p->slots);
+	p->owner = NULL;
 	d.qerr = td->snap.qerr_base - p->snap.qerr_base + p->slots;
 	if (TD_UNLIKELY(flags & (TD_RESULT_L2 | TD_RESULT_L2_FE_BE)))
 		td_delta_result(td, p, td->snap.untrusted == p->snap.untrusted,
@@ -305,43 +383,46 @@ static __attribute__((noinline)) int end_result(struct td *td,
 
 /*
  * Records attached, no result, counters all forward since a begin that
- * read: the record keeps the values' differences and decodes nothing
+ * read: the record keeps the values' differences, in the model's order,
+ * and decodes nothing
  * (its recipe's finish_values does, when the records are detached or
  * decoded, as end_result does); the region's length is learnt from the slots
  * each event adds (linear: fast.slots_per), as on the general route.
- * The differences go straight into the next free record (the buffer's
- * until k->next moves past it), or nowhere when the buffer is full: the
- * record is then dropped and counted.
+ * The differences go into the next free record, or nowhere when the
+ * buffer is full: the record is then dropped and counted.
  */
 static __attribute__((noinline)) int end_to_record(struct td *td,
-						   struct td_region_priv *p)
+						   struct td_region_priv *p,
+						   uint64_t back)
 {
 	const struct td_gen *g = td_gen_of(td)->gen;
-	const uint64_t *b = td_begin_values(p), *e = g->fast.end;
+	const uint64_t *out = g->fast.diff; /* model order: fast_take */
 	struct td_sink *k = &td->sink;
 	struct td_record *rec = k->next;
-	uint64_t full[TD_GEN_MAX], *out, slots = 0, back = 0;
+	uint64_t slots = 0;
 
 	_Static_assert(TD_GEN_MAX <= TD_CAT_COUNT, "a record holds them");
-	out = TD_LIKELY(rec != k->end) ? (uint64_t *)(void *)rec->cat : full;
-#define TO_SAME(k) k
-	TD_FAST_DIFFS(g->nr, TO_SAME)
-#undef TO_SAME
 	/* no policy tracks open regions: td_gen_fast_setup */
 	if (TD_UNLIKELY((int64_t)back < 0 || !g->fast.linear ||
 			(p->snap.resets & TD_BEGIN_UNREAD)))
-		return end_values(td, p, NULL);
+		return end_diffs(td, p, NULL);
 	if (TD_LIKELY(g->fast.slots_k < TD_GEN_MAX)) /* one event gives slots */
-		slots = g->fast.slots_per[g->fast.slots_k] * out[g->fast.slots_k];
+		slots = g->fast.slots_per[g->fast.slots_k] *
+			out[g->ev[g->fast.slots_k]];
 	else
 		for (unsigned i = 0; i < g->nr; i++)
-			slots += g->fast.slots_per[i] * out[i];
+			slots += g->fast.slots_per[i] * out[g->ev[i]];
 	td_learn_length(td, p, slots - p->slots);
 	p->owner = NULL;
-	if (TD_UNLIKELY(out == full)) {
+	if (TD_UNLIKELY(rec == k->end)) {
 		k->dropped++;
 		return 0;
 	}
+	/*
+	 * Every model position: those no counter fills hold 0, but the
+	 * derived event's, which finish_values derives afresh.
+	 */
+	memcpy(rec->cat, out, TD_GEN_MAX * sizeof(*out));
 	k->next = rec + 1;
 	rec->qerr = td->snap.qerr_base - p->snap.qerr_base + p->slots;
 	rec->flags = TD_RECORD_READINGS | TD_RECORD_VALUES |
@@ -386,7 +467,6 @@ struct td_gen_recipe {
 static void finish_values(const struct td_record_finisher *f,
 			  struct td_record *rec)
 {
-	static const struct td_counts zero;
 	const struct td_gen_recipe *r =
 		td_container_of(f, struct td_gen_recipe, fin);
 	uint64_t v[TD_GEN_MAX] = { 0 };
@@ -394,15 +474,15 @@ static void finish_values(const struct td_record_finisher *f,
 	struct td_delta d;
 	unsigned flags = 0;
 
-	for (unsigned k = 0; k < r->nr; k++)
-		v[r->ev[k]] = (uint64_t)rec->cat[k];
+	memcpy(v, rec->cat, sizeof(v)); /* model order: end_to_record */
 	if (r->derived)
 		td_formula_derive(&r->m, r->derived, v);
-	td_formula_counts(&r->m, v, &c);
-	if (r->m.family)
-		flags = r->m.family->delta(&r->m, &zero, &c, &d);
-	else
+	if (r->m.family) {
+		flags = r->m.family->values_delta(&r->m, v, &d);
+	} else {
+		td_formula_counts(&r->m, v, &c);
 		counts_as_delta(&c, &d);
+	}
 	d.qerr = rec->qerr;
 	if (rec->flags & TD_RESULT_UNRELIABLE)
 		flags |= TD_RESULT_UNRELIABLE;
@@ -415,7 +495,24 @@ static void finish_values(const struct td_record_finisher *f,
 }
 
 /*
- * The reads come first, into the handle's f->end (this thread's alone):
+ * end_key's TD_END_KEY_SINK or _NAMED (bits 32 and 33): its byte that
+ * holds them, one load and a test before the reads (a 64-bit mask would
+ * take a register of its own, and a move besides).
+ */
+static inline bool end_is_keyed(const struct td *td)
+{
+	uint8_t flags;
+
+	_Static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__,
+		       "bits 32-39 are the fifth byte");
+	_Static_assert(((TD_END_KEY_SINK | TD_END_KEY_NAMED) >> 32) < 256,
+		       "one byte holds them");
+	memcpy(&flags, (const char *)&td->end_key + 4, 1);
+	return flags & ((TD_END_KEY_SINK | TD_END_KEY_NAMED) >> 32);
+}
+
+/*
+ * The reads come first, into the handle's f->diff (this thread's alone):
  * no stack frame is built before them, so that the region is charged
  * for as few of the library's instructions as may be.
  */
@@ -423,20 +520,30 @@ int td_gen_fast_end(struct td *td, struct td_region_priv *p,
 		    struct td_result *res)
 {
 	struct td_gen *g;
+	uint64_t back = 0; /* the differences' signs, or'ed */
 
 	/* records attached or a named region ending: end_key says so */
-	if (!res && !(td->end_key & (TD_END_KEY_SINK | TD_END_KEY_NAMED))) {
+	if (TD_UNLIKELY(end_is_keyed(td))) {
+		g = td_gen_of(td)->gen;
+		if ((td->end_key & TD_END_KEY_NAMED) || res) {
+			/* named, or a result and records: the values */
+			if (!fast_read_end(g, g->fast.end, NULL, NULL))
+				return td_slow_end_read(td, p, res);
+			return end_values(td, p, res);
+		}
+		/* a record alone: the differences, as for a result */
+		if (!fast_read_end(g, g->fast.diff, td_begin_values(p), &back))
+			return td_slow_end_read(td, p, NULL);
+		return end_to_record(td, p, back);
+	}
+	if (!res) {
 		p->owner = NULL; /* nothing to return: nothing to read */
 		return 0;
 	}
 	g = td_gen_of(td)->gen;
-	if (!fast_read_all(g, g->fast.end))
+	if (!fast_read_end(g, g->fast.diff, td_begin_values(p), &back))
 		return td_slow_end_read(td, p, res);
-	if (res && !(td->end_key & (TD_END_KEY_SINK | TD_END_KEY_NAMED)))
-		return end_result(td, p, res); /* a result alone */
-	if (!res && !(td->end_key & TD_END_KEY_NAMED))
-		return end_to_record(td, p); /* a record alone */
-	return end_values(td, p, res);
+	return end_result(td, p, res, back); /* a result alone */
 }
 
 /*
@@ -467,7 +574,7 @@ bool td_gen_begin_counts(const struct td *td, const uint64_t *values,
 void td_gen_fast_refresh(struct td_gen *g, const uint64_t *open)
 {
 	struct td_gen_fast *f = &g->fast;
-	bool stale = false, w48 = true;
+	bool stale = false, fixed = true;
 
 	for (unsigned k = 0; k < g->nr; k++) {
 		struct td_fast_counter *c = &f->c[k];
@@ -492,11 +599,11 @@ void td_gen_fast_refresh(struct td_gen *g, const uint64_t *open)
 		c->reader = td_reader_of(idx - 1);
 		c->shift = 64 - width;
 		c->last = open[k];
-		w48 = w48 && width == 48;
+		fixed = fixed && width == TD_FAST_FIXED_WIDTH;
 	}
 	if (stale)
 		f->c[0].lock = TD_FAST_STALE;
-	f->sel = g->nr + (TD_FAST_W48 && w48 ? 0 : TD_FAST_ANY_WIDTH);
+	f->sel = g->nr + (TD_FAST_FIXED_WIDTH && fixed ? 0 : TD_FAST_ANY_WIDTH);
 }
 
 /*
@@ -558,6 +665,8 @@ void td_gen_fast_setup(struct td *td)
 		td->src_fast = g->fast.recipe != NULL;
 	}
 	g->fast.sel = g->nr + TD_FAST_ANY_WIDTH; /* until a refresh */
+	/* the positions no counter fills stay 0 (fast_take) */
+	memset(g->fast.diff, 0, sizeof(g->fast.diff));
 	/* every formula is linear but V4.5's SMT form, which halves */
 	g->fast.linear = !(g->m.formula == TD_F_V45 && g->m.any);
 	for (unsigned k = 0; k < g->nr; k++) {

@@ -22,10 +22,11 @@
  */
 struct td_fast_counter {
 	const struct perf_event_mmap_page *pc;
-	uint32_t lock;      /* pc->lock then; TD_FAST_STALE: not usable */
-	uintptr_t reader;   /* counter index - 1, as arch.h reads it */
+	uint64_t lock;      /* pc->lock then; TD_FAST_STALE: not usable
+			       (64 bits: loaded with pc in one pair) */
 	uint64_t offset;    /* pc->offset then */
 	uint64_t last;      /* a value accepted then (the guard's base) */
+	uintptr_t reader;   /* counter index - 1, as arch.h reads it */
 	uint32_t shift;     /* 64 - pmc_width: sign extension */
 };
 
@@ -36,10 +37,14 @@ struct td_fast_counter {
 
 struct td_gen_recipe;
 struct td_gen_fast {
+	uint64_t diff[8];   /* a fast end's differences from the begin's
+			       values, in the model's order (0 where no
+			       counter is: counters_fast.c fast_take) */
 	struct td_fast_counter c[8]; /* the group's open events, in order */
-	uint64_t end[8];    /* a fast end's values, on their way */
+	uint64_t end[8];    /* a keyed fast end's values, on their way */
 	uint8_t sel;        /* nr, + TD_FAST_ANY_WIDTH unless every counter
-			       is 48 bits wide (x86): the reads' copy */
+			       is as wide as most are (x86 48 bits, Arm 64:
+			       counters_fast.c): the reads' copy */
 	bool linear;        /* the counts of a difference of values are the
 			       difference of their counts (counters_fast.c) */
 	uint64_t slots_per[8]; /* linear: the slots one event of each adds */

@@ -21,15 +21,21 @@
  * ex_ret_ops, bad speculation = de_src_op_disp.all - ex_ret_ops (perf
  * amdzen4/amdzen5 pipeline.json).
  */
-void td_formula_zen(unsigned width, const uint64_t *v, struct td_counts *c)
+static inline __attribute__((always_inline)) void
+zen_l1(unsigned width, const uint64_t *v, struct td_counts *c)
 {
-	td_counts_zero_cats(c);
 	c->slots = width * v[TD_ZEN_CYC];
 	c->cat[TD_M_RETIRING] = 255 * v[TD_ZEN_RET];
 	c->cat[TD_M_BAD_SPEC] = 255 * (v[TD_ZEN_DISP] - v[TD_ZEN_RET]);
 	c->cat[TD_M_FE_BOUND] = 255 * v[TD_ZEN_FE];
 	c->cat[TD_M_BE_BOUND] = 255 * v[TD_ZEN_BE];
 	c->cat[TD_M_SMT] = 255 * v[TD_ZEN_SMT];
+}
+
+void td_formula_zen(unsigned width, const uint64_t *v, struct td_counts *c)
+{
+	td_counts_zero_cats(c);
+	zen_l1(width, v, c);
 }
 
 /* part x num / den, 0 when den is 0, at most part (a child of part). */
@@ -218,19 +224,25 @@ unsigned td_formula_atom_l2(unsigned width, bool fe_be, const uint64_t *w,
  * td_formula_v45_any when the kernel grants AnyThread, else this one,
  * flagged approximate.
  */
-void td_formula_v45(unsigned width, const uint64_t *v, struct td_counts *c)
+static inline __attribute__((always_inline)) void
+v45_l1(unsigned width, const uint64_t *v, struct td_counts *c)
 {
 	uint64_t slots = width * v[TD_V45_CLK];
 	uint64_t bad = v[TD_V45_ISSUED] - v[TD_V45_RET_SLOTS] +
 		       width * v[TD_V45_RECOVERY];
 
-	td_counts_zero_cats(c);
 	c->slots = slots;
 	c->cat[TD_M_RETIRING] = 255 * v[TD_V45_RET_SLOTS];
 	c->cat[TD_M_BAD_SPEC] = 255 * bad;
 	c->cat[TD_M_FE_BOUND] = 255 * v[TD_V45_IDQ_ND];
 	c->cat[TD_M_BE_BOUND] = 255 * (slots - v[TD_V45_IDQ_ND] - bad -
 				       v[TD_V45_RET_SLOTS]);
+}
+
+void td_formula_v45(unsigned width, const uint64_t *v, struct td_counts *c)
+{
+	td_counts_zero_cats(c);
+	v45_l1(width, v, c);
 }
 
 /*
@@ -262,17 +274,23 @@ void td_formula_v45_any(unsigned width, const uint64_t *v,
  * clocks), backend by exclusion.  In slots (W x clocks): W x each cycle
  * count; W = 2 on both.
  */
-void td_formula_v1(unsigned width, const uint64_t *v, struct td_counts *c)
+static inline __attribute__((always_inline)) void
+v1_l1(unsigned width, const uint64_t *v, struct td_counts *c)
 {
 	uint64_t slots = width * v[TD_V1_CLK];
 	uint64_t fe = width * v[TD_V1_FE], bad = width * v[TD_V1_BAD];
 
-	td_counts_zero_cats(c);
 	c->slots = slots;
 	c->cat[TD_M_RETIRING] = 255 * v[TD_V1_RET];
 	c->cat[TD_M_BAD_SPEC] = 255 * bad;
 	c->cat[TD_M_FE_BOUND] = 255 * fe;
 	c->cat[TD_M_BE_BOUND] = 255 * (slots - fe - bad - v[TD_V1_RET]);
+}
+
+void td_formula_v1(unsigned width, const uint64_t *v, struct td_counts *c)
+{
+	td_counts_zero_cats(c);
+	v1_l1(width, v, c);
 }
 
 /*
@@ -283,15 +301,21 @@ void td_formula_v1(unsigned width, const uint64_t *v, struct td_counts *c)
  * are counted independently; td_decode normalises by their sum and
  * reports how far it is from slots in err.
  */
-void td_formula_atom_v2(unsigned width, const uint64_t *v,
-			struct td_counts *c)
+static inline __attribute__((always_inline)) void
+atom_v2_l1(unsigned width, const uint64_t *v, struct td_counts *c)
 {
-	td_counts_zero_cats(c);
 	c->slots = width * v[TD_V2_CLK];
 	c->cat[TD_M_RETIRING] = 255 * v[TD_V2_RET];
 	c->cat[TD_M_BAD_SPEC] = 255 * v[TD_V2_BAD];
 	c->cat[TD_M_FE_BOUND] = 255 * v[TD_V2_FE];
 	c->cat[TD_M_BE_BOUND] = 255 * v[TD_V2_BE];
+}
+
+void td_formula_atom_v2(unsigned width, const uint64_t *v,
+			struct td_counts *c)
+{
+	td_counts_zero_cats(c);
+	atom_v2_l1(width, v, c);
 }
 
 /*
@@ -343,4 +367,38 @@ void td_formula_counts(const struct td_gen_model *m, const uint64_t *v,
 		m->family->counts(m, v, c); /* raw: applied to deltas */
 		break;
 	}
+}
+
+/*
+ * td_formula_counts' slots, level-1 categories and TD_M_SMT, the same
+ * bit for bit, the other categories left as they were: all that
+ * td_decode_inline reads without level 2 (a fast end's result,
+ * counters_fast.c), without the stores that zero the rest.
+ */
+void td_formula_l1(const struct td_gen_model *m, const uint64_t *v,
+		   struct td_counts *c)
+{
+	switch (m->formula) {
+	case TD_F_ZEN:
+		zen_l1(m->width, v, c);
+		return;
+	case TD_F_V45:
+		if (m->any)
+			break;
+		v45_l1(m->width, v, c);
+		c->cat[TD_M_SMT] = 0;
+		return;
+	case TD_F_V1:
+		v1_l1(m->width, v, c);
+		c->cat[TD_M_SMT] = 0;
+		return;
+	case TD_F_ATOM_V2:
+		atom_v2_l1(m->width, v, c);
+		c->cat[TD_M_SMT] = 0;
+		return;
+	case TD_F_ARM:
+	case TD_F_ARM_CYCLES:
+		break;
+	}
+	td_formula_counts(m, v, c);
 }
