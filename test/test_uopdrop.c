@@ -233,13 +233,23 @@ static void test_unrefined_no_counter(void **state)
 	td_close(td);
 }
 
-/* Alder Lake's P-core with the memory drill-down: its six events take
- * the six counters the emulator gives it. */
+/*
+ * Alder Lake's P-core with the memory drill-down and two of its eight
+ * general counters held by another user: the drill-down's six events
+ * take the six left.
+ */
 static void test_unrefined_beside_memory(void **state)
 {
-	struct td *td = open_profile(EMU_ADL, false, TD_OPT_MEMORY, 0.02);
+	struct td_options o = TD_OPTIONS_INIT;
+	struct td *td = NULL;
 
 	(void)state;
+	emu_setup(EMU_ADL);
+	emu_gp_reserve(2);
+	emu_set_uop_dropping(0.02);
+	o.flags = TD_OPT_MEMORY;
+	assert_int_equal(td_open(&td, &o), 0);
+	emu_run(3000000, &MIX_STREAM);
 	check_unrefined(td, 0.02);
 	td_close(td);
 }

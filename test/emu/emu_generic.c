@@ -110,10 +110,17 @@ static const struct map skt_map[] = {
 	{ 0x2c2, SIG_RET }, { 0x2a4, SIG_BE }, { 0, 0 },
 };
 
-/* Alder Lake's cpu_atom (Gracemont) with the kernel's adl strings. */
+/*
+ * Alder Lake's cpu_atom (Gracemont) with the kernel's adl strings, and
+ * the TopdownL2 events of perf's alderlake list (cpu_atom, as on
+ * Alder Lake-N): FRONTEND_LATENCY 0x71/0x72, MISPREDICT 0x73/0x4,
+ * ALLOC_RESTRICTIONS 0x74/0x1, UOPS_RETIRED.MS 0xc2/0x1.
+ */
 static const struct map adl_atom_map[] = {
 	{ 0x3c, SIG_CYCLES }, { 0x71, SIG_FE }, { 0x73, SIG_BAD },
-	{ 0xc2, SIG_RET }, { 0x74, SIG_BE }, { 0, 0 },
+	{ 0xc2, SIG_RET }, { 0x74, SIG_BE },
+	{ 0x7271, SIG_FE_LAT }, { 0x473, SIG_BAD_MISP }, { 0x174, SIG_ALLOC },
+	{ 0x1c2, SIG_MS }, { 0, 0 },
 };
 /*
  * Lunar Lake's cpu_atom (Skymont): level 1 as the kernel's lnl strings
@@ -250,6 +257,24 @@ static bool on_fixed(const struct emu_event *e)
 }
 
 /*
+ * General counters of g's PMU.  Alder Lake: cpu_atom's Gracemont has 6,
+ * cpu_core 8 (arch/x86/events/intel/core.c intel_pmu_init, case
+ * INTEL_ALDERLAKE: the atom PMU keeps the boot CPU's counters, cpu_core
+ * gets two more).  Lunar Lake's
+ * Skymont: 8 (emu_hybrid_skymont).  On this emulator a cpu_atom group's
+ * clocks take a general counter too, where the kernel puts them on
+ * fixed counter 1: either way level 1 and Gracemont's level-2 group do
+ * not fit together.
+ */
+#define EMU_GRT_COUNTERS 6
+static unsigned counters_of(const struct emu_group *g)
+{
+	if (emu.profile == EMU_ADL && g->atom && !emu.atom_skymont)
+		return EMU_GRT_COUNTERS;
+	return emu.gp_counters;
+}
+
+/*
  * Does another scheduled ordinary group of g's thread hold counter c?
  * Hybrid: a P-core's counters are not an E-core's (a cpu_core group of
  * the memory drill-down and a cpu_atom group never share one).
@@ -349,7 +374,7 @@ int emu_gen_validate(const struct emu_group *g, const struct emu_event *e)
 	if (any_stuck(g, true) || cycles_stuck(g, g->nr, e, true))
 		return -EINVAL;
 	return gp_members(g, true) + needs_gp(g, g->nr, e, true) >
-			       emu.gp_counters
+			       counters_of(g)
 		       ? -EINVAL
 		       : 0;
 }
@@ -359,17 +384,17 @@ static uint64_t used_by_other(const struct emu_group *g)
 {
 	uint64_t used = 0;
 
-	for (int c = 0; c < (int)emu.gp_counters && c < ARM_CYCLE_COUNTER; c++)
+	for (int c = 0; c < (int)counters_of(g) && c < ARM_CYCLE_COUNTER; c++)
 		if (held_by_other(g, c))
 			used |= UINT64_C(1) << c;
 	return used;
 }
 
-/* The next counter from *k on that is not in used. */
-static int next_free(unsigned *k, uint64_t used)
+/* The next counter of n from *k on that is not in used. */
+static int next_free(unsigned *k, uint64_t used, unsigned n)
 {
 	for (;; (*k)++) {
-		int c = (int)(*k % emu.gp_counters);
+		int c = (int)(*k % n);
 
 		if (!(used >> c & 1)) {
 			(*k)++;
@@ -387,7 +412,7 @@ bool emu_gen_start(struct emu_group *g)
 {
 	uint64_t used = used_by_other(g);
 	unsigned k = emu.gp_rotate++;
-	unsigned free_ = emu.gp_counters - emu.gp_reserved -
+	unsigned free_ = counters_of(g) - emu.gp_reserved -
 			 (unsigned)__builtin_popcountll(used);
 
 	if (any_stuck(g, false) || gp_members(g, false) > free_) {
@@ -402,7 +427,7 @@ bool emu_gen_start(struct emu_group *g)
 		if (takes_cycle_counter(g, i, e, false))
 			e->counter = ARM_CYCLE_COUNTER;
 		else
-			e->counter = next_free(&k, used);
+			e->counter = next_free(&k, used, counters_of(g));
 		set_period(e);
 	}
 	return true;
@@ -534,6 +559,13 @@ static void grt_bad_parts(uint64_t slots, const struct emu_mix *m,
 	p->bad_fastnuke = clears - p->bad_nuke;
 }
 
+/* Gracemont counts here: Alder Lake-N, or Alder Lake's E-cores. */
+static bool gracemont(void)
+{
+	return emu.profile == EMU_GRT ||
+	       (emu.profile == EMU_ADL && !emu.atom_skymont);
+}
+
 /* The mix's level-2 share i of slots, at most parent. */
 static uint64_t l2_share(uint64_t slots, const struct emu_mix *m, int i,
 			 uint64_t parent)
@@ -601,7 +633,7 @@ static void atom_l2_parts(uint64_t slots, const struct emu_mix *m,
 	p->fe_lat = l2_share(slots, m, 6, p->fe);
 	p->alloc = p->be - l2_share(slots, m, 7, p->be);
 	t->cat[7] += p->be - p->alloc;
-	if (emu.profile != EMU_GRT)
+	if (!gracemont())
 		return;
 	p->ms = l2_share(slots, m, 4, p->ret);
 	t->cat[4] += p->ms;
@@ -628,10 +660,9 @@ static void split(uint64_t slots, const struct emu_mix *m,
 		p->bad -= p->bad % w;
 	}
 	p->be = slots - p->ret - p->bad - p->fe - p->smt;
-	if (emu.profile == EMU_GRT)
+	if (gracemont())
 		grt_bad_parts(slots, m, p);
-	if (emu.profile == EMU_GRT || emu.profile == EMU_CMT ||
-	    emu.atom_skymont)
+	if (gracemont() || emu.profile == EMU_CMT || emu.atom_skymont)
 		atom_l2_parts(slots, m, p);
 	if (emu.arm) { /* level 2: within their parents */
 		p->fe_lat = (uint64_t)((double)slots * m->f[6]);

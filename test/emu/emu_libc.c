@@ -320,9 +320,10 @@ void emu_setup(enum emu_profile profile)
 			: profile == EMU_CMT ? 6 : profile == EMU_SKT ? 8
 			: profile == EMU_SLM ? 2
 			: emu.arm ? emu.arm->slots : 0;
-	/* AMD: 6; ADL: the E-core's 6 (cpu_atom groups run there) */
-	emu.gp_counters = profile == EMU_ZEN4 || profile == EMU_ZEN5 ||
-			  profile == EMU_ADL ? 6 : profile == EMU_SLM ? 2
+	/* AMD: 6; ADL: the P-core's 8 (its E-cores': emu_generic.c
+	 * counters_of) */
+	emu.gp_counters = profile == EMU_ZEN4 || profile == EMU_ZEN5
+			  ? 6 : profile == EMU_SLM ? 2
 			  : emu.arm ? emu.arm->counters : 8;
 	emu.anythread_ok = false;
 	emu.gp_reserved = 0;
