@@ -9,6 +9,7 @@
  * region, not per handle); no RDPMC ever faults.  Expected fractions: the workload's true composition.
  */
 #include <errno.h>
+#include <math.h>
 #include <pthread.h>
 #include <sched.h>
 #include <string.h>
@@ -996,6 +997,197 @@ static void test_hopping_threads(void **state)
 	}
 }
 
+/* ---- TD_OPT_L2_MULTIPLEX: Gracemont E-cores' level 2 -------------------- */
+
+/* Slots between the emulated kernel's rotations (a few ms of a core). */
+#define MUX_INTERVAL 300000
+/*
+ * Multiplexed estimates: each group counted about half of a steady mix
+ * for some hundred rotations; the rest is rounding.
+ */
+#define MUX_TOL 3e-3
+
+/* An Alder Lake handle with TD_OPT_L2_MULTIPLEX, on a P-core. */
+static struct td *open_adl_mux(enum td_path want)
+{
+	struct td_options o = TD_OPTIONS_INIT;
+	struct td_info info = { .size = sizeof(info) };
+	struct td *td = NULL;
+
+	emu_set_mux_interval(MUX_INTERVAL);
+	o.reset_policy = TD_RESET_NEVER;
+	o.flags = TD_OPT_L2_MULTIPLEX;
+	assert_int_equal(td_open(&td, &o), 0);
+	assert_int_equal(td_query(td, &info), 0);
+	assert_int_equal(info.path, want);
+	assert_int_equal(info.levels, 2);
+	assert_int_equal(info.flags & (TD_INFO_HYBRID_ECORE |
+				       TD_INFO_MULTIPLEXED),
+			 TD_INFO_HYBRID_ECORE | TD_INFO_MULTIPLEXED);
+	assert_string_equal(info.uarch, "alderlake_hybrid+gracemont");
+	emu_run(1000000, &MIX_STREAM);
+	return td;
+}
+
+/* Every level-1 fraction, and the slots, within tol of the truth. */
+static void assert_l1_near(const struct td_result *res,
+			   const struct emu_truth *a,
+			   const struct emu_truth *b, double tol)
+{
+	struct truth_frac t = truth_between(a, b);
+	double slots = (double)(b->slots - a->slots);
+
+	assert_false(res->flags & TD_RESULT_UNRELIABLE);
+	assert_true(res->flags & TD_RESULT_MULTIPLEXED);
+	if (fabs((double)res->slots - slots) > tol * slots)
+		fail_msg("slots %llu true %.0f", (unsigned long long)res->slots,
+			 slots);
+	for (int k = 0; k < TD_L1_COUNT; k++)
+		if (fabs(res->l1[k] - t.l1[k]) > tol)
+			fail_msg("l1[%d] %.5f true %.5f", k, res->l1[k],
+				 t.l1[k]);
+}
+
+/*
+ * A region all on E-cores: Gracemont's level-2 tree (perf's alderlake
+ * list, cpu_atom: MS uops, base, branch mispredicts, machine clears,
+ * ifetch latency and bandwidth, core bound, resource bound in the
+ * memory-bound entry), every node against the truth, and level 1 and
+ * the slots scaled to the E-cores' whole time.
+ */
+static void ecore_mux_region(struct td *td, uint64_t slots,
+			     const struct emu_mix *mix)
+{
+	struct td_region r = { { 0 } };
+	struct emu_truth a, b;
+	struct truth_frac t;
+	struct td_result res;
+
+	emu_truth(&a);
+	assert_int_equal(td_region_begin(td, &r), 0);
+	emu_run(slots, mix);
+	emu_truth(&b);
+	assert_int_equal(td_region_end(td, &r, &res), 0);
+	t = truth_between(&a, &b);
+	assert_l1_near(&res, &a, &b, MUX_TOL);
+	assert_int_equal(res.flags & (TD_RESULT_L2 | TD_RESULT_L2_FE_BE),
+			 TD_RESULT_L2);
+	for (int k = 0; k < TD_L2_COUNT; k++)
+		if (fabs(res.l2[k] - t.l2[k]) > MUX_TOL)
+			fail_msg("l2[%d] %.5f true %.5f", k, res.l2[k],
+				 t.l2[k]);
+}
+
+/*
+ * TD_OPT_L2_MULTIPLEX on Alder Lake: the E group's level-2 group on
+ * cpu_atom, rotated with level 1 (6 general counters: never both), so
+ * a region all on E-cores gets Gracemont's level 2, flagged
+ * multiplexed; a P-only region keeps the P-cores' exact level 2, not
+ * flagged; both paths.
+ */
+static void ecore_level2_multiplexed(bool rdpmc)
+{
+	static const struct emu_mix *const mixes[] = { &MIX_CHAIN, &MIX_BRANCHY,
+						       &MIX_STREAM, &MIX_DRAM };
+	struct td *td;
+
+	emu_setup(EMU_ADL);
+	if (!rdpmc)
+		emu_rseq_set_cpu_raw((uint32_t)-2); /* registration failed */
+	td = open_adl_mux(rdpmc ? TD_PATH_RDPMC : TD_PATH_READ);
+	pcore_region(td, true);
+	emu_migrate(9);
+	for (size_t i = 0; i < sizeof(mixes) / sizeof(mixes[0]); i++)
+		ecore_mux_region(td, 40 * MUX_INTERVAL, mixes[i]);
+	emu_migrate(2);
+	pcore_region(td, true);
+	td_close(td);
+}
+
+static void test_ecore_level2_multiplexed_rdpmc(void **state)
+{
+	(void)state;
+	ecore_level2_multiplexed(true);
+}
+
+static void test_ecore_level2_multiplexed_read(void **state)
+{
+	(void)state;
+	ecore_level2_multiplexed(false);
+}
+
+/*
+ * A migration mid-region with TD_OPT_L2_MULTIPLEX: P (chain) -> E
+ * (stream) -> P (dram), and one that ends on the E-core.  The E-cores'
+ * level-1 counts, taken while their level-2 group had its turns, are
+ * scaled to their whole time before they join the P-cores' (a region
+ * on both core types: level 1 the slot-weighted combination, flagged
+ * multiplexed, no level 2, as without the option).
+ */
+static void test_ecore_multiplexed_migration(void **state)
+{
+	struct td *td;
+
+	(void)state;
+	emu_setup(EMU_ADL);
+	td = open_adl_mux(TD_PATH_RDPMC);
+	for (int end_on_e = 0; end_on_e < 2; end_on_e++) {
+		struct td_region r = { { 0 } };
+		struct emu_truth a, b;
+		struct td_result res;
+
+		emu_migrate(1);
+		emu_truth(&a);
+		assert_int_equal(td_region_begin(td, &r), 0);
+		emu_run(20000000, &MIX_CHAIN);
+		emu_migrate(9);
+		emu_run(30000000, &MIX_STREAM);
+		if (!end_on_e) {
+			emu_migrate(1);
+			emu_run(20000000, &MIX_DRAM);
+		}
+		emu_truth(&b);
+		assert_int_equal(td_region_end(td, &r, &res), 0);
+		assert_false(res.flags & TD_RESULT_L2);
+		/* P-cores' quantisation over 7e7 slots, and the E estimate */
+		assert_l1_near(&res, &a, &b, BOUND);
+	}
+	td_close(td);
+}
+
+/*
+ * Without the option nothing changes: no level-2 group on cpu_atom, no
+ * multiplexing (a region all on E-cores is exact level 1, not flagged).
+ */
+static void test_ecore_no_multiplex_by_default(void **state)
+{
+	struct td_info info = { .size = sizeof(info) };
+	struct td_region r = { { 0 } };
+	struct emu_truth a, b;
+	struct truth_frac t;
+	struct td_result res;
+	struct td *td;
+
+	(void)state;
+	emu_setup(EMU_ADL);
+	emu_set_mux_interval(MUX_INTERVAL);
+	td = open_adl(TD_PATH_RDPMC);
+	assert_int_equal(td_query(td, &info), 0);
+	assert_false(info.flags & TD_INFO_MULTIPLEXED);
+	emu_migrate(9);
+	emu_truth(&a);
+	assert_int_equal(td_region_begin(td, &r), 0);
+	emu_run(40 * MUX_INTERVAL, &MIX_CHAIN);
+	emu_truth(&b);
+	assert_int_equal(td_region_end(td, &r, &res), 0);
+	t = truth_between(&a, &b);
+	assert_false(res.flags & (TD_RESULT_L2 | TD_RESULT_MULTIPLEXED));
+	assert_int_equal(res.slots, b.slots - a.slots);
+	for (int k = 0; k < TD_L1_COUNT; k++)
+		assert_float_equal(res.l1[k], t.l1[k], 1e-6);
+	td_close(td);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1031,6 +1223,14 @@ int main(void)
 		cmocka_unit_test_teardown(test_lost_counts_flagged, teardown),
 		cmocka_unit_test_teardown(test_hopping_regions, teardown),
 		cmocka_unit_test_teardown(test_hopping_threads, teardown),
+		cmocka_unit_test_teardown(test_ecore_level2_multiplexed_rdpmc,
+					  teardown),
+		cmocka_unit_test_teardown(test_ecore_level2_multiplexed_read,
+					  teardown),
+		cmocka_unit_test_teardown(test_ecore_multiplexed_migration,
+					  teardown),
+		cmocka_unit_test_teardown(test_ecore_no_multiplex_by_default,
+					  teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

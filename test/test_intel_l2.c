@@ -506,11 +506,14 @@ static void test_cmt_named_totals_l2(void **state)
 	named_totals_l2(EMU_CMT, TD_RESULT_L2_FE_BE);
 }
 
-/* TOPDOWN_L2=multiplex: the option without the program setting it. */
+/*
+ * TOPDOWN_L2=multiplex: the option without the program setting it (on
+ * Alder Lake: the Gracemont E-cores' level-2 group, hybrid.c).
+ */
 static void test_env_multiplex(void **state)
 {
 	static const enum emu_profile profiles[] = { EMU_SKL, EMU_GRT,
-						     EMU_ZEN4 };
+						     EMU_ZEN4, EMU_ADL };
 
 	(void)state;
 	setenv("TOPDOWN_L2", "multiplex", 1);

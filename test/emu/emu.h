@@ -46,7 +46,8 @@ enum emu_profile {
 	EMU_SPR,         /* Sapphire Rapids: level 1 and level 2 */
 	EMU_SPR_NO_RDPMC,/* SPR with sysfs rdpmc = 0 */
 	EMU_PARANOID,    /* SPR, perf_event_paranoid forbids: EACCES */
-	EMU_ADL,         /* Alder Lake hybrid: cpu_core (type 4) + cpu_atom */
+	EMU_ADL,         /* Alder Lake hybrid: cpu_core (type 4, 8 general
+			    counters) + cpu_atom (Gracemont, 6) */
 	EMU_LNL,         /* Lunar Lake P-core: L1+L2 and RDPMC metrics-clear */
 	/*
 	 * No PERF_METRICS: ordinary counters only (emu_generic.c), with

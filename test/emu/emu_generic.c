@@ -110,10 +110,17 @@ static const struct map skt_map[] = {
 	{ 0x2c2, SIG_RET }, { 0x2a4, SIG_BE }, { 0, 0 },
 };
 
-/* Alder Lake's cpu_atom (Gracemont) with the kernel's adl strings. */
+/*
+ * Alder Lake's cpu_atom (Gracemont) with the kernel's adl strings, and
+ * the TopdownL2 events of perf's alderlake list (cpu_atom, as on
+ * Alder Lake-N): FRONTEND_LATENCY 0x71/0x72, MISPREDICT 0x73/0x4,
+ * ALLOC_RESTRICTIONS 0x74/0x1, UOPS_RETIRED.MS 0xc2/0x1.
+ */
 static const struct map adl_atom_map[] = {
 	{ 0x3c, SIG_CYCLES }, { 0x71, SIG_FE }, { 0x73, SIG_BAD },
-	{ 0xc2, SIG_RET }, { 0x74, SIG_BE }, { 0, 0 },
+	{ 0xc2, SIG_RET }, { 0x74, SIG_BE },
+	{ 0x7271, SIG_FE_LAT }, { 0x473, SIG_BAD_MISP }, { 0x174, SIG_ALLOC },
+	{ 0x1c2, SIG_MS }, { 0, 0 },
 };
 /*
  * Lunar Lake's cpu_atom (Skymont): level 1 as the kernel's lnl strings
@@ -249,7 +256,9 @@ void emu_gp_hold_pcore(unsigned n)
  * cpu_atom's x86_pmu.num_counters, where CPUID.0AH enumerates the 6 both
  * types have: 8 on a Golden Cove P-core, 6 on a Gracemont E-core; later
  * parts enumerate each type's own in CPUID leaf 0x23, update_pmu_cap:
- * Skymont's 8, emu_hybrid_skymont).
+ * Skymont's 8, emu_hybrid_skymont).  A cpu_atom group's clocks take a
+ * general counter here where the kernel puts them on fixed counter 1:
+ * either way Gracemont's level-1 and level-2 groups do not fit together.
  */
 static unsigned counters_of(bool atom)
 {
@@ -574,6 +583,13 @@ static void grt_bad_parts(uint64_t slots, const struct emu_mix *m,
 	p->bad_fastnuke = clears - p->bad_nuke;
 }
 
+/* Gracemont counts here: Alder Lake-N, or Alder Lake's E-cores. */
+static bool gracemont(void)
+{
+	return emu.profile == EMU_GRT ||
+	       (emu.profile == EMU_ADL && !emu.atom_skymont);
+}
+
 /* The mix's level-2 share i of slots, at most parent. */
 static uint64_t l2_share(uint64_t slots, const struct emu_mix *m, int i,
 			 uint64_t parent)
@@ -641,7 +657,7 @@ static void atom_l2_parts(uint64_t slots, const struct emu_mix *m,
 	p->fe_lat = l2_share(slots, m, 6, p->fe);
 	p->alloc = p->be - l2_share(slots, m, 7, p->be);
 	t->cat[7] += p->be - p->alloc;
-	if (emu.profile != EMU_GRT)
+	if (!gracemont())
 		return;
 	p->ms = l2_share(slots, m, 4, p->ret);
 	t->cat[4] += p->ms;
@@ -668,10 +684,9 @@ static void split(uint64_t slots, const struct emu_mix *m,
 		p->bad -= p->bad % w;
 	}
 	p->be = slots - p->ret - p->bad - p->fe - p->smt;
-	if (emu.profile == EMU_GRT)
+	if (gracemont())
 		grt_bad_parts(slots, m, p);
-	if (emu.profile == EMU_GRT || emu.profile == EMU_CMT ||
-	    emu.atom_skymont)
+	if (gracemont() || emu.profile == EMU_CMT || emu.atom_skymont)
 		atom_l2_parts(slots, m, p);
 	if (emu.arm) { /* level 2: within their parents */
 		p->fe_lat = (uint64_t)((double)slots * m->f[6]);

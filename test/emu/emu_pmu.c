@@ -382,8 +382,9 @@ void emu_run(uint64_t slots, const struct emu_mix *mix)
 			g->time_enabled += ns;
 		return;
 	}
-	if (c->gen_group && c->gen_group->enabled) /* cpu_atom, not here */
-		c->gen_group->time_enabled += ns;
+	for (int j = 0; j < c->gen_nr; j++) /* cpu_atom's, not running here */
+		if (c->gen_list[j]->atom && c->gen_list[j]->enabled)
+			c->gen_list[j]->time_enabled += ns;
 	split(slots, mix, part);
 	c->truth.slots += slots;
 	for (int i = 0; i < 8; i++)

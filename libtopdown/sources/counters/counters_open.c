@@ -290,7 +290,17 @@ struct td_gen *td_gen_sub(const struct td_gen *g, const uint64_t *config,
  */
 int td_gen_open_l2_mux(struct td *td, bool include_kernel)
 {
-	struct td_gen *g = td_gen_of(td)->gen;
+	return td_gen_open_mux_groups(td, td_gen_of(td)->gen, td->pmu.type,
+				      include_kernel);
+}
+
+/*
+ * The same for any level-1 group g of such a model on PMU type (the
+ * hybrid E-cores' on cpu_atom too: hybrid.c).
+ */
+int td_gen_open_mux_groups(struct td *td, struct td_gen *g, uint32_t type,
+			   bool include_kernel)
+{
 	unsigned at = 0;
 
 	for (int k = 0; k < TD_GEN_L2_GROUPS && g->m.l2_group[k]; k++) {
@@ -302,8 +312,7 @@ int td_gen_open_l2_mux(struct td *td, bool include_kernel)
 			return -ENOMEM;
 		g->mux[k] = h;
 		at += n;
-		err = td_gen_group_open(td, h, td->pmu.type, include_kernel,
-					false);
+		err = td_gen_group_open(td, h, type, include_kernel, false);
 		if (err < 0)
 			return err;
 	}

@@ -358,6 +358,18 @@ static int intel_lookup(unsigned family, unsigned model,
  * Lunar Lake, Arrow Lake, Arrow Lake-H: Skymont, lnl/arl_h strings, its
  * own.  (Arrow Lake-H's low-power E-cores are a third PMU, cpu_lowpower,
  * whose retiring alias is 0xc2 too; the library opens cpu_atom only.)
+ *
+ * Level 2 of the Gracemont and Crestmont E-cores (TD_OPT_L2_MULTIPLEX,
+ * hybrid.c): the standalone cores' events and formula.  perf's
+ * alderlake/adl-metrics.json, Unit cpu_atom, has Gracemont's tree
+ * (tma_ms_uops, tma_base, tma_branch_mispredicts, tma_core_bound =
+ * TOPDOWN_BE_BOUND.ALLOC_RESTRICTIONS / (5 x CPU_CLK_UNHALTED.CORE),
+ * tma_resource_bound, and the frontend's latency/bandwidth split:
+ * TOPDOWN_FE_BOUND.FRONTEND_LATENCY over the slots);
+ * meteorlake/mtl-metrics.json, Unit cpu_atom, Crestmont's over 6 x
+ * clocks (tma_ifetch_latency, tma_core_bound, tma_resource_bound,
+ * tma_branch_mispredicts, tma_machine_clears; no tma_ms_uops or tma_base:
+ * frontend and backend children only, as on Sierra Forest).
  */
 int td_hybrid_atom_lookup(unsigned family, unsigned model,
 			  struct td_gen_model *m)
@@ -368,9 +380,11 @@ int td_hybrid_atom_lookup(unsigned family, unsigned model,
 	switch (model) {
 	case 0x97: case 0x9a: case 0xb7: case 0xba: case 0xbf:
 		gracemont(m, 0);
+		gracemont_l2(m);
 		return 0;
 	case 0xaa: case 0xac: case 0xb5:
 		crestmont(m, ALIAS(TD_V2_RET));
+		crestmont_l2(m);
 		return 0;
 	case 0xbd: case 0xc5: case 0xc6:
 		skymont(m, "skymont");

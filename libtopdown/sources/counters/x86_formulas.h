@@ -136,6 +136,8 @@ TD_HIDDEN int td_cpuinfo_parse(const char *text, char *vendor, size_t len,
 
 /* counters_open.c: TD_OPT_L2_MULTIPLEX's level-2 groups beside level 1's. */
 TD_HIDDEN int td_gen_open_l2_mux(struct td *td, bool include_kernel);
+TD_HIDDEN int td_gen_open_mux_groups(struct td *td, struct td_gen *g,
+				     uint32_t type, bool include_kernel);
 /* counters_open.c: V4.5's level-1 group with SMT on; 1: not this case. */
 TD_HIDDEN int td_gen_open_v45_smt(struct td *td, struct td_gen *g,
 				  bool include_kernel);

@@ -98,10 +98,44 @@ void td_hybrid_close(struct td *td)
  * budget check here: on a P-core this group is rightly not running.
  * Any failure leaves the handle P-core only, as before.
  */
-void td_hybrid_ecore_open(struct td *td, bool include_kernel)
+/*
+ * TD_OPT_L2_MULTIPLEX on E-cores whose level 2 does not fit beside level
+ * 1 (Gracemont, Crestmont: the model's config2): its groups on cpu_atom
+ * too (counters_open.c td_gen_open_mux_groups), which the kernel rotates
+ * with the level-1 group while the thread is on an E-core
+ * (perf_rotate_context).  The two never count together: each counts
+ * CPU_CLK_UNHALTED.CORE, which the kernel schedules on fixed counter 1
+ * alone (arch/x86/events/intel/core.c intel_grt_event_constraints,
+ * FIXED_EVENT_CONSTRAINT(0x003c, 1); perf_event.h: the constraint's mask
+ * is that counter's bit only), and on Gracemont their general-counter
+ * events (four each) exceed its 6 too (intel_pmu_init, case
+ * INTEL_ALDERLAKE: cpu_atom keeps the boot CPU's counters, cpu_core gets
+ * two more).  So the E-cores' time is the sum of the groups' times
+ * running (ecore_mux_fold); should they ever count together, that sum
+ * exceeds it and pair_times' account flags the regions, not skews them.
+ * Not with the memory drill-down, whose nodes take
+ * the entries the level-2 values would (hybrid.h TD_C_ECORE_L2).  A
+ * failure leaves the E-cores at level 1.
+ */
+static void ecore_mux_open(struct td *td, struct td_gen *g, uint32_t type,
+			   bool include_kernel)
+{
+	if (!g->m.nr2 || g->m.l2_in_group)
+		return;
+	if (td_gen_open_mux_groups(td, g, type, include_kernel) == 0)
+		return;
+	for (int k = 0; k < TD_GEN_L2_GROUPS; k++) {
+		td_gen_free(td, g->mux[k]);
+		g->mux[k] = NULL;
+	}
+}
+
+void td_hybrid_ecore_open(struct td *td, bool include_kernel,
+			  bool l2_multiplex)
 {
 	char buf[32];
 	struct td_gen *g;
+	uint32_t type;
 
 	if (strcmp(td->pmu.name, "cpu_core") != 0 ||
 	    td_sys_read_file("/sys/bus/event_source/devices/cpu_atom/type",
@@ -110,12 +144,14 @@ void td_hybrid_ecore_open(struct td *td, bool include_kernel)
 	g = td_gen_new();
 	if (!g)
 		return;
+	type = (uint32_t)strtoul(buf, NULL, 10);
 	if (td_cpu_model_atom("cpu_atom", &g->m) < 0 ||
-	    td_gen_group_open(td, g, (uint32_t)strtoul(buf, NULL, 10),
-			      include_kernel, false) < 0) {
+	    td_gen_group_open(td, g, type, include_kernel, false) < 0) {
 		td_gen_free(td, g);
 		return;
 	}
+	if (l2_multiplex)
+		ecore_mux_open(td, g, type, include_kernel);
 	g->rdpmc_ok = td_gen_rdpmc_offered(td, g);
 	/* The E page's first update from here is a schedule-in (the thread
 	 * opens on a P-core, E index 0); else never match (odd). */
@@ -126,12 +162,19 @@ void td_hybrid_ecore_open(struct td *td, bool include_kernel)
 	td_pm_of(td)->pm.kcount_ok = true; /* base 0, the P group's counts 0 since enable */
 }
 
-static void counts_add_delta(struct td_counts *c, const struct td_counts *now,
-			     const struct td_counts *last)
+static void counts_delta(struct td_counts *d, const struct td_counts *now,
+			 const struct td_counts *last)
 {
-	c->slots += now->slots - last->slots;
+	d->slots = now->slots - last->slots;
 	for (unsigned i = 0; i < TD_NR_COUNTS; i++)
-		c->cat[i] += now->cat[i] - last->cat[i];
+		d->cat[i] = now->cat[i] - last->cat[i];
+}
+
+static void counts_add(struct td_counts *c, const struct td_counts *d)
+{
+	c->slots += d->slots;
+	for (unsigned i = 0; i < TD_NR_COUNTS; i++)
+		c->cat[i] += d->cat[i];
 }
 
 /*
@@ -188,7 +231,7 @@ static int ecore_values(struct td *td, const struct td_sample *s,
 {
 	struct td_gen *g = td_hybrid_of(td)->ecore;
 
-	if (td->path != TD_PATH_RDPMC)
+	if (td->path != TD_PATH_RDPMC || g->mux[0]) /* mux: times now */
 		return td_gen_values(g, false, v, t);
 	if (s->valid && !td_pm_of(td)->pm.saved.used)
 		return ecore_values_off(g, v, t);
@@ -337,6 +380,69 @@ static void ecore_l2_counts(const struct td_gen_model *m, const uint64_t *v,
 	c->cat[TD_M_MEM_BOUND] = 255 * (v[TD_V2_BE] - v[TD_V2_ALLOC]);
 }
 
+/* x scaled by f: a count's delta (modulo 2^64, read signed). */
+static uint64_t scaled(uint64_t x, double f)
+{
+	return (uint64_t)(int64_t)((double)(int64_t)x * f);
+}
+
+/*
+ * TD_OPT_L2_MULTIPLEX on the E-cores (ecore_mux_open): the level-2
+ * groups' counts since the last reading into now and inc (raw, for
+ * hybrid_source.c's level 2 of a region all on E-cores), and inc's
+ * level-1 counts scaled as perf stat scales a multiplexed count: by the
+ * E-cores' time over the level-1 group's time running in the interval,
+ * the E-cores' time being the groups' times running summed (they never
+ * count together: ecore_mux_open).  Per interval, not per region: the
+ * E-cores' counts join the P-cores' at every reading, each core type's
+ * at its own weight.  t[1] becomes that time, for
+ * pair_times' account of time neither core type counted.  An interval
+ * with time on the E-cores but none of it level 1's lost its level-1
+ * counts: regions spanning it are flagged.  Every group by read(2),
+ * current: the handle's fast path is off in this mode.
+ */
+static int ecore_mux_fold(struct td *td, struct td_counts *now,
+			  struct td_counts *inc, uint64_t *t)
+{
+	struct td_hybrid *h = td_hybrid_of(td);
+	const struct td_gen *g = h->ecore;
+	uint64_t r[TD_GEN_L2_MAX], run2 = 0, d1, d2;
+	unsigned at = 0;
+	double f;
+
+	for (int k = 0; k < TD_GEN_L2_GROUPS && g->mux[k]; k++) {
+		uint64_t tk[2];
+		int err = td_gen_read_group(g->mux[k], r + at, tk);
+
+		if (err < 0)
+			return err;
+		at += g->mux[k]->nr;
+		run2 += tk[1];
+	}
+	for (unsigned i = 0; i < g->m.nr2; i++) {
+		now->cat[TD_C_ECORE_L2 + i] = r[i];
+		inc->cat[TD_C_ECORE_L2 + i] =
+			r[i] - h->ecore_last.cat[TD_C_ECORE_L2 + i];
+	}
+	d1 = t[1] - h->mux_run1;
+	d2 = run2 - h->mux_run2;
+	h->mux_run1 = t[1];
+	h->mux_run2 = run2;
+	t[1] += run2;
+	if (d2 == 0) /* level 1 counted all of the E-cores' time */
+		return 0;
+	if (d1 == 0) {
+		td->untrusted++;
+		return 0;
+	}
+	f = (double)(d1 + d2) / (double)d1;
+	inc->slots = scaled(inc->slots, f);
+	for (unsigned i = 0; i <= TD_M_SMT; i++)
+		inc->cat[i] = scaled(inc->cat[i], f);
+	inc->cat[TD_C_ECORE_SLOTS] = inc->slots;
+	return 0;
+}
+
 /*
  * After the P-core reading s: add what the E-cores counted since the last
  * reading, to the folded base (so that region snapshots include it) and
@@ -355,7 +461,7 @@ void td_hybrid_fold(struct td *td, struct td_sample *s)
 {
 	struct td_gen *g = td_hybrid_of(td)->ecore;
 	uint64_t v[TD_GEN_MAX], t[2];
-	struct td_counts now;
+	struct td_counts now, inc;
 	int err = ecore_values(td, s, v, t);
 
 	if (err < 0) {
@@ -367,9 +473,14 @@ void td_hybrid_fold(struct td *td, struct td_sample *s)
 	td_formula_counts(&g->m, v, &now);
 	ecore_l2_counts(&g->m, v, &now);
 	now.cat[TD_C_ECORE_SLOTS] = now.slots; /* level 2 per region */
-	counts_add_delta(&td->snap.base, &now, &td_hybrid_of(td)->ecore_last);
-	counts_add_delta(&td_pm_of(td)->pm.last_read, &now, &td_hybrid_of(td)->ecore_last);
-	counts_add_delta(&s->c, &now, &td_hybrid_of(td)->ecore_last);
+	counts_delta(&inc, &now, &td_hybrid_of(td)->ecore_last);
+	if (g->mux[0] && ecore_mux_fold(td, &now, &inc, t) < 0) {
+		s->valid = false;
+		return;
+	}
+	counts_add(&td->snap.base, &inc);
+	counts_add(&td_pm_of(td)->pm.last_read, &inc);
+	counts_add(&s->c, &inc);
 	td_hybrid_of(td)->ecore_last = now;
 	if (s->valid)
 		pair_times(td, s, t, err & TD_GEN_BY_READ);

@@ -9,6 +9,7 @@
 
 #include "counter_group.h"
 #include "perf_metrics.h"
+#include "x86_formulas.h"
 
 /*
  * The E-cores' slots (plain slots, cumulative) in an entry of struct
@@ -19,6 +20,16 @@
 #define TD_C_ECORE_SLOTS (TD_NR_COUNTS - 1)
 _Static_assert(TD_C_ECORE_SLOTS > TD_M_SMT,
 	       "the E-cores' slots must not be a result category");
+
+/*
+ * TD_OPT_L2_MULTIPLEX on Gracemont and Crestmont E-cores: the level-2
+ * groups' cumulative event counts (TD_A2_*, config2 order), raw, in the
+ * entries PERF_METRICS leaves free without the memory drill-down (whose
+ * nodes take the same entries: the two are not combined, hybrid.c).
+ */
+#define TD_C_ECORE_L2 (TD_M_SMT + 1)
+_Static_assert(TD_C_ECORE_L2 + TD_A2_NR <= TD_C_ECORE_SLOTS,
+	       "the E-cores' level-2 values fit before their slots");
 
 /* The hybrid source's own state, in its handle (struct td_hybrid_handle). */
 struct td_hybrid {
@@ -33,6 +44,11 @@ struct td_hybrid {
 	 */
 	struct td_gen *ecore;
 	struct td_counts ecore_last; /* its counts at the last reading */
+	/*
+	 * TD_OPT_L2_MULTIPLEX (the E group's mux[] open): its level-1
+	 * group's and level-2 groups' time running at the last reading.
+	 */
+	uint64_t mux_run1, mux_run2;
 	/*
 	 * Time neither group counted (hybrid.c pair_times): the last valid
 	 * reading's measure of it, which group's clock that measure is on,
@@ -65,7 +81,8 @@ static inline struct td_hybrid *td_hybrid_of(const struct td *td)
 
 TD_HIDDEN void td_hybrid_init(struct td *td);
 TD_HIDDEN void td_hybrid_close(struct td *td);
-TD_HIDDEN void td_hybrid_ecore_open(struct td *td, bool include_kernel);
+TD_HIDDEN void td_hybrid_ecore_open(struct td *td, bool include_kernel,
+				    bool l2_multiplex);
 TD_HIDDEN void td_hybrid_fold(struct td *td, struct td_sample *s);
 /*
  * The E group's cached values (hybrid.c ecore_values_off) still stand,

@@ -150,8 +150,11 @@ static bool guard_armed(const struct td *td)
  */
 void td_hybrid_fast_setup(struct td *td)
 {
+	const struct td_gen *e = td_hybrid_of(td)->ecore;
+
 	td->src_fast = guard_armed(td) && !td_pm_of(td)->pm.clear_mode &&
 		       !td_pm_of(td)->pm.mem.on && /* its reads: general route */
+		       !(e && e->mux[0]) && /* E level 2: read(2) (hybrid.c) */
 		       td->policy.kind != TD_RESET_ALWAYS;
 }
 

@@ -58,7 +58,8 @@ static int hybrid_open(struct td *td, const struct td_open_req *req)
 	err = td_pm_group_open(td, req);
 	if (err < 0)
 		return err;
-	td_hybrid_ecore_open(td, req->include_kernel);
+	td_hybrid_ecore_open(td, req->include_kernel,
+			     req->l2_multiplex && !req->memory);
 	td_hybrid_init(td);
 	if (h->pcores) {
 		pm->guarded_read = guarded_read;
@@ -95,14 +96,14 @@ static int hybrid_sample(struct td *td, struct td_sample *s)
 	return err;
 }
 
-/* All of the region's slots came from E-cores whose group counts level 2. */
-static bool ecore_l2_region(const struct td *td, const struct td_counts *a,
-			    const struct td_counts *b, const struct td_delta *d)
+/* All of the region's slots came from E-cores. */
+static bool ecore_region(const struct td_counts *a, const struct td_counts *b,
+			 const struct td_delta *d)
 {
 	int64_t e = (int64_t)(b->cat[TD_C_ECORE_SLOTS] -
 			      a->cat[TD_C_ECORE_SLOTS]);
 
-	return e == d->slots && td_hybrid_of(td)->ecore->m.l2_in_group;
+	return e == d->slots;
 }
 
 /*
@@ -120,8 +121,10 @@ static bool ecore_l2_region(const struct td *td, const struct td_counts *a,
  * a region of some millions of slots.  A shorter region that ends so
  * loses level 2, as does one with more real work on the E-cores, unless
  * all of its slots came from E-cores whose group counts their own level
- * 2 (Skymont: hybrid.c ecore_l2_counts), which then reports the E-cores'
- * frontend and backend children (TD_RESULT_L2_FE_BE).  A region on both
+ * 2 (Skymont: hybrid.c ecore_l2_counts, the frontend and backend
+ * children, TD_RESULT_L2_FE_BE; Gracemont and Crestmont with
+ * TD_OPT_L2_MULTIPLEX: ecore_mux_l2), which then reports the E-cores'
+ * level 2 (ecore_delta).  A region on both
  * core types beyond that bound has none: the two trees' nodes are not
  * the same (the memory-bound entry is resource bound on the E-cores).
  */
@@ -131,7 +134,8 @@ static bool ecore_share_bounded(uint64_t e, int64_t slots)
 }
 
 /*
- * The E-cores measure level 1 only: cpu_atom has no PERF_METRICS
+ * Beyond the E-cores' own level 2 of a region all on them (ecore_delta),
+ * the E-cores measure level 1 only: cpu_atom has no PERF_METRICS
  * (arch/x86/events/intel/core.c intel_pmu_init_hybrid sets perf_metrics
  * for the big core type alone), and the E group here reads the Atom
  * level-1 events.  A region's E-core slots are its own delta of
@@ -161,6 +165,66 @@ ecore_share_delta(const struct td_counts *a, const struct td_counts *b,
 	return flags & ~TD_RESULT_L2;
 }
 
+/* c within [0, parent]: sampling can put an estimate just outside. */
+static void clamp_child(int64_t *c, int64_t parent)
+{
+	int64_t p = parent > 0 ? parent : 0;
+
+	*c = *c < 0 ? 0 : *c > p ? p : *c;
+}
+
+/*
+ * A region all on Gracemont or Crestmont E-cores, TD_OPT_L2_MULTIPLEX
+ * (hybrid.c ecore_mux_fold): the Atom level-2 tree from the level-2
+ * groups' counts over the region (td_formula_atom_l2, as the standalone
+ * cores' multiplexed mode: each node its event per the level-2 group's
+ * own slots, applied to the region's scaled slots), when that group
+ * counted a part of it worth a breakdown; else none.  Each child is
+ * kept within its parent.  Returns the flags.
+ */
+static unsigned ecore_mux_l2(const struct td *td, const struct td_counts *a,
+			     const struct td_counts *b, unsigned flags,
+			     struct td_delta *d)
+{
+	const struct td_gen_model *m = &td_hybrid_of(td)->ecore->m;
+	uint64_t w[TD_L2_VALUES] = { 0 };
+	unsigned l2;
+
+	for (unsigned i = 0; i < m->nr2; i++)
+		w[i] = b->cat[TD_C_ECORE_L2 + i] - a->cat[TD_C_ECORE_L2 + i];
+	if (m->width * w[TD_A2_CLK] < TD_SHORT_SLOTS)
+		return ecore_share_delta(a, b, flags & ~TD_RESULT_L2, d);
+	l2 = td_formula_atom_l2(m->width, m->l2_fe_be, w, d->slots, d->cat);
+	for (unsigned i = TD_NR_L1; i < TD_NR_METRICS; i++)
+		clamp_child(&d->cat[i], d->cat[i - TD_NR_L1]);
+	return (flags & ~TD_RESULT_L2) | l2;
+}
+
+/*
+ * A region with E-core slots: the E-cores' own level 2 where all of its
+ * slots came from them and their group measures it (Skymont in the
+ * group, Gracemont and Crestmont multiplexed: their E-core counts then
+ * scaled, the region flagged TD_RESULT_MULTIPLEXED); else
+ * ecore_share_delta's rule.  Out of line, as that is.
+ */
+static __attribute__((noinline)) unsigned
+ecore_delta(const struct td *td, const struct td_counts *a,
+	    const struct td_counts *b, unsigned flags, struct td_delta *d)
+{
+	const struct td_gen *g = td_hybrid_of(td)->ecore;
+
+	if (g->mux[0])
+		flags |= TD_RESULT_MULTIPLEXED;
+	if (ecore_region(a, b, d) && g->m.l2_in_group) {
+		d->cat[TD_M_HEAVY_OPS] = 0;
+		d->cat[TD_M_BR_MISPREDICT] = 0;
+		return flags | TD_RESULT_L2 | TD_RESULT_L2_FE_BE;
+	}
+	if (ecore_region(a, b, d) && g->mux[0])
+		return ecore_mux_l2(td, a, b, flags, d);
+	return ecore_share_delta(a, b, flags, d);
+}
+
 /* The common region, no E-core slot: as PERF_METRICS' delta alone. */
 static unsigned hybrid_delta(const struct td *td, const struct td_counts *a,
 			     uint64_t raw_slots, uint64_t raw,
@@ -170,12 +234,7 @@ static unsigned hybrid_delta(const struct td *td, const struct td_counts *a,
 
 	if (TD_LIKELY(b->cat[TD_C_ECORE_SLOTS] == a->cat[TD_C_ECORE_SLOTS]))
 		return flags;
-	if (ecore_l2_region(td, a, b, d)) {
-		d->cat[TD_M_HEAVY_OPS] = 0;
-		d->cat[TD_M_BR_MISPREDICT] = 0;
-		return flags | TD_RESULT_L2 | TD_RESULT_L2_FE_BE;
-	}
-	return ecore_share_delta(a, b, flags, d);
+	return ecore_delta(td, a, b, flags, d);
 }
 
 static void hybrid_info(const struct td *td, struct td_info *i)
@@ -186,6 +245,8 @@ static void hybrid_info(const struct td *td, struct td_info *i)
 	if (!td_hybrid_of(td)->ecore)
 		return;
 	i->flags |= TD_INFO_HYBRID_ECORE;
+	if (td_hybrid_of(td)->ecore->mux[0])
+		i->flags |= TD_INFO_MULTIPLEXED;
 	td_pm_pmu_name(td, caps, sizeof(caps));
 	/* e.g. "alderlake_hybrid+gracemont"; a longer one is cut short */
 	if (snprintf(i->uarch, sizeof(i->uarch), "%s+%s", caps,
