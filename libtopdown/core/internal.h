@@ -94,6 +94,7 @@ struct td_delta {
 	 * TD_AUX_LOST where either reading has none.
 	 */
 	int64_t aux;
+	int64_t aux2;         /* the same of its second such count */
 	/* TD_OPT_L2_MULTIPLEX only: the source's raw level-2 data (the
 	 * level-2 events' deltas, whichever groups counted), for named
 	 * totals (named.c, the source's fold_named) */
@@ -128,6 +129,7 @@ struct td_sample {
 				 its reading, which only it interprets (an
 				 event refining its categories);
 				 TD_AUX_NONE where it has none or could not */
+	uint64_t aux2;        /* a second such count, the same way */
 	bool valid;           /* false: the group was not counting */
 	/*
 	 * Ordinary counters on their fast path: the counter values the
@@ -251,6 +253,12 @@ static inline void td_policy_close(struct td_policy *p, uint64_t at)
  * end does (pm_decode.h td_uop_move).  Private too.
  */
 #define TD_RECORD_UOP (1u << 29)
+/*
+ * With TD_RECORD_READINGS: cat[3] holds the region's INT_MISC.
+ * CLEARS_COUNT count, moved after the drop's (pm_decode.h
+ * td_clears_move).  Private too.
+ */
+#define TD_RECORD_CLEARS (1u << 28)
 
 /*
  * What finishes a TD_RECORD_VALUES record: immutable and never freed, so

@@ -19,13 +19,16 @@
 static void finish_readings(struct td_record *rec)
 {
 	bool l2 = rec->flags & TD_RESULT_L2;
-	unsigned fe = rec->flags & TD_RESULT_FE_UNREFINED;
+	unsigned fe = rec->flags & (TD_RESULT_FE_UNREFINED |
+				    TD_RESULT_BE_UNREFINED);
 	struct td_delta d;
 
 	td_readings_delta(rec->qerr, (uint64_t)rec->cat[0], rec->slots,
 			  (uint64_t)rec->cat[1], &d);
 	if (rec->flags & TD_RECORD_UOP)
 		td_uop_move(&d, l2, rec->cat[2]);
+	if (rec->flags & TD_RECORD_CLEARS)
+		td_clears_move(&d, rec->cat[3]);
 	rec->slots = d.slots > 0 ? (uint64_t)d.slots : 0;
 	memcpy(rec->cat, d.cat, sizeof(rec->cat));
 	if (!l2)
@@ -135,7 +138,8 @@ int td_record_decode(const struct td_record *rec, struct td_result *res)
 	res->resets = rec->resets;
 	res->flags |= rec->flags & (TD_RESULT_READ_PATH | TD_RESULT_CYCLES |
 				    TD_RESULT_MULTIPLEXED |
-				    TD_RESULT_FE_UNREFINED);
+				    TD_RESULT_FE_UNREFINED |
+				    TD_RESULT_BE_UNREFINED);
 	if (rec->flags & TD_RESULT_MEMORY)
 		td_record_mem(rec, res);
 	if (rec->flags & TD_RESULT_UNRELIABLE)

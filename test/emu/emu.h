@@ -189,6 +189,18 @@ void emu_set_mem_shares(const double share[5]);
  */
 void emu_set_uop_dropping(double share);
 
+/*
+ * Ice Lake (EMU_ICL): clears per slot of this process (default 0.002),
+ * at most a fifth of each run's backend-bound slots.  INT_MISC.
+ * CLEARS_COUNT counts them; Sunny Cove's PERF_METRICS counts 5 slots of
+ * backend bound after each as bad speculation, which is why perf's
+ * icelake, icelakex, tigerlake and rocketlake lists add "5 *
+ * INT_MISC.CLEARS_COUNT / tma_info_thread_slots" to tma_backend_bound;
+ * truth keeps them as backend bound.  Later cores' lists add 0 there:
+ * the emulator's other PERF_METRICS profiles count them rightly.
+ */
+void emu_set_int_misc_clears(double per_slot);
+
 struct emu_stats {
 	unsigned long perf_opens;
 	unsigned long resets;       /* PERF_EVENT_IOC_RESET calls */

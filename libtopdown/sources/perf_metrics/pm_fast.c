@@ -104,6 +104,7 @@ __attribute__((noinline)) int td_end_with_reading(struct td *td, struct td_regio
 	s.unsched = td->last_unsched;
 	s.qerr_base = td->snap.qerr_base;
 	s.aux = aux;
+	s.aux2 = h->pm.uop.be_on ? h->pm.uop.be_end : TD_AUX_NONE;
 	s.c = td->snap.base;
 	td_counts_add(&s.c, slots, metrics);
 	td_end_sampled(td, p, &s, res);
@@ -133,8 +134,11 @@ int td_region_begin(struct td *td, struct td_region *r)
 	p->slots = slots;
 	p->owner = td;
 	td_policy_open(&td->policy, slots + p->snap.base.slots);
-	if (td_pm_of(td)->pm.uop.on) /* next to PERF_METRICS' read */
+	if (td_pm_of(td)->pm.uop.on) { /* next to PERF_METRICS' read */
 		p->aux = td_pm_uop_now(td);
+		if (TD_UNLIKELY(td_pm_of(td)->pm.uop.be_on))
+			p->aux2 = td_pm_clears_now(td);
+	}
 	td_compiler_barrier();
 	td_rdpmc_halves(TD_RDPMC_METRICS, &lo, &hi);
 	td_pm_store_halves(&p->raw, (uint32_t)lo, (uint32_t)hi);
@@ -181,6 +185,55 @@ static __attribute__((noinline)) int end_decode_wide(
 
 	res->resets = 0;
 	res->flags |= fe_flag;
+	if (!ok)
+		td_record_mark_unreliable(res);
+	return 0;
+}
+
+/*
+ * The refinement counters at an end (pm_uop.c): INT_MISC.UOP_DROPPING's
+ * count (none where it is not on), INT_MISC.CLEARS_COUNT's into be_end
+ * where it is on too (Ice Lake's cores), which every end that reads the
+ * first one reads (td_end_with_reading, end_to_record take it there).
+ */
+static inline __attribute__((always_inline)) uint64_t refiners_now(
+	struct td *td, uint64_t none)
+{
+	struct td_pm_uop *u = &td_pm_of(td)->pm.uop;
+
+	if (!u->on)
+		return none;
+	if (TD_UNLIKELY(u->be_on))
+		u->be_end = td_pm_clears_now(td);
+	return td_pm_uop_now(td);
+}
+
+/*
+ * end_same_snap's route where INT_MISC.CLEARS_COUNT is counted too: both
+ * moves in integers (pm_decode.h td_decode_readings_refined), out of
+ * line, for no core with level 2 in PERF_METRICS takes it.  A begin that
+ * could not read the second counter: the general route flags it.
+ */
+static __attribute__((noinline)) int end_same_snap_refined(
+	struct td *td, struct td_region_priv *p, struct td_result *res,
+	uint64_t slots, uint64_t metrics, uint64_t aux)
+{
+	const struct td_pm_uop *u = &td_pm_of(td)->pm.uop;
+	bool l2 = td_pm_of(td)->pm.pmu.nr_metrics == TD_NR_METRICS;
+	bool ok;
+
+	if (p->aux2 == TD_AUX_NONE)
+		return td_end_with_reading(td, p, res, slots, metrics, aux);
+	td_pm_of(td)->last_raw_slots = slots;
+	td_pm_of(td)->last_pair_slots = slots;
+	td_pm_of(td)->last_raw_metrics = metrics;
+	td_learn_length(td, p, slots - p->slots);
+	td_policy_close(&td->policy, slots + td->snap.base.slots);
+	p->owner = NULL;
+	ok = td_decode_readings_refined(p->slots, p->raw, slots, metrics, l2,
+					(int64_t)(aux - p->aux),
+					(int64_t)(u->be_end - p->aux2), res);
+	res->resets = 0;
 	if (!ok)
 		td_record_mark_unreliable(res);
 	return 0;
@@ -245,6 +298,9 @@ static inline __attribute__((always_inline)) int end_same_snap(
 		if (TD_UNLIKELY(p->aux == TD_AUX_NONE))
 			return td_end_with_reading(td, p, res, slots, metrics,
 						   aux);
+		if (TD_UNLIKELY(u->be_on))
+			return end_same_snap_refined(td, p, res, slots,
+						     metrics, aux);
 		if (TD_LIKELY(l2))
 			return end_same_snap_l2(td, p, res, slots, metrics,
 						true, true, drop, 0);
@@ -330,13 +386,19 @@ static void end_to_record(struct td *td, struct td_region_priv *p,
 	/* PERF_METRICS at end as RDPMC gave it: two halves, little endian */
 	memcpy((char *)&rec->cat[1], &metrics_lo, 4);
 	memcpy((char *)&rec->cat[1] + 4, &metrics_hi, 4);
-	rec->flags = k->readings_flags | u->fe_flag; /* resets 0, name NULL:
-							finish_readings */
+	rec->flags = k->readings_flags | u->fe_flag | u->be_flag; /* resets
+						0, name NULL: finish_readings */
 	if (u->on && p->aux != TD_AUX_NONE) { /* the drop, for the move */
 		rec->cat[2] = (int64_t)(aux - p->aux);
 		rec->flags |= TD_RECORD_UOP;
 	} else if (u->on) {
 		rec->flags |= TD_RESULT_FE_UNREFINED;
+	}
+	if (u->be_on && p->aux2 != TD_AUX_NONE) { /* the clears, the same */
+		rec->cat[3] = (int64_t)(u->be_end - p->aux2);
+		rec->flags |= TD_RECORD_CLEARS;
+	} else if (u->be_on) {
+		rec->flags |= TD_RESULT_BE_UNREFINED;
 	}
 }
 
@@ -359,7 +421,7 @@ static __attribute__((noinline)) int end_keyed(struct td *td,
 		      same_epoch(td, p))) {
 		td_rdpmc_halves(TD_RDPMC_METRICS, &lo, &hi);
 		end_to_record(td, p, slots, (uint32_t)lo, (uint32_t)hi,
-			      td_pm_of(td)->pm.uop.on ? td_pm_uop_now(td) : 0);
+			      refiners_now(td, 0));
 		return 0;
 	}
 	return end_unusual(td, r, slots);
@@ -383,7 +445,7 @@ static __attribute__((noinline)) int end_unusual(struct td *td,
 	if (!fast_end_ok(td, r, slots) || !(td->sink.buf || td->sink.pending))
 		return td_slow_end(td, r, NULL);
 	td_rdpmc_pair(TD_RDPMC_SLOTS, TD_RDPMC_METRICS, &lo, &hi, &mlo, &mhi);
-	aux = td_pm_of(td)->pm.uop.on ? td_pm_uop_now(td) : TD_AUX_NONE;
+	aux = refiners_now(td, TD_AUX_NONE);
 	td_compiler_barrier();
 	slots = td_join48(lo, hi);
 	if (slots < td_pm_of(td)->last_raw_slots) /* a reset since the first read */
@@ -397,11 +459,10 @@ static __attribute__((noinline)) int end_with_result(struct td *td,
 						     struct td_region *r,
 						     struct td_result *res)
 {
-	uint64_t lo, hi, mlo, mhi, aux = 0;
+	uint64_t lo, hi, mlo, mhi, aux;
 
 	td_rdpmc_pair(TD_RDPMC_SLOTS, TD_RDPMC_METRICS, &lo, &hi, &mlo, &mhi);
-	if (td_pm_of(td)->pm.uop.on) /* next to them */
-		aux = td_pm_uop_now(td);
+	aux = refiners_now(td, 0); /* next to them */
 	td_compiler_barrier();
 	return end_result(td, r, res, td_join48(lo, hi), (mhi << 32) | mlo,
 			  aux);
