@@ -209,10 +209,12 @@ static inline __attribute__((always_inline)) uint64_t refiners_now(
 }
 
 /*
- * end_same_snap's route where INT_MISC.CLEARS_COUNT is counted too: both
- * moves in integers (pm_decode.h td_decode_readings_refined), out of
- * line, for no core with level 2 in PERF_METRICS takes it.  A begin that
- * could not read the second counter: the general route flags it.
+ * end_same_snap's route where the core wants INT_MISC.CLEARS_COUNT too
+ * (Ice Lake's cores): both moves in integers (pm_decode.h
+ * td_decode_readings_refined), or the drop's alone and the result
+ * flagged where the second counter is not on; out of line, for no core
+ * with level 2 in PERF_METRICS takes it.  A begin that could not read
+ * the second counter: the general route flags it.
  */
 static __attribute__((noinline)) int end_same_snap_refined(
 	struct td *td, struct td_region_priv *p, struct td_result *res,
@@ -220,9 +222,10 @@ static __attribute__((noinline)) int end_same_snap_refined(
 {
 	const struct td_pm_uop *u = &td_pm_of(td)->pm.uop;
 	bool l2 = td_pm_of(td)->pm.pmu.nr_metrics == TD_NR_METRICS;
+	int64_t drop = (int64_t)(aux - p->aux);
 	bool ok;
 
-	if (p->aux2 == TD_AUX_NONE)
+	if (u->be_on && p->aux2 == TD_AUX_NONE)
 		return td_end_with_reading(td, p, res, slots, metrics, aux);
 	td_pm_of(td)->last_raw_slots = slots;
 	td_pm_of(td)->last_pair_slots = slots;
@@ -230,10 +233,13 @@ static __attribute__((noinline)) int end_same_snap_refined(
 	td_learn_length(td, p, slots - p->slots);
 	td_policy_close(&td->policy, slots + td->snap.base.slots);
 	p->owner = NULL;
-	ok = td_decode_readings_refined(p->slots, p->raw, slots, metrics, l2,
-					(int64_t)(aux - p->aux),
-					(int64_t)(u->be_end - p->aux2), res);
+	ok = u->be_on ? td_decode_readings_refined(
+				p->slots, p->raw, slots, metrics, l2, drop,
+				(int64_t)(u->be_end - p->aux2), res)
+		      : td_decode_readings_uop(p->slots, p->raw, slots, metrics,
+					       l2, true, drop, res);
 	res->resets = 0;
+	res->flags |= u->be_flag;
 	if (!ok)
 		td_record_mark_unreliable(res);
 	return 0;
@@ -298,7 +304,7 @@ static inline __attribute__((always_inline)) int end_same_snap(
 		if (TD_UNLIKELY(p->aux == TD_AUX_NONE))
 			return td_end_with_reading(td, p, res, slots, metrics,
 						   aux);
-		if (TD_UNLIKELY(u->be_on))
+		if (TD_UNLIKELY(u->be_wanted))
 			return end_same_snap_refined(td, p, res, slots,
 						     metrics, aux);
 		if (TD_LIKELY(l2))
@@ -311,7 +317,7 @@ static inline __attribute__((always_inline)) int end_same_snap(
 		return end_same_snap_l2(td, p, res, slots, metrics, true,
 					false, 0, u->fe_flag);
 	return end_same_snap_l2(td, p, res, slots, metrics, false, false, 0,
-				u->fe_flag);
+				u->fe_flag | u->be_flag);
 }
 
 /*
