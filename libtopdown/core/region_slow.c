@@ -158,9 +158,9 @@ static unsigned region_delta(const struct td *td,
 	d->aux = p->aux == TD_AUX_NONE || s->aux == TD_AUX_NONE
 			 ? TD_AUX_LOST
 			 : (int64_t)(s->aux - p->aux);
-	d->aux2 = p->aux2 == TD_AUX_NONE || s->aux2 == TD_AUX_NONE
-			  ? TD_AUX_LOST
-			  : (int64_t)(s->aux2 - p->aux2);
+	d->aux2 = TD_AUX_LOST; /* a count few sources have: one test */
+	if (TD_UNLIKELY(s->aux2 != TD_AUX_NONE) && p->aux2 != TD_AUX_NONE)
+		d->aux2 = (int64_t)(s->aux2 - p->aux2);
 	d->qerr = 0; /* the source's own error, if any (source.h delta) */
 	flags = td->src->delta(td, &p->snap.base, p->slots, p->raw, &s->c, d);
 	d->qerr += s->qerr_base + s->raw_slots - p->snap.qerr_base + p->slots;

@@ -136,6 +136,8 @@ int td_region_begin(struct td *td, struct td_region *r)
 	td_policy_open(&td->policy, slots + p->snap.base.slots);
 	if (td_pm_of(td)->pm.uop.on) { /* next to PERF_METRICS' read */
 		p->aux = td_pm_uop_now(td);
+		/* Ice Lake's cores: INT_MISC.CLEARS_COUNT too (be_on implies
+		 * on), before PERF_METRICS: outside the window */
 		if (TD_UNLIKELY(td_pm_of(td)->pm.uop.be_on))
 			p->aux2 = td_pm_clears_now(td);
 	}
@@ -293,7 +295,7 @@ static inline __attribute__((always_inline)) int end_same_snap_l2(
  */
 static inline __attribute__((always_inline)) int end_same_snap(
 	struct td *td, struct td_region_priv *p, struct td_result *res,
-	uint64_t slots, uint64_t metrics, uint64_t aux)
+	uint64_t slots, uint64_t metrics, uint64_t aux, bool clears)
 {
 	const struct td_pm_uop *u = &td_pm_of(td)->pm.uop;
 	bool l2 = td_pm_of(td)->pm.pmu.nr_metrics == TD_NR_METRICS;
@@ -304,7 +306,7 @@ static inline __attribute__((always_inline)) int end_same_snap(
 		if (TD_UNLIKELY(p->aux == TD_AUX_NONE))
 			return td_end_with_reading(td, p, res, slots, metrics,
 						   aux);
-		if (TD_UNLIKELY(u->be_wanted))
+		if (clears) /* the caller's copy for Ice Lake's cores */
 			return end_same_snap_refined(td, p, res, slots,
 						     metrics, aux);
 		if (TD_LIKELY(l2))
@@ -346,7 +348,7 @@ static __attribute__((noinline)) int end_result_keyed(
  */
 static inline __attribute__((always_inline)) int end_result(
 	struct td *td, struct td_region *r, struct td_result *res,
-	uint64_t slots, uint64_t metrics, uint64_t aux)
+	uint64_t slots, uint64_t metrics, uint64_t aux, bool clears)
 {
 	struct td_region_priv *p = priv(r);
 	uint64_t lock;
@@ -355,8 +357,28 @@ static inline __attribute__((always_inline)) int end_result(
 		return td_slow_end(td, r, res);
 	lock = td_load_once(td_pm_of(td)->slots_pc->lock);
 	if (TD_LIKELY(lock == td->end_key && same_epoch(td, p)))
-		return end_same_snap(td, p, res, slots, metrics, aux);
+		return end_same_snap(td, p, res, slots, metrics, aux, clears);
 	return end_result_keyed(td, p, slots, metrics, lock, res, aux);
+}
+
+/*
+ * A record of readings' INT_MISC.CLEARS_COUNT (end_to_record): read here
+ * where the end's reading did not (a record's end reads SLOTS and
+ * PERF_METRICS alone, and the drop's counter, on the other cores: no
+ * test more there), a few stores after them.
+ */
+static void record_clears(struct td *td, const struct td_region_priv *p,
+			  struct td_record *rec)
+{
+	struct td_pm_uop *u = &td_pm_of(td)->pm.uop;
+
+	rec->flags |= u->be_flag;
+	if (u->be_on && p->aux2 != TD_AUX_NONE) { /* for the move */
+		rec->cat[3] = (int64_t)(td_pm_clears_now(td) - p->aux2);
+		rec->flags |= TD_RECORD_CLEARS;
+	} else if (u->be_on) {
+		rec->flags |= TD_RESULT_BE_UNREFINED;
+	}
 }
 
 /*
@@ -392,20 +414,16 @@ static void end_to_record(struct td *td, struct td_region_priv *p,
 	/* PERF_METRICS at end as RDPMC gave it: two halves, little endian */
 	memcpy((char *)&rec->cat[1], &metrics_lo, 4);
 	memcpy((char *)&rec->cat[1] + 4, &metrics_hi, 4);
-	rec->flags = k->readings_flags | u->fe_flag | u->be_flag; /* resets
-						0, name NULL: finish_readings */
+	rec->flags = k->readings_flags | u->fe_flag; /* resets 0, name NULL:
+							finish_readings */
 	if (u->on && p->aux != TD_AUX_NONE) { /* the drop, for the move */
 		rec->cat[2] = (int64_t)(aux - p->aux);
 		rec->flags |= TD_RECORD_UOP;
 	} else if (u->on) {
 		rec->flags |= TD_RESULT_FE_UNREFINED;
 	}
-	if (u->be_on && p->aux2 != TD_AUX_NONE) { /* the clears, the same */
-		rec->cat[3] = (int64_t)(u->be_end - p->aux2);
-		rec->flags |= TD_RECORD_CLEARS;
-	} else if (u->be_on) {
-		rec->flags |= TD_RESULT_BE_UNREFINED;
-	}
+	if (TD_UNLIKELY(u->be_wanted)) /* Ice Lake's cores */
+		record_clears(td, p, rec);
 }
 
 static int end_unusual(struct td *td, struct td_region *r, uint64_t slots);
@@ -427,7 +445,7 @@ static __attribute__((noinline)) int end_keyed(struct td *td,
 		      same_epoch(td, p))) {
 		td_rdpmc_halves(TD_RDPMC_METRICS, &lo, &hi);
 		end_to_record(td, p, slots, (uint32_t)lo, (uint32_t)hi,
-			      refiners_now(td, 0));
+			      td_pm_of(td)->pm.uop.on ? td_pm_uop_now(td) : 0);
 		return 0;
 	}
 	return end_unusual(td, r, slots);
@@ -460,18 +478,42 @@ static __attribute__((noinline)) int end_unusual(struct td *td,
 	return 0;
 }
 
+/*
+ * end_with_result's copy for Ice Lake's cores: INT_MISC.CLEARS_COUNT
+ * read next to the others, then the route with both moves (the other
+ * cores' copy tests nothing more).
+ */
+static __attribute__((noinline)) int end_with_result_clears(
+	struct td *td, struct td_region *r, struct td_result *res,
+	uint64_t slots, uint64_t metrics, uint64_t aux)
+{
+	struct td_pm_uop *u = &td_pm_of(td)->pm.uop;
+
+	if (u->be_on)
+		u->be_end = td_pm_clears_now(td);
+	td_compiler_barrier();
+	return end_result(td, r, res, slots, metrics, aux, true);
+}
+
 /* End with a result on the fast handle: both registers, then the checks. */
 static __attribute__((noinline)) int end_with_result(struct td *td,
 						     struct td_region *r,
 						     struct td_result *res)
 {
-	uint64_t lo, hi, mlo, mhi, aux;
+	const struct td_pm_uop *u = &td_pm_of(td)->pm.uop;
+	uint64_t lo, hi, mlo, mhi, aux = 0;
 
 	td_rdpmc_pair(TD_RDPMC_SLOTS, TD_RDPMC_METRICS, &lo, &hi, &mlo, &mhi);
-	aux = refiners_now(td, 0); /* next to them */
+	if (u->on) { /* next to them */
+		aux = td_pm_uop_now(td);
+		if (TD_UNLIKELY(u->be_wanted))
+			return end_with_result_clears(td, r, res,
+						      td_join48(lo, hi),
+						      (mhi << 32) | mlo, aux);
+	}
 	td_compiler_barrier();
 	return end_result(td, r, res, td_join48(lo, hi), (mhi << 32) | mlo,
-			  aux);
+			  aux, false);
 }
 
 /*
@@ -489,8 +531,8 @@ int td_pm_end_reading(struct td *td, struct td_region_priv *p,
 
 	if (!same_epoch(td, p))
 		return td_end_with_reading(td, p, res, slots, metrics, aux);
-	if (res && !sink)
-		return end_same_snap(td, p, res, slots, metrics, aux);
+	if (res && !sink) /* the hybrids': no clears counter */
+		return end_same_snap(td, p, res, slots, metrics, aux, false);
 	if (!res && sink == TD_END_KEY_SINK) {
 		end_to_record(td, p, slots, (uint32_t)metrics,
 			      (uint32_t)(metrics >> 32), aux);
