@@ -152,6 +152,25 @@ static void test_adl_pcore(void **state)
 	td_close(td);
 }
 
+/* Meteor Lake's P-cores: perf's mtl-metrics.json (Unit cpu_core)
+ * subtracts cpu_core@INT_MISC.UOP_DROPPING@ from both nodes too. */
+static void test_mtl_pcore(void **state)
+{
+	struct td_options o = TD_OPTIONS_INIT;
+	struct td *td;
+
+	(void)state;
+	emu_setup(EMU_ADL);
+	emu_name_meteor_lake();
+	emu_set_uop_dropping(0.02);
+	assert_int_equal(td_open(&td, &o), 0);
+	emu_run(3000000, &MIX_STREAM);
+	assert_true(counter_open());
+	assert_false(clears_open());
+	check_regions(td, true);
+	td_close(td);
+}
+
 /* The emulator's default share (1.5%), on the read(2) path. */
 static void test_spr_read_path(void **state)
 {
@@ -374,6 +393,7 @@ int main(void)
 		cmocka_unit_test_teardown(test_spr, teardown_emu),
 		cmocka_unit_test_teardown(test_icl, teardown_emu),
 		cmocka_unit_test_teardown(test_adl_pcore, teardown_emu),
+		cmocka_unit_test_teardown(test_mtl_pcore, teardown_emu),
 		cmocka_unit_test_teardown(test_spr_read_path, teardown_emu),
 		cmocka_unit_test_teardown(test_spr_records, teardown_emu),
 		cmocka_unit_test_teardown(test_icl_read_path, teardown_emu),

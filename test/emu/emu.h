@@ -239,6 +239,9 @@ void emu_set_metrics_clear_trigger(enum emu_clear_trigger which);
 /* After emu_setup: the core PMU offers metrics-clear (EMU_ADL: Lunar
  * and Arrow Lake's hybrid case; EMU_LNL offers it from the start). */
 void emu_offer_metrics_clear(void);
+/* After emu_setup(EMU_ADL): cpu_core named as on Meteor Lake, whose
+ * P-cores' PERF_METRICS the Alder Lake profile's stand for. */
+void emu_name_meteor_lake(void);
 
 /*
  * Hybrid (EMU_ADL): CPUs 0-7 are P-cores (cpu_core), 8-15 E-cores

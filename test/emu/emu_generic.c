@@ -813,7 +813,8 @@ static const struct map icl_mem_map[] = {
  * Which P-cores' PERF_METRICS count dropped uops' slots as frontend
  * bound (and fetch latency): those whose perf lists subtract
  * INT_MISC.UOP_DROPPING from tma_frontend_bound (Sunny Cove: icelake;
- * Golden Cove: sapphirerapids, alderlake's cpu_core); not Lion Cove's
+ * Golden Cove: sapphirerapids, alderlake's cpu_core, and Redwood Cove:
+ * meteorlake's, emu_name_meteor_lake); not Lion Cove's
  * (lunarlake, arrowlake), whose lists take PERF_METRICS as it is: the
  * Lunar Lake profile, the Alder Lake one offering metrics-clear (the
  * emulator's Arrow Lake) and its Lunar Lake variant (emu_hybrid_skymont).

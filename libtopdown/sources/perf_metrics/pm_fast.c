@@ -195,8 +195,9 @@ static __attribute__((noinline)) int end_decode_wide(
 /*
  * The refinement counters at an end (pm_uop.c): INT_MISC.UOP_DROPPING's
  * count (none where it is not on), INT_MISC.CLEARS_COUNT's into be_end
- * where it is on too (Ice Lake's cores), which every end that reads the
- * first one reads (td_end_with_reading, end_to_record take it there).
+ * where it is on too (Ice Lake's cores), where td_end_with_reading takes
+ * it (end_with_result_clears reads it so too; a record's end, in
+ * record_clears).
  */
 static inline __attribute__((always_inline)) uint64_t refiners_now(
 	struct td *td, uint64_t none)
