@@ -204,8 +204,9 @@ void td_pm_uop_close(struct td *td)
  * starts at -max_period, max_period = 2^47 - 1 on Intel: top bit set,
  * until it wraps, and the overflow's update writes the page).
  */
-static bool rdpmc_count(const struct perf_event_mmap_page *pc, uint32_t *sel,
-			uint64_t *offset, uint64_t *count)
+static inline __attribute__((always_inline)) bool rdpmc_count(
+	const struct perf_event_mmap_page *pc, uint32_t *sel, uint64_t *offset,
+	uint64_t *count)
 {
 	uint32_t seq, idx;
 	uint16_t width;
@@ -250,7 +251,9 @@ static bool read_count(int fd, uint64_t *count)
  * Neither: none, and the regions spanning the reading are unrefined.
  * The fast paths' selector then is as the last RDPMC found it, and
  * they read it again only once SLOTS' page is back as the slow path
- * saw it, which takes a reading here first.
+ * saw it, which takes a reading here first.  INT_MISC.CLEARS_COUNT
+ * next, the same way (rdpmc_count inlined in both: the first read stays
+ * as close to the source's own reads as before).
  */
 void td_pm_uop_sample(struct td *td, struct td_sample *s)
 {
