@@ -70,6 +70,13 @@ enum td_mem {
 					    UOP_DROPPING on this CPU, which
 					    could not be counted (README
 					    "Frontend refinement") */
+#define TD_RESULT_BE_UNREFINED (1u << 10) /* backend bound and bad
+					    speculation as PERF_METRICS
+					    gives them: perf adds 5 x
+					    INT_MISC.CLEARS_COUNT to backend
+					    bound on this CPU, which could
+					    not be counted (README
+					    "Frontend refinement") */
 
 /* Fewer slots: TD_RESULT_SHORT (the kernel's TopDown document). */
 #define TD_SHORT_SLOTS 20000u
@@ -105,7 +112,10 @@ enum td_reset_policy {
 #define TD_OPT_L2_MULTIPLEX     (1u << 3) /* L2 multiplexed if no room (AMD) */
 #define TD_OPT_MEMORY           (1u << 4) /* memory drill-down (td_result.mem) */
 #define TD_OPT_FE_UNREFINED     (1u << 5) /* no INT_MISC.UOP_DROPPING
-					     counter: frontend unrefined */
+					     counter: frontend unrefined
+					     (and backend, which needs it) */
+#define TD_OPT_BE_UNREFINED     (1u << 6) /* no INT_MISC.CLEARS_COUNT
+					     counter: backend unrefined */
 
 /* Options for td_open(): size first, zero fields mean the defaults. */
 struct td_options {

@@ -319,6 +319,72 @@ static void test_readings_end_decode_identical(void **state)
 	assert_true(backward_wide > 1000);
 }
 
+/*
+ * Ice Lake's refinements against perf's expressions, written here from
+ * icelake/icl-metrics.json (the same in icelakex, tigerlake, rocketlake),
+ * not from the library:
+ *   tma_frontend_bound  = fe / sum - INT_MISC.UOP_DROPPING / slots
+ *   tma_backend_bound   = be / sum + 5 * INT_MISC.CLEARS_COUNT / slots
+ *   tma_retiring        = ret / sum
+ *   tma_bad_speculation = max(1 - (frontend + backend + retiring), 0)
+ * on random counter sets (the drop within frontend bound, as the event
+ * counts a part of it).  Where perf's bad speculation is above 0 the
+ * library's four are perf's (within the integer truncation of the moved
+ * share, 1/sum); where perf's would be below 0 (its level 1 then sums to
+ * more than 1), the library's bad speculation is 0 and its backend bound
+ * takes what the other three leave (pm_decode.h td_clears_move).
+ */
+static void test_icelake_refinements_as_perf(void **state)
+{
+	uint64_t x = 0x9e3779b97f4a7c15u;
+	unsigned clamped = 0, exact = 0;
+
+	(void)state;
+	for (int n = 0; n < 100000; n++) {
+		uint64_t slots = 1000 + next_random(&x) % 100000000;
+		unsigned f[8] = { 0 }, left = 255;
+		struct td_delta d;
+		struct td_result r;
+		double sum, fe, be, ret, bad, tol;
+		int64_t drop, clears;
+
+		for (int i = 0; i < 3; i++) {
+			f[i] = (unsigned)(next_random(&x) % (left + 1));
+			left -= f[i];
+		}
+		f[3] = left; /* retiring, bad, fe, be: PERF_METRICS order */
+		d = delta_of(slots, f, 0);
+		sum = 255.0 * (double)slots;
+		drop = (int64_t)(next_random(&x) % (f[2] * slots / 255 + 1));
+		clears = (int64_t)(next_random(&x) % (slots / 20 + 1));
+		fe = (double)f[2] / 255 - (double)drop / (double)slots;
+		be = (double)f[3] / 255 + 5.0 * (double)clears / (double)slots;
+		ret = (double)f[0] / 255;
+		bad = 1 - (fe + be + ret);
+		td_uop_move(&d, false, drop);
+		td_clears_move(&d, clears);
+		td_decode(&d, false, &r);
+		tol = 4 / sum + 1e-12;
+		assert_true(fabs(r.l1[TD_RETIRING] - ret) < tol);
+		assert_true(fabs(r.l1[TD_FE_BOUND] - fe) < tol);
+		if (bad > 0) {
+			if (fabs(r.l1[TD_BE_BOUND] - be) > tol ||
+			    fabs(r.l1[TD_BAD_SPEC] - bad) > tol)
+				fail_msg("be %.9f perf %.9f bad %.9f perf %.9f",
+					 r.l1[TD_BE_BOUND], be,
+					 r.l1[TD_BAD_SPEC], bad);
+			exact++;
+		} else {
+			assert_true(r.l1[TD_BAD_SPEC] < tol);
+			assert_true(fabs(r.l1[TD_BE_BOUND] - (1 - fe - ret)) <
+				    tol);
+			clamped++;
+		}
+	}
+	assert_true(exact > 1000);
+	assert_true(clamped > 1000);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -331,6 +397,7 @@ int main(void)
 		cmocka_unit_test(test_delta_consistency),
 		cmocka_unit_test(test_readings_decode_identical),
 		cmocka_unit_test(test_readings_end_decode_identical),
+		cmocka_unit_test(test_icelake_refinements_as_perf),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -25,6 +25,7 @@ struct td_region_priv {
 				     unknown */
 	uint64_t aux;             /* the source's auxiliary count at begin
 				     (struct td_sample aux) */
+	uint64_t aux2;            /* its second one (struct td_sample aux2) */
 	struct td_snap snap;      /* td->snap at begin */
 };
 

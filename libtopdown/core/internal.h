@@ -94,6 +94,7 @@ struct td_delta {
 	 * TD_AUX_LOST where either reading has none.
 	 */
 	int64_t aux;
+	int64_t aux2;         /* the same of its second such count */
 	/* TD_OPT_L2_MULTIPLEX only: the source's raw level-2 data (the
 	 * level-2 events' deltas, whichever groups counted), for named
 	 * totals (named.c, the source's fold_named) */
@@ -128,6 +129,7 @@ struct td_sample {
 				 its reading, which only it interprets (an
 				 event refining its categories);
 				 TD_AUX_NONE where it has none or could not */
+	uint64_t aux2;        /* a second such count, the same way */
 	bool valid;           /* false: the group was not counting */
 	/*
 	 * Ordinary counters on their fast path: the counter values the

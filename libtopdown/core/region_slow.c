@@ -71,6 +71,7 @@ static void store_begin(struct td *td, struct td_region_priv *p,
 	p->slots = s->raw_slots; /* the raw reading: the error scale */
 	p->raw = s->raw_slots ? s->raw : 0;
 	p->aux = s->aux;
+	p->aux2 = s->aux2;
 	/*
 	 * Only the fast path reads what the key vouches for; where the
 	 * policy resets, a region whose length is unknown begins on the slow
@@ -157,6 +158,9 @@ static unsigned region_delta(const struct td *td,
 	d->aux = p->aux == TD_AUX_NONE || s->aux == TD_AUX_NONE
 			 ? TD_AUX_LOST
 			 : (int64_t)(s->aux - p->aux);
+	d->aux2 = TD_AUX_LOST; /* a count few sources have: one test */
+	if (TD_UNLIKELY(s->aux2 != TD_AUX_NONE) && p->aux2 != TD_AUX_NONE)
+		d->aux2 = (int64_t)(s->aux2 - p->aux2);
 	d->qerr = 0; /* the source's own error, if any (source.h delta) */
 	flags = td->src->delta(td, &p->snap.base, p->slots, p->raw, &s->c, d);
 	d->qerr += s->qerr_base + s->raw_slots - p->snap.qerr_base + p->slots;

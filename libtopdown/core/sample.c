@@ -59,6 +59,7 @@ int td_take_sample(struct td *td, struct td_sample *s)
 	s->qself = 0;
 	s->raw_at_last = 0;
 	s->aux = TD_AUX_NONE;
+	s->aux2 = TD_AUX_NONE;
 	err = td->src->sample(td, s);
 	if (err == 0)
 		note_schedule(td, s);

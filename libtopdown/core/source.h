@@ -25,6 +25,7 @@ struct td_open_req {
 	bool metrics_clear;   /* neither TD_OPT_NO_METRICS_CLEAR nor _NO_RDPMC */
 	bool memory;          /* TD_OPT_MEMORY or TOPDOWN_MEMORY=1 */
 	bool uop_dropping;    /* not TD_OPT_FE_UNREFINED */
+	bool int_misc_clears; /* neither TD_OPT_FE_UNREFINED nor _BE_ */
 };
 
 struct td_source_ops {

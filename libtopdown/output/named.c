@@ -435,7 +435,8 @@ static void named_add(struct td_named *n, const struct td_record *rec,
 		p->cat[i] += rec->cat[i];
 	p->flags |= rec->flags & (TD_RESULT_L2 | TD_RESULT_CYCLES |
 				  TD_RESULT_MULTIPLEXED | TD_RESULT_L2_FE_BE |
-				  TD_RESULT_FE_UNREFINED);
+				  TD_RESULT_FE_UNREFINED |
+				  TD_RESULT_BE_UNREFINED);
 	p->lacked |= ~rec->flags & (TD_RESULT_L2 | TD_RESULT_L2_FE_BE);
 	add_mem(p, rec);
 	add_extremes(p, rec->cat);
@@ -539,7 +540,8 @@ static void acc_totals(const struct td_named_acc *p, struct td_totals *t)
 			      &t->total);
 	}
 	t->total.flags |= p->flags & (TD_RESULT_CYCLES | TD_RESULT_MULTIPLEXED |
-				      TD_RESULT_FE_UNREFINED);
+				      TD_RESULT_FE_UNREFINED |
+				      TD_RESULT_BE_UNREFINED);
 	mem_totals(p, &t->total);
 	for (int i = 0; i < TD_NR_L1 && p->counted; i++) {
 		t->min[i] = (double)p->min_num[i] / (double)p->min_den[i];

@@ -101,7 +101,8 @@ int td_record_decode(const struct td_record *rec, struct td_result *res)
 	res->resets = rec->resets;
 	res->flags |= rec->flags & (TD_RESULT_READ_PATH | TD_RESULT_CYCLES |
 				    TD_RESULT_MULTIPLEXED |
-				    TD_RESULT_FE_UNREFINED);
+				    TD_RESULT_FE_UNREFINED |
+				    TD_RESULT_BE_UNREFINED);
 	if (rec->flags & TD_RESULT_MEMORY)
 		td_record_mem(rec, res);
 	if (rec->flags & TD_RESULT_UNRELIABLE)

@@ -108,6 +108,8 @@ int td_source_open(const struct td_options *o,
 		.metrics_clear = !(o->flags & (TD_OPT_NO_METRICS_CLEAR |
 					       TD_OPT_NO_RDPMC)),
 		.uop_dropping = !(o->flags & TD_OPT_FE_UNREFINED),
+		.int_misc_clears = !(o->flags & (TD_OPT_FE_UNREFINED |
+						 TD_OPT_BE_UNREFINED)),
 	};
 	bool arm;
 	int found_err = discover(&found, &arm);

@@ -204,6 +204,18 @@ void emu_set_mem_shares(const double share[5]);
  */
 void emu_set_uop_dropping(double share);
 
+/*
+ * Ice Lake (EMU_ICL): clears per slot of this process (default 0.002),
+ * at most a fifth of each run's backend-bound slots.  INT_MISC.
+ * CLEARS_COUNT counts them; Sunny Cove's PERF_METRICS counts 5 slots of
+ * backend bound after each as bad speculation, which is why perf's
+ * icelake, icelakex, tigerlake and rocketlake lists add "5 *
+ * INT_MISC.CLEARS_COUNT / tma_info_thread_slots" to tma_backend_bound;
+ * truth keeps them as backend bound.  Later cores' lists add 0 there:
+ * the emulator's other PERF_METRICS profiles count them rightly.
+ */
+void emu_set_int_misc_clears(double per_slot);
+
 struct emu_stats {
 	unsigned long perf_opens;
 	unsigned long resets;       /* PERF_EVENT_IOC_RESET calls */
@@ -242,6 +254,9 @@ void emu_set_metrics_clear_trigger(enum emu_clear_trigger which);
 /* After emu_setup: the core PMU offers metrics-clear (EMU_ADL: Lunar
  * and Arrow Lake's hybrid case; EMU_LNL offers it from the start). */
 void emu_offer_metrics_clear(void);
+/* After emu_setup(EMU_ADL): cpu_core named as on Meteor Lake, whose
+ * P-cores' PERF_METRICS the Alder Lake profile's stand for. */
+void emu_name_meteor_lake(void);
 
 /*
  * Hybrid (EMU_ADL): CPUs 0-7 are P-cores (cpu_core), 8-15 E-cores

@@ -868,7 +868,8 @@ static const struct map icl_mem_map[] = {
  * Which P-cores' PERF_METRICS count dropped uops' slots as frontend
  * bound (and fetch latency): those whose perf lists subtract
  * INT_MISC.UOP_DROPPING from tma_frontend_bound (Sunny Cove: icelake;
- * Golden Cove: sapphirerapids, alderlake's cpu_core); not Lion Cove's
+ * Golden Cove: sapphirerapids, alderlake's cpu_core, and Redwood Cove:
+ * meteorlake's, emu_name_meteor_lake); not Lion Cove's
  * (lunarlake, arrowlake), whose lists take PERF_METRICS as it is: the
  * Lunar Lake profile, the Alder Lake one offering metrics-clear (the
  * emulator's Arrow Lake) and its Lunar Lake variant (emu_hybrid_skymont).
@@ -900,6 +901,32 @@ void emu_set_uop_dropping(double share)
 	emu.uop_share = share;
 }
 
+/*
+ * INT_MISC.CLEARS_COUNT (INT_MISC.RECOVERY_CYCLES, cmask 1, edge: EventCode
+ * 0x0d, UMask 0x01 on Ice Lake, perf's icelake pipeline.json): counted on
+ * Ice Lake's profile only, whose PERF_METRICS the clears' term corrects.
+ */
+#define EMU_CLEARS_COUNT_ICL 0x0104010dull
+
+bool emu_clears_in_bad_spec(void)
+{
+	return emu.profile == EMU_ICL;
+}
+
+uint64_t emu_int_misc_clears(uint64_t slots, const uint64_t part[8])
+{
+	uint64_t want = (uint64_t)((double)slots * emu.clear_rate);
+
+	if (!emu_clears_in_bad_spec())
+		return 0;
+	return want < part[3] / 5 ? want : part[3] / 5;
+}
+
+void emu_set_int_misc_clears(double per_slot)
+{
+	emu.clear_rate = per_slot;
+}
+
 int emu_mem_signal(uint64_t config)
 {
 	const struct map *m = emu.profile == EMU_ICL ? icl_mem_map
@@ -912,6 +939,8 @@ int emu_mem_signal(uint64_t config)
 	    (emu.profile == EMU_ICL || emu.profile == EMU_SPR ||
 	     emu.profile == EMU_ADL || emu.profile == EMU_LNL))
 		return SIG_UOP_DROP;
+	if (config == EMU_CLEARS_COUNT_ICL && emu.profile == EMU_ICL)
+		return SIG_CLEARS;
 	for (; m && m->sig; m++)
 		if (m->config == config)
 			return m->sig;
@@ -956,7 +985,8 @@ static void icl_mem_parts(const uint64_t *lvl, uint64_t be, double rho,
  * (those scheduled here), truth by level.  The last level takes what
  * rounding left, so the levels sum to memory bound's slots (part[7]).
  */
-void emu_mem_run(uint64_t slots, const uint64_t part[8], uint64_t drop)
+void emu_mem_run(uint64_t slots, const uint64_t part[8], uint64_t drop,
+		 uint64_t clears)
 {
 	struct emu_cpu *c = &emu_cpu;
 	struct emu_parts p;
@@ -966,6 +996,7 @@ void emu_mem_run(uint64_t slots, const uint64_t part[8], uint64_t drop)
 
 	memset(&p, 0, sizeof(p));
 	p.uop_drop = drop;
+	p.clears = clears;
 	for (int i = 0; i < 5; i++)
 		sum += c->mem_share[i];
 	for (int i = 0; i < 5; i++) {

@@ -192,6 +192,7 @@ struct emu_state {
 	int rdpmc_knob;
 	bool has_metrics_clear;
 	double uop_share;        /* emu_set_uop_dropping */
+	double clear_rate;       /* emu_set_int_misc_clears */
 	bool stale_pages;       /* GP pages not rewritten at schedule-out */
 	uint64_t foreign;       /* then: another context's register value */
 	bool stale_counting;    /* or: our value moved by stale_steps[] */
@@ -275,12 +276,18 @@ void emu_gen_run(uint64_t slots, const struct emu_mix *m);
  * category were part[] (memory bound's part[7]); SIG_NONE for another
  * config */
 int emu_mem_signal(uint64_t config);
-void emu_mem_run(uint64_t slots, const uint64_t part[8], uint64_t drop);
+void emu_mem_run(uint64_t slots, const uint64_t part[8], uint64_t drop,
+		 uint64_t clears);
 /* A P-core's dropped-uop slots for a run split as part (emu_pmu.c):
  * what PERF_METRICS counts as frontend-bound and fetch-latency slots but
  * are bad speculation's; 0 where the core counts them rightly. */
 uint64_t emu_uop_drop(uint64_t slots, const uint64_t part[8]);
 bool emu_drop_in_frontend(void);
+/* A P-core's INT_MISC.CLEARS_COUNT for a run split as part; where
+ * emu_clears_in_bad_spec, 5 backend-bound slots each that PERF_METRICS
+ * counts as bad speculation. */
+uint64_t emu_int_misc_clears(uint64_t slots, const uint64_t part[8]);
+bool emu_clears_in_bad_spec(void);
 uint64_t emu_gen_rdpmc(uint32_t ecx);
 /* The scheduled group counter ecx counts for, or NULL. */
 const struct emu_group *emu_gen_group_of(uint32_t ecx);

@@ -330,6 +330,7 @@ void emu_setup(enum emu_profile profile)
 	emu.anythread_ok = false;
 	emu.gp_reserved = 0;
 	emu.uop_share = 0.015; /* 1.5% of the slots, where clears allow */
+	emu.clear_rate = 0.002; /* 1% of the slots, on Ice Lake */
 	emu.atom_width = profile == EMU_ADL ? 5 : 0;
 	emu.atom_skymont = false;
 	/* x86 max_period, full width; Arm: half of each counter's range */

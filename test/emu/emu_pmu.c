@@ -369,7 +369,7 @@ void emu_run(uint64_t slots, const struct emu_mix *mix)
 {
 	struct emu_cpu *c = &emu_cpu;
 	struct emu_group *g = c->group;
-	uint64_t part[8], drop;
+	uint64_t part[8], drop, clears;
 	uint64_t ns = slots / 4; /* a 4-slot-per-ns core */
 
 	if (emu.gen_width) { /* ordinary counters: emu_generic.c */
@@ -390,7 +390,9 @@ void emu_run(uint64_t slots, const struct emu_mix *mix)
 	for (int i = 0; i < 8; i++)
 		c->truth.cat[i] += part[i];
 	drop = emu_uop_drop(slots, part);
-	emu_mem_run(slots, part, drop); /* the core's ordinary counters */
+	clears = emu_int_misc_clears(slots, part);
+	/* the core's ordinary counters */
+	emu_mem_run(slots, part, drop, clears);
 	if (!g || !g->enabled)
 		return;
 	g->time_enabled += ns;
@@ -402,6 +404,10 @@ void emu_run(uint64_t slots, const struct emu_mix *mix)
 		part[2] += drop;
 		part[6] += drop;
 		part[1] -= drop;
+	}
+	if (emu_clears_in_bad_spec()) { /* 5 slots a clear, Sunny Cove's */
+		part[3] -= 5 * clears;
+		part[1] += 5 * clears;
 	}
 	for (int i = 0; i < 8; i++)
 		c->hw.acc[i] += part[i];

@@ -186,6 +186,18 @@ void emu_sysfs_create(void)
  * Lake do on cpu_core (the kernel's format/metrics_clear of
  * arch/x86/events/intel/core.c): the file, and the mode when asked.
  */
+/*
+ * Meteor Lake: the kernel names the P-core PMU "meteorlake_hybrid"
+ * (arch/x86/events/intel/core.c intel_pmu_init, INTEL_METEORLAKE);
+ * Redwood Cove's PERF_METRICS and INT_MISC.UOP_DROPPING (0xad, 0x10:
+ * perf's meteorlake pipeline.json) are Golden Cove's, which the Alder
+ * Lake profile's P-cores emulate.
+ */
+void emu_name_meteor_lake(void)
+{
+	put("cpu_core/caps/pmu_name", "meteorlake_hybrid");
+}
+
 void emu_offer_metrics_clear(void)
 {
 	emu.has_metrics_clear = true;

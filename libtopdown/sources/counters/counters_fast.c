@@ -252,6 +252,7 @@ static void fast_sample(const struct td *td, const uint64_t *values,
 	s->raw_at_last = 0;
 	s->qself = 0;
 	s->aux = TD_AUX_NONE;
+	s->aux2 = TD_AUX_NONE;
 	s->valid = true;
 	s->unsched = td->last_unsched; /* a page unchanged: not descheduled */
 	s->qerr_base = td->snap.qerr_base;

@@ -81,6 +81,19 @@ struct td_pm_uop {
 	unsigned fe_flag; /* TD_RESULT_FE_UNREFINED where wanted, not on */
 	uint32_t sel;    /* RDPMC selector: the page's index - 1 */
 	uint64_t offset; /* count - RDPMC's value (pm_uop.c rdpmc_count) */
+	/*
+	 * INT_MISC.CLEARS_COUNT, which perf adds to backend bound on some
+	 * of those cores: a second counter the same way, opened only
+	 * beside the first (read in the same places: be_on implies on).
+	 */
+	bool be_wanted;
+	bool be_on;
+	int be_fd;
+	struct perf_event_mmap_page *be_pc;
+	unsigned be_flag; /* TD_RESULT_BE_UNREFINED where wanted, not on */
+	uint32_t be_sel;
+	uint64_t be_offset;
+	uint64_t be_end; /* its count at the fast end that read it last */
 };
 
 /*
@@ -315,10 +328,22 @@ static inline uint32_t td_pm_restores(uint32_t lock0, uint32_t lock1)
  * td_pm_readings_finisher (pm_record.c), which makes its counts.
  */
 #define TD_RECORD_UOP (1u << 29)
-_Static_assert((TD_RECORD_UOP & (TD_RECORD_READINGS | TD_RECORD_VALUES |
-				 TD_RESULT_L2 | TD_RESULT_FE_UNREFINED)) == 0,
-	       "a source's own record bit");
+/* With TD_RECORD_UOP: cat[3] the region's INT_MISC.CLEARS_COUNT count,
+ * moved after the drop's (pm_decode.h td_clears_move). */
+#define TD_RECORD_CLEARS (1u << 28)
+_Static_assert(((TD_RECORD_UOP | TD_RECORD_CLEARS) &
+		(TD_RECORD_READINGS | TD_RECORD_VALUES | TD_RESULT_L2 |
+		 TD_RESULT_FE_UNREFINED | TD_RESULT_BE_UNREFINED)) == 0,
+	       "a source's own record bits");
 extern TD_HIDDEN const struct td_record_finisher td_pm_readings_finisher;
+
+/* INT_MISC.CLEARS_COUNT's count now, as td_pm_uop_now. */
+static inline uint64_t td_pm_clears_now(const struct td *td)
+{
+	const struct td_pm_uop *u = &td_pm_of(td)->pm.uop;
+
+	return u->be_offset + td_rdpmc(u->be_sel);
+}
 
 /* pm_pmu.c: PERF_METRICS' events on the core PMU; -EOPNOTSUPP: none. */
 TD_HIDDEN int td_pm_pmu_find(const struct td_pmu *pmu, struct td_pm_pmu *pm);
@@ -389,13 +414,15 @@ TD_HIDDEN void td_pm_mem_record(const struct td *td, const struct td_delta *d,
  * counter that cannot be had leaves the handle's results flagged
  * TD_RESULT_FE_UNREFINED, never an error); sample: its count into s->aux
  * (TD_AUX_NONE when unreadable), and the selector and offset the fast
- * paths use.
+ * paths use.  INT_MISC.CLEARS_COUNT the same way, where perf's backend
+ * bound adds it (TD_RESULT_BE_UNREFINED, s->aux2).
  */
 TD_HIDDEN void td_pm_uop_open(struct td *td, const struct td_open_req *req);
 TD_HIDDEN void td_pm_uop_close(struct td *td);
 TD_HIDDEN void td_pm_uop_sample(struct td *td, struct td_sample *s);
-/* The result flag of a delta of this handle (0 or TD_RESULT_FE_UNREFINED),
- * its categories refined where it is 0 (pm_decode.h td_uop_move). */
+/* The result flags of a delta of this handle (TD_RESULT_FE_UNREFINED,
+ * TD_RESULT_BE_UNREFINED or 0), its categories refined where they are
+ * not set (pm_decode.h td_uop_move, td_clears_move). */
 TD_HIDDEN unsigned td_pm_uop_delta(const struct td *td, struct td_delta *d);
 /* The kernel's caps/pmu_name of the core PMU, "" when it does not say. */
 TD_HIDDEN void td_pm_pmu_name(const struct td *td, char *out, size_t len);

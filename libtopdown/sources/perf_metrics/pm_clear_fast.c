@@ -221,6 +221,7 @@ static __attribute__((noinline)) int end_sampled(struct td *td,
 	s.qerr_base = td->snap.qerr_base;
 	s.qself = 0;
 	s.aux = TD_AUX_NONE; /* no INT_MISC.UOP_DROPPING in this mode */
+	s.aux2 = TD_AUX_NONE;
 	s.unsched = td->last_unsched; /* the page unchanged: as last seen */
 	s.valid = true;
 	td_end_sampled(td, p, &s, res);

@@ -92,6 +92,44 @@ TD_ALWAYS_INLINE void td_uop_move(struct td_delta *d, bool l2, int64_t drop)
 }
 
 /*
+ * INT_MISC.CLEARS_COUNT (INT_MISC.RECOVERY_CYCLES with cmask 1 and edge:
+ * the number of clears).  perf's expressions on the cores where it
+ * counts it (pm_uop.c lists them: Ice Lake client and server, Tiger
+ * Lake, Rocket Lake) are
+ *   tma_backend_bound   = topdown-be-bound / (sum of the four) +
+ *                         5 * INT_MISC.CLEARS_COUNT / tma_info_thread_slots
+ *   tma_bad_speculation = max(1 - (tma_frontend_bound +
+ *                             tma_backend_bound + tma_retiring), 0)
+ * (icelake/icl-metrics.json, icelakex/icx-metrics.json, tigerlake/
+ * tgl-metrics.json, rocketlake/rkl-metrics.json; older lists spell the
+ * event "cpu@INT_MISC.RECOVERY_CYCLES\,cmask\=1\,edge@").  So 5 slots a
+ * clear leave bad speculation for backend bound, after the dropped uops'
+ * share came in (td_uop_move: perf's bad speculation is 1 less the
+ * other three, both terms in it).  The same move in category units as
+ * td_uop_move's, kept within bad speculation: where perf's bad
+ * speculation would be below 0 it shows 0 and its four level-1 nodes
+ * sum to more than 1 (backend bound keeps the whole term); the library
+ * moves no more than bad speculation holds, so that level 1 sums to 1,
+ * and reports backend bound that much below perf's then.  No core with
+ * level 2 in PERF_METRICS wants it (their lists add 0 * slots).
+ */
+TD_ALWAYS_INLINE void td_clears_move(struct td_delta *d, int64_t clears)
+{
+	int64_t *c = d->cat;
+	int64_t sum = (int64_t)((uint64_t)c[TD_M_RETIRING] +
+				(uint64_t)c[TD_M_BAD_SPEC] +
+				(uint64_t)c[TD_M_FE_BOUND] +
+				(uint64_t)c[TD_M_BE_BOUND]);
+	int64_t m = d->slots && clears >= 0 && clears <= INT64_MAX / 5
+			    ? td_uop_share(5 * clears, sum, d->slots)
+			    : INT64_MIN;
+
+	m = td_clamp_move(m, c[TD_M_BAD_SPEC]);
+	c[TD_M_BAD_SPEC] -= m;
+	c[TD_M_BE_BOUND] += m;
+}
+
+/*
  * td_decode_readings_inline: the fractions of two readings of SLOTS and
  * PERF_METRICS since the same reset (what td_readings_delta makes a delta
  * of), and whether td_delta_consistent holds for that delta.  Bit for bit
@@ -109,6 +147,22 @@ TD_ALWAYS_INLINE bool td_decode_readings_uop(uint64_t s0, uint64_t m0,
 	td_readings_delta(s0, m0, s1, m1, &d);
 	if (uop)
 		td_uop_move(&d, l2, drop);
+	td_decode_inline(&d, l2, res);
+	return td_delta_consistent_inline(&d, l2);
+}
+
+/* The same with INT_MISC.CLEARS_COUNT's move after the drop's. */
+TD_ALWAYS_INLINE bool td_decode_readings_refined(uint64_t s0, uint64_t m0,
+						 uint64_t s1, uint64_t m1,
+						 bool l2, int64_t drop,
+						 int64_t clears,
+						 struct td_result *res)
+{
+	struct td_delta d;
+
+	td_readings_delta(s0, m0, s1, m1, &d);
+	td_uop_move(&d, l2, drop);
+	td_clears_move(&d, clears);
 	td_decode_inline(&d, l2, res);
 	return td_delta_consistent_inline(&d, l2);
 }

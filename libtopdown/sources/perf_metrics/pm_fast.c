@@ -104,6 +104,7 @@ __attribute__((noinline)) int td_end_with_reading(struct td *td, struct td_regio
 	s.unsched = td->last_unsched;
 	s.qerr_base = td->snap.qerr_base;
 	s.aux = aux;
+	s.aux2 = h->pm.uop.be_on ? h->pm.uop.be_end : TD_AUX_NONE;
 	s.c = td->snap.base;
 	td_counts_add(&s.c, slots, metrics);
 	td_end_sampled(td, p, &s, res);
@@ -133,8 +134,13 @@ int td_region_begin(struct td *td, struct td_region *r)
 	p->slots = slots;
 	p->owner = td;
 	td_policy_open(&td->policy, slots + p->snap.base.slots);
-	if (td_pm_of(td)->pm.uop.on) /* next to PERF_METRICS' read */
+	if (td_pm_of(td)->pm.uop.on) { /* next to PERF_METRICS' read */
 		p->aux = td_pm_uop_now(td);
+		/* Ice Lake's cores: INT_MISC.CLEARS_COUNT too (be_on implies
+		 * on), before PERF_METRICS: outside the window */
+		if (TD_UNLIKELY(td_pm_of(td)->pm.uop.be_on))
+			p->aux2 = td_pm_clears_now(td);
+	}
 	td_compiler_barrier();
 	td_rdpmc_halves(TD_RDPMC_METRICS, &lo, &hi);
 	td_pm_store_halves(&p->raw, (uint32_t)lo, (uint32_t)hi);
@@ -187,6 +193,62 @@ static __attribute__((noinline)) int end_decode_wide(
 }
 
 /*
+ * The refinement counters at an end (pm_uop.c): INT_MISC.UOP_DROPPING's
+ * count (none where it is not on), INT_MISC.CLEARS_COUNT's into be_end
+ * where it is on too (Ice Lake's cores), where td_end_with_reading takes
+ * it (end_with_result_clears reads it so too; a record's end, in
+ * record_clears).
+ */
+static inline __attribute__((always_inline)) uint64_t refiners_now(
+	struct td *td, uint64_t none)
+{
+	struct td_pm_uop *u = &td_pm_of(td)->pm.uop;
+
+	if (!u->on)
+		return none;
+	if (TD_UNLIKELY(u->be_on))
+		u->be_end = td_pm_clears_now(td);
+	return td_pm_uop_now(td);
+}
+
+/*
+ * end_same_snap's route where the core wants INT_MISC.CLEARS_COUNT too
+ * (Ice Lake's cores): both moves in integers (pm_decode.h
+ * td_decode_readings_refined), or the drop's alone and the result
+ * flagged where the second counter is not on; out of line, for no core
+ * with level 2 in PERF_METRICS takes it.  A begin that could not read
+ * the second counter: the general route flags it.
+ */
+static __attribute__((noinline)) int end_same_snap_refined(
+	struct td *td, struct td_region_priv *p, struct td_result *res,
+	uint64_t slots, uint64_t metrics, uint64_t aux)
+{
+	const struct td_pm_uop *u = &td_pm_of(td)->pm.uop;
+	bool l2 = td_pm_of(td)->pm.pmu.nr_metrics == TD_NR_METRICS;
+	int64_t drop = (int64_t)(aux - p->aux);
+	bool ok;
+
+	if (u->be_on && p->aux2 == TD_AUX_NONE)
+		return td_end_with_reading(td, p, res, slots, metrics, aux);
+	td_pm_of(td)->last_raw_slots = slots;
+	td_pm_of(td)->last_pair_slots = slots;
+	td_pm_of(td)->last_raw_metrics = metrics;
+	td_learn_length(td, p, slots - p->slots);
+	td_policy_close(&td->policy, slots + td->snap.base.slots);
+	p->owner = NULL;
+	ok = u->be_on ? td_decode_readings_refined(
+				p->slots, p->raw, slots, metrics, l2, drop,
+				(int64_t)(u->be_end - p->aux2), res)
+		      : td_decode_readings_uop(p->slots, p->raw, slots, metrics,
+					       l2, true, drop, res);
+	res->resets = 0;
+	res->flags |= u->be_flag;
+	if (!ok)
+		td_record_mark_unreliable(res);
+	return 0;
+}
+
+/*
  * The common end with a result: nothing changed the handle's state since
  * the begin (same epoch: no fold, no schedule-in, no untrusted event, no
  * reset, so the region is reliable unless its own delta says otherwise)
@@ -233,11 +295,13 @@ static inline __attribute__((always_inline)) int end_same_snap_l2(
  * not read the counter (aux TD_AUX_NONE): the general route flags it.
  * on_l2, a constant of each copy: the caller knows the counter counted
  * and level 2 decoded (struct td_pm_uop on_l2), so that this copy tests
- * neither.
+ * neither; clears, another: the caller's copy for the cores that count
+ * INT_MISC.CLEARS_COUNT too (Ice Lake's, end_same_snap_refined).
  */
 static inline __attribute__((always_inline)) int end_same_snap(
 	struct td *td, struct td_region_priv *p, struct td_result *res,
-	uint64_t slots, uint64_t metrics, uint64_t aux, bool on_l2)
+	uint64_t slots, uint64_t metrics, uint64_t aux, bool on_l2,
+	bool clears)
 {
 	const struct td_pm_uop *u = &td_pm_of(td)->pm.uop;
 	bool l2 = on_l2 || td_pm_of(td)->pm.pmu.nr_metrics == TD_NR_METRICS;
@@ -248,6 +312,9 @@ static inline __attribute__((always_inline)) int end_same_snap(
 		if (TD_UNLIKELY(p->aux == TD_AUX_NONE))
 			return td_end_with_reading(td, p, res, slots, metrics,
 						   aux);
+		if (clears) /* the caller's copy for Ice Lake's cores */
+			return end_same_snap_refined(td, p, res, slots,
+						     metrics, aux);
 		if (TD_LIKELY(l2))
 			return end_same_snap_l2(td, p, res, slots, metrics,
 						true, true, drop, 0);
@@ -258,7 +325,7 @@ static inline __attribute__((always_inline)) int end_same_snap(
 		return end_same_snap_l2(td, p, res, slots, metrics, true,
 					false, 0, u->fe_flag);
 	return end_same_snap_l2(td, p, res, slots, metrics, false, false, 0,
-				u->fe_flag);
+				u->fe_flag | u->be_flag);
 }
 
 /*
@@ -287,7 +354,8 @@ static __attribute__((noinline)) int end_result_keyed(
  */
 static inline __attribute__((always_inline)) int end_result(
 	struct td *td, struct td_region *r, struct td_result *res,
-	uint64_t slots, uint64_t metrics, uint64_t aux, bool on_l2)
+	uint64_t slots, uint64_t metrics, uint64_t aux, bool on_l2,
+	bool clears)
 {
 	struct td_region_priv *p = priv(r);
 	uint64_t lock;
@@ -296,8 +364,29 @@ static inline __attribute__((always_inline)) int end_result(
 		return td_slow_end(td, r, res);
 	lock = td_load_once(td_pm_of(td)->slots_pc->lock);
 	if (TD_LIKELY(lock == td->end_key && same_epoch(td, p)))
-		return end_same_snap(td, p, res, slots, metrics, aux, on_l2);
+		return end_same_snap(td, p, res, slots, metrics, aux, on_l2,
+				     clears);
 	return end_result_keyed(td, p, slots, metrics, lock, res, aux);
+}
+
+/*
+ * A record of readings' INT_MISC.CLEARS_COUNT (end_to_record): read here
+ * where the end's reading did not (a record's end reads SLOTS and
+ * PERF_METRICS alone, and the drop's counter, on the other cores: no
+ * test more there), a few stores after them.
+ */
+static void record_clears(struct td *td, const struct td_region_priv *p,
+			  struct td_record *rec)
+{
+	struct td_pm_uop *u = &td_pm_of(td)->pm.uop;
+
+	rec->flags |= u->be_flag;
+	if (u->be_on && p->aux2 != TD_AUX_NONE) { /* for the move */
+		rec->cat[3] = (int64_t)(td_pm_clears_now(td) - p->aux2);
+		rec->flags |= TD_RECORD_CLEARS;
+	} else if (u->be_on) {
+		rec->flags |= TD_RESULT_BE_UNREFINED;
+	}
 }
 
 /*
@@ -345,6 +434,8 @@ static inline __attribute__((always_inline)) void end_to_record(
 		flags |= TD_RESULT_FE_UNREFINED;
 	}
 	rec->flags = flags;
+	if (TD_UNLIKELY(td_pm_of(td)->pm.uop.be_wanted)) /* Ice Lake's cores */
+		record_clears(td, p, rec);
 	rec->reserved[0] = (uintptr_t)&td_pm_readings_finisher;
 }
 
@@ -402,13 +493,30 @@ static __attribute__((noinline)) int end_unusual(struct td *td,
 	if (!fast_end_ok(td, r, slots) || !(td->sink.buf || td->sink.pending))
 		return td_slow_end(td, r, NULL);
 	td_rdpmc_pair(TD_RDPMC_SLOTS, TD_RDPMC_METRICS, &lo, &hi, &mlo, &mhi);
-	aux = td_pm_of(td)->pm.uop.on ? td_pm_uop_now(td) : TD_AUX_NONE;
+	aux = refiners_now(td, TD_AUX_NONE);
 	td_compiler_barrier();
 	slots = td_join48(lo, hi);
 	if (slots < td_pm_of(td)->last_raw_slots) /* a reset since the first read */
 		return td_slow_end(td, r, NULL);
 	td_end_with_reading(td, priv(r), NULL, slots, (mhi << 32) | mlo, aux);
 	return 0;
+}
+
+/*
+ * end_with_result's copy for Ice Lake's cores: INT_MISC.CLEARS_COUNT
+ * read next to the others, then the route with both moves (the other
+ * cores' copy tests nothing more).
+ */
+static __attribute__((noinline)) int end_with_result_clears(
+	struct td *td, struct td_region *r, struct td_result *res,
+	uint64_t slots, uint64_t metrics, uint64_t aux)
+{
+	struct td_pm_uop *u = &td_pm_of(td)->pm.uop;
+
+	if (u->be_on)
+		u->be_end = td_pm_clears_now(td);
+	td_compiler_barrier();
+	return end_result(td, r, res, slots, metrics, aux, false, true);
 }
 
 /*
@@ -429,13 +537,18 @@ static __attribute__((noinline)) int end_with_result(struct td *td,
 		aux = td_pm_uop_now(td);
 		td_compiler_barrier();
 		return end_result(td, r, res, td_join48(lo, hi),
-				  (mhi << 32) | mlo, aux, true);
+				  (mhi << 32) | mlo, aux, true, false);
 	}
-	if (u->on)
+	if (u->on) { /* next to them */
 		aux = td_pm_uop_now(td);
+		if (TD_UNLIKELY(u->be_wanted))
+			return end_with_result_clears(td, r, res,
+						      td_join48(lo, hi),
+						      (mhi << 32) | mlo, aux);
+	}
 	td_compiler_barrier();
 	return end_result(td, r, res, td_join48(lo, hi), (mhi << 32) | mlo,
-			  aux, false);
+			  aux, false, false);
 }
 
 /* td_pm_end_reading with a result: its caller knows it has one. */
@@ -447,8 +560,10 @@ __attribute__((noinline)) int td_pm_end_reading_result(
 	    !same_epoch(td, p))
 		return td_end_with_reading(td, p, res, slots, metrics, aux);
 	if (TD_LIKELY(td_pm_of(td)->pm.uop.on_l2))
-		return end_same_snap(td, p, res, slots, metrics, aux, true);
-	return end_same_snap(td, p, res, slots, metrics, aux, false);
+		return end_same_snap(td, p, res, slots, metrics, aux, true,
+				     false);
+	return end_same_snap(td, p, res, slots, metrics, aux, false,
+			     false); /* the hybrids': no clears counter */
 }
 
 /*

@@ -15,14 +15,16 @@
 /*
  * A record of readings as the counts of a finished record: the same
  * delta end_same_snap takes of the same two readings (with the same
- * move of INT_MISC.UOP_DROPPING's share where TD_RECORD_UOP), and the
+ * moves of INT_MISC.UOP_DROPPING's share where TD_RECORD_UOP and of
+ * INT_MISC.CLEARS_COUNT's where TD_RECORD_CLEARS), and the
  * same consistency test.
  */
 static void finish_readings(const struct td_record_finisher *f,
 			    struct td_record *rec)
 {
 	bool l2 = rec->flags & TD_RESULT_L2;
-	unsigned fe = rec->flags & TD_RESULT_FE_UNREFINED;
+	unsigned fe = rec->flags & (TD_RESULT_FE_UNREFINED |
+				    TD_RESULT_BE_UNREFINED);
 	struct td_delta d;
 
 	(void)f;
@@ -30,6 +32,8 @@ static void finish_readings(const struct td_record_finisher *f,
 			  (uint64_t)rec->cat[1], &d);
 	if (rec->flags & TD_RECORD_UOP)
 		td_uop_move(&d, l2, rec->cat[2]);
+	if (rec->flags & TD_RECORD_CLEARS)
+		td_clears_move(&d, rec->cat[3]);
 	rec->slots = d.slots > 0 ? (uint64_t)d.slots : 0;
 	memcpy(rec->cat, d.cat, sizeof(rec->cat));
 	if (!l2)

@@ -13,20 +13,39 @@
  * numbers.
  *
  * perf's lists, MetricName tma_frontend_bound and tma_fetch_latency:
- *   subtract it:  icelake/icl-metrics.json, sapphirerapids/
- *                 spr-metrics.json, alderlake/adl-metrics.json (Unit
- *                 cpu_core): "topdown\-fe\-bound / (...) -
+ *   subtract it:  icelake/icl-metrics.json, icelakex/icx-metrics.json,
+ *                 sapphirerapids/spr-metrics.json, alderlake/
+ *                 adl-metrics.json and meteorlake/mtl-metrics.json
+ *                 (Unit cpu_core): "topdown\-fe\-bound / (...) -
  *                 INT_MISC.UOP_DROPPING / tma_info_thread_slots"
+ *                 ("cpu_core@INT_MISC.UOP_DROPPING@" in the hybrids')
  *   do not:       lunarlake/lnl-metrics.json, arrowlake/arl-metrics.json
  *                 (Unit cpu_core): "cpu_core@topdown\-fe\-bound@ /
  *                 (...)" alone.  Lion Cove is also where the kernel
  *                 offers RDPMC metrics-clear mode (format/metrics_clear),
  *                 which this file takes as the mark of those cores (a
  *                 hybrid part names its pmu the same either way).
+ * (alderlaken/adln-metrics.json has Gracemont's Atom tree only: no
+ * PERF_METRICS core.)
  * The event: INT_MISC.UOP_DROPPING, UMask 0x10, EventCode 0x0d on Ice
  * Lake (icelake/pipeline.json, INT_MISC's code before Golden Cove), 0xad
- * on Sapphire Rapids and Alder Lake's cpu_core (sapphirerapids/,
- * alderlake/pipeline.json).
+ * on Sapphire Rapids and Alder Lake's and Meteor Lake's cpu_core
+ * (sapphirerapids/, alderlake/, meteorlake/pipeline.json).
+ *
+ * INT_MISC.CLEARS_COUNT beside it, on Ice Lake's cores only: perf's
+ * tma_backend_bound adds 5 x its count as a share of the slots there
+ * (icelake/icl-metrics.json, icelakex/icx-metrics.json, tigerlake/
+ * tgl-metrics.json, rocketlake/rkl-metrics.json: "topdown\-be\-bound /
+ * (...) + 5 * INT_MISC.CLEARS_COUNT / tma_info_thread_slots"; the move
+ * and what level 1 sums to then: pm_decode.h td_clears_move), and adds
+ * "0 * tma_info_thread_slots" on every later core above.  A second
+ * counter, in a group of its own, opened only where the first one is
+ * (it is read in the first one's place on the fast paths: one test
+ * there); where it cannot be had (no free counter, never scheduled, the
+ * first one not on, TD_OPT_BE_UNREFINED) results carry
+ * TD_RESULT_BE_UNREFINED.  The event: EventCode 0x0d, UMask 0x01,
+ * CounterMask 1, EdgeDetect 1 (icelake/pipeline.json INT_MISC.
+ * CLEARS_COUNT).
  */
 #include <errno.h>
 #include <string.h>
@@ -37,32 +56,43 @@
 #include "pm_decode.h"
 #include "sources.h"
 
-/* caps/pmu_name of the cores above (arch/x86/events/intel/core.c
- * intel_pmu_init): Ice Lake client and server, Sapphire Rapids (and
- * Emerald Rapids), Alder Lake's and Raptor Lake's cpu_core; the event's
- * encoding on each (event | umask << 8). */
-static const struct {
+/* Intel's raw event encoding (arch/x86/events/perf_event.h, format/):
+ * event, umask, edge (bit 18), cmask (bits 24-31). */
+#define TD_X86_EV(ev, umask, edge, cmask)                              \
+	((uint64_t)(ev) | (uint64_t)(umask) << 8 | (uint64_t)(edge) << 18 | \
+	 (uint64_t)(cmask) << 24)
+
+/*
+ * caps/pmu_name of the cores above (arch/x86/events/intel/core.c
+ * intel_pmu_init): "icelake" for Ice Lake client and server, Tiger Lake
+ * and Rocket Lake; "sapphire_rapids" for Sapphire, Emerald and Granite
+ * Rapids; Alder Lake's and Raptor Lake's, and Meteor Lake's cpu_core;
+ * each event's encoding there (0: the core's list does not use it).
+ */
+static const struct td_refined_pmu {
 	const char *pmu;
-	uint64_t config;
+	uint64_t drop;   /* INT_MISC.UOP_DROPPING */
+	uint64_t clears; /* INT_MISC.CLEARS_COUNT */
 } refined_pmus[] = {
-	{ "icelake", 0x0d | 0x10 << 8 },
-	{ "sapphire_rapids", 0xad | 0x10 << 8 },
-	{ "alderlake_hybrid", 0xad | 0x10 << 8 },
+	{ "icelake", TD_X86_EV(0x0d, 0x10, 0, 0), TD_X86_EV(0x0d, 0x01, 1, 1) },
+	{ "sapphire_rapids", TD_X86_EV(0xad, 0x10, 0, 0), 0 },
+	{ "alderlake_hybrid", TD_X86_EV(0xad, 0x10, 0, 0), 0 },
+	{ "meteorlake_hybrid", TD_X86_EV(0xad, 0x10, 0, 0), 0 },
 };
 
-/* The event's config where the core wants it, else 0. */
-static uint64_t core_wants(const struct td *td)
+/* The core's entry where it wants the events, else NULL. */
+static const struct td_refined_pmu *core_wants(const struct td *td)
 {
 	char name[32];
 
 	if (td_pm_of(td)->pm.pmu.metrics_clear_config1) /* Lion Cove on */
-		return 0;
+		return NULL;
 	td_pm_pmu_name(td, name, sizeof(name));
 	for (size_t i = 0; i < sizeof(refined_pmus) / sizeof(refined_pmus[0]);
 	     i++)
 		if (strcmp(name, refined_pmus[i].pmu) == 0)
-			return refined_pmus[i].config;
-	return 0;
+			return &refined_pmus[i];
+	return NULL;
 }
 
 /*
@@ -71,49 +101,85 @@ static uint64_t core_wants(const struct td *td)
  * source's thread on an E-core, where cpu_core's events do not count):
  * it comes in with SLOTS' group, as the same task context's.
  */
-static bool scheduled(const struct td *td, const struct td_pm_uop *u)
+static bool scheduled(const struct td *td,
+		      const struct perf_event_mmap_page *pc)
 {
 	const struct perf_event_mmap_page *slots = td_pm_of(td)->slots_pc;
 
-	return td_load_once(u->pc->index) != 0 || !slots ||
+	return td_load_once(pc->index) != 0 || !slots ||
 	       td_load_once(slots->index) == 0;
 }
 
-static bool open_counter(struct td *td, struct td_pm_uop *u, uint64_t config,
+/* One counter in a group of its own, enabled and scheduled: *fd, *pc. */
+static bool open_counter(struct td *td, int *fd,
+			 struct perf_event_mmap_page **pc, uint64_t config,
 			 bool include_kernel)
 {
 	struct perf_event_attr attr;
 
 	td_fill_attr(&attr, td->pmu.type, config, true, include_kernel);
-	u->fd = td_sys_perf_open(&attr, -1);
-	if (u->fd < 0)
+	*fd = td_sys_perf_open(&attr, -1);
+	if (*fd < 0)
 		return false;
-	u->pc = td_sys_map(u->fd, td->page_size);
-	return u->pc &&
-	       td_sys_ioctl(u->fd, PERF_EVENT_IOC_ENABLE, 0) == 0 &&
-	       scheduled(td, u);
+	*pc = td_sys_map(*fd, td->page_size);
+	return *pc && td_sys_ioctl(*fd, PERF_EVENT_IOC_ENABLE, 0) == 0 &&
+	       scheduled(td, *pc);
+}
+
+static void close_counter(struct td *td, int *fd,
+			  struct perf_event_mmap_page **pc)
+{
+	if (*pc)
+		td_sys_unmap(*pc, td->page_size);
+	if (*fd >= 0)
+		td_sys_close(*fd);
+	*pc = NULL;
+	*fd = -1;
+}
+
+/* INT_MISC.CLEARS_COUNT where the core wants it, beside the drop's. */
+static void open_clears(struct td *td, const struct td_open_req *req,
+			uint64_t config)
+{
+	struct td_pm_uop *u = &td_pm_of(td)->pm.uop;
+
+	u->be_wanted = config != 0;
+	u->be_flag = u->be_wanted ? TD_RESULT_BE_UNREFINED : 0;
+	if (!u->be_wanted || !u->on || !req->int_misc_clears)
+		return;
+	if (open_counter(td, &u->be_fd, &u->be_pc, config,
+			 req->include_kernel)) {
+		u->be_on = true;
+		u->be_flag = 0;
+		return;
+	}
+	close_counter(td, &u->be_fd, &u->be_pc); /* flagged unrefined */
 }
 
 void td_pm_uop_open(struct td *td, const struct td_open_req *req)
 {
 	struct td_pm_uop *u = &td_pm_of(td)->pm.uop;
-	uint64_t config = td_pm_of(td)->pm.clear_mode ? 0 : core_wants(td);
+	const struct td_refined_pmu *core =
+		td_pm_of(td)->pm.clear_mode ? NULL : core_wants(td);
 
-	u->fd = -1;
-	u->pc = NULL;
-	u->on = false;
+	u->fd = u->be_fd = -1;
+	u->pc = u->be_pc = NULL;
+	u->on = u->be_on = false;
 	u->on_l2 = false;
-	u->wanted = config != 0;
+	u->wanted = core != NULL;
 	u->fe_flag = u->wanted ? TD_RESULT_FE_UNREFINED : 0;
-	if (!u->wanted || !req->uop_dropping)
-		return;
-	if (open_counter(td, u, config, req->include_kernel)) {
-		u->on = true;
-		u->on_l2 = td_pm_of(td)->pm.pmu.nr_metrics == TD_NR_METRICS;
-		u->fe_flag = 0;
-		return;
+	if (u->wanted && req->uop_dropping) {
+		if (open_counter(td, &u->fd, &u->pc, core->drop,
+				 req->include_kernel)) {
+			u->on = true;
+			u->on_l2 = td_pm_of(td)->pm.pmu.nr_metrics ==
+				   TD_NR_METRICS;
+			u->fe_flag = 0;
+		} else { /* no counter: results flagged unrefined */
+			close_counter(td, &u->fd, &u->pc);
+		}
 	}
-	td_pm_uop_close(td); /* no counter: results flagged unrefined */
+	open_clears(td, req, core ? core->clears : 0);
 }
 
 void td_pm_uop_close(struct td *td)
@@ -122,15 +188,12 @@ void td_pm_uop_close(struct td *td)
 
 	if (!u->wanted) /* never opened (fd not set) */
 		return;
-	if (u->pc)
-		td_sys_unmap(u->pc, td->page_size);
-	if (u->fd >= 0)
-		td_sys_close(u->fd);
-	u->pc = NULL;
-	u->fd = -1;
-	u->on = false;
+	close_counter(td, &u->be_fd, &u->be_pc);
+	close_counter(td, &u->fd, &u->pc);
+	u->on = u->be_on = false;
 	u->on_l2 = false;
 	u->fe_flag = TD_RESULT_FE_UNREFINED;
+	u->be_flag = u->be_wanted ? TD_RESULT_BE_UNREFINED : 0;
 }
 
 /*
@@ -144,25 +207,26 @@ void td_pm_uop_close(struct td *td)
  * starts at -max_period, max_period = 2^47 - 1 on Intel: top bit set,
  * until it wraps, and the overflow's update writes the page).
  */
-static bool rdpmc_count(const struct td *td, struct td_pm_uop *u,
-			uint64_t *count)
+static inline __attribute__((always_inline)) bool rdpmc_count(
+	const struct td *td, const struct perf_event_mmap_page *pc,
+	uint32_t *sel, uint64_t *offset, uint64_t *count)
 {
 	struct td_user_reading r;
 
-	if (!td_user_read(u->pc, td_pm_guard(td), false, &r))
+	if (!td_user_read(pc, td_pm_guard(td), false, &r))
 		return false;
 	*count = r.count;
-	u->sel = r.counter;
-	u->offset = r.count - r.raw;
+	*sel = r.counter;
+	*offset = r.count - r.raw;
 	return true;
 }
 
 /* read(2): { nr, time_enabled, time_running, value } (PERF_FORMAT_GROUP). */
-static bool read_count(const struct td_pm_uop *u, uint64_t *count)
+static bool read_count(int fd, uint64_t *count)
 {
 	uint64_t buf[4];
 
-	if (td_sys_read(u->fd, buf, sizeof(buf)) != (int)sizeof(buf) ||
+	if (td_sys_read(fd, buf, sizeof(buf)) != (int)sizeof(buf) ||
 	    buf[0] != 1 || buf[2] == 0)
 		return false;
 	*count = buf[3];
@@ -175,7 +239,9 @@ static bool read_count(const struct td_pm_uop *u, uint64_t *count)
  * Neither: none, and the regions spanning the reading are unrefined.
  * The fast paths' selector then is as the last RDPMC found it, and
  * they read it again only once SLOTS' page is back as the slow path
- * saw it, which takes a reading here first.
+ * saw it, which takes a reading here first.  INT_MISC.CLEARS_COUNT
+ * next, the same way (rdpmc_count inlined in both: the first read stays
+ * as close to the source's own reads as before).
  */
 void td_pm_uop_sample(struct td *td, struct td_sample *s)
 {
@@ -184,20 +250,40 @@ void td_pm_uop_sample(struct td *td, struct td_sample *s)
 
 	if (!u->on)
 		return;
-	if ((td->path == TD_PATH_RDPMC && rdpmc_count(td, u, &v)) ||
-	    read_count(u, &v))
+	if ((td->path == TD_PATH_RDPMC &&
+	     rdpmc_count(td, u->pc, &u->sel, &u->offset, &v)) ||
+	    read_count(u->fd, &v))
 		s->aux = v;
+	if (!u->be_on)
+		return;
+	if ((td->path == TD_PATH_RDPMC &&
+	     rdpmc_count(td, u->be_pc, &u->be_sel, &u->be_offset, &v)) ||
+	    read_count(u->be_fd, &v))
+		s->aux2 = v;
 }
 
+/*
+ * The drop's move first, then the clears' (pm_decode.h): perf's bad
+ * speculation is what the other three leave, so it takes both terms;
+ * neither move without its count (the flags say which is missing).
+ */
 unsigned td_pm_uop_delta(const struct td *td, struct td_delta *d)
 {
 	const struct td_pm_uop *u = &td_pm_of(td)->pm.uop;
+	unsigned flags = 0;
 
 	if (!u->wanted)
 		return 0;
 	if (!u->on || d->aux == TD_AUX_LOST)
-		return TD_RESULT_FE_UNREFINED;
-	td_uop_move(d, td_pm_of(td)->pm.pmu.nr_metrics == TD_NR_METRICS,
-		    d->aux);
-	return 0;
+		flags |= TD_RESULT_FE_UNREFINED;
+	else
+		td_uop_move(d,
+			    td_pm_of(td)->pm.pmu.nr_metrics == TD_NR_METRICS,
+			    d->aux);
+	if (!u->be_wanted)
+		return flags;
+	if (!u->be_on || d->aux2 == TD_AUX_LOST)
+		return flags | TD_RESULT_BE_UNREFINED;
+	td_clears_move(d, d->aux2);
+	return flags;
 }
