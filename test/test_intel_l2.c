@@ -1,10 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Intel level 2 on ordinary counters: Skylake's TopdownL2 (perf's
- * skylake/skl-metrics.json) and Gracemont's (alderlaken/adln-metrics.json).
- * First the formulas against perf's expressions written out here from
- * those files, on random counter sets; then end to end on the emulated
- * Skylake and Gracemont, whose level-2 groups the emulated kernel
+ * skylake/skl-metrics.json), Sandy Bridge's to Broadwell's
+ * (snb-, ivb-, hsw-, bdw-metrics.json) and Gracemont's
+ * (alderlaken/adln-metrics.json).  First the formulas against perf's
+ * expressions written out here from those files, on random counter
+ * sets; then end to end on the emulated Skylake, Sandy Bridge, Haswell,
+ * Broadwell and Gracemont, whose level-2 groups the emulated kernel
  * rotates (TD_OPT_L2_MULTIPLEX, or TOPDOWN_L2=multiplex), against the
  * workload's true fractions; Crestmont's frontend and backend children
  * (sierraforest/srf-metrics.json); and the Atom cores perf defines no
@@ -185,6 +187,213 @@ static void test_skl_formula_vs_perf(void **state)
 }
 
 /*
+ * snb-metrics.json (Sandy Bridge), ivb-metrics.json (Ivy Bridge),
+ * hsw-metrics.json (Haswell) and bdw-metrics.json (Broadwell), as perf
+ * evaluates them: level 1 as Skylake's (CORE_CLKS = THREAD_ANY / 2 with
+ * SMT on), tma_info_thread_ipc = INST_RETIRED.ANY / CPU_CLK_UNHALTED.
+ * THREAD, and the four measured TopdownL2 nodes:
+ *   tma_heavy_operations = UOPS_RETIRED.RETIRE_SLOTS / UOPS_ISSUED.ANY *
+ *       IDQ.MS_UOPS / slots
+ *   tma_fetch_latency = 4 * min(CPU_CLK_UNHALTED.THREAD,
+ *       CYCLES_0_UOPS_DELIV.CORE) / slots, Broadwell's without the min
+ *   tma_branch_mispredicts as Skylake's
+ *   tma_memory_bound = (min(THREAD, mem) + RESOURCE_STALLS.SB) /
+ *       (min(THREAD, stalls) + exe1 - (exe3 if ipc > 1.8 else exe2) -
+ *       (RS_EVENTS.EMPTY_CYCLES if tma_fetch_latency > 0.1 else 0) +
+ *       RESOURCE_STALLS.SB) * tma_backend_bound
+ * with each list's mem, stalls and exe<n> events (formulas.c
+ * td_formula_snb_l2), Broadwell's without the mins, Haswell's exe1 -
+ * exe<n> (UOPS_EXECUTED.CORE, the core's) halved with SMT on.
+ */
+struct snb_events {
+	double clk, idq, issued, ret_slots, recovery;       /* level 1 */
+	double thread, inst, cyc0, ms, mem, stalls, sb, rs_empty;
+	double exe1, exe2, exe3, misp, clears;              /* level 2 */
+};
+
+/* The lists' forms: Sandy Bridge and Ivy Bridge, Haswell, Broadwell. */
+enum snb_form { FORM_SNB_IVB, FORM_HSW, FORM_BDW, FORM_NR };
+
+static void perf_snb(const struct snb_events *e, enum snb_form form,
+		     bool smt, double *l1, double *l2)
+{
+	double clks = smt ? e->clk / 2 : e->clk;
+	double slots = 4 * clks;
+	double rec = smt ? e->recovery / 2 : e->recovery;
+	double fe = e->idq / slots;
+	double bad = (e->issued - e->ret_slots + 4 * rec) / slots;
+	double ret = e->ret_slots / slots;
+	double be = 1 - fe - (e->issued + 4 * rec) / slots;
+	double ipc = e->inst / e->thread;
+	bool min = form != FORM_BDW;
+	double exe, num, den;
+
+	l1[TD_RETIRING] = ret;
+	l1[TD_BAD_SPEC] = bad;
+	l1[TD_FE_BOUND] = fe;
+	l1[TD_BE_BOUND] = be;
+	l2[TD_HEAVY_OPS] = e->ret_slots / e->issued * e->ms / slots;
+	l2[TD_LIGHT_OPS] = ret - l2[TD_HEAVY_OPS];
+	l2[TD_BR_MISPREDICT] = e->misp / (e->misp + e->clears) * bad;
+	l2[TD_MACHINE_CLEARS] = bad - l2[TD_BR_MISPREDICT];
+	l2[TD_FETCH_LAT] = 4 * (min ? fmin(e->thread, e->cyc0) : e->cyc0) /
+			   slots;
+	l2[TD_FETCH_BW] = fe - l2[TD_FETCH_LAT];
+	exe = e->exe1 - (ipc > 1.8 ? e->exe3 : e->exe2);
+	if (form == FORM_HSW && smt)
+		exe /= 2;
+	num = (min ? fmin(e->thread, e->mem) : e->mem) + e->sb;
+	den = (min ? fmin(e->thread, e->stalls) : e->stalls) + exe -
+	      (l2[TD_FETCH_LAT] > 0.1 ? e->rs_empty : 0) + e->sb;
+	l2[TD_MEM_BOUND] = num / den * be;
+	l2[TD_CORE_BOUND] = be - l2[TD_MEM_BOUND];
+}
+
+/*
+ * A plausible random counter set, every node within its parent.  SMT
+ * off: the thread's clocks are the groups' clocks, and the cycle counts
+ * the lists take the minimum of may exceed them
+ * (as multiplexing's scaling can make them in perf); SMT on: the groups'
+ * clocks are THREAD_ANY, the thread's its own part, which bounds them
+ * (formulas.c td_formula_snb_l2).  IPC on either side of 1.8, fetch
+ * latency on either side of 0.1.
+ */
+static void random_snb(struct snb_events *e, bool smt)
+{
+	uint64_t clk = (100000 + rnd(10000000)) & ~1ull;
+	uint64_t thread = smt ? clk / 2 + rnd(clk / 2) : clk;
+	uint64_t rest = 4 * (smt ? clk / 2 : clk);
+	uint64_t cap = smt ? thread : thread + thread / 4, gap;
+
+	memset(e, 0, sizeof(*e));
+	e->clk = (double)clk;
+	e->thread = (double)thread;
+	e->idq = (double)rnd(rest / 3);
+	rest -= (uint64_t)e->idq;
+	e->ret_slots = (double)(1 + rnd(rest / 2));
+	rest -= (uint64_t)e->ret_slots;
+	e->recovery = (double)(rnd(rest / 8) & ~1ull);
+	e->issued = e->ret_slots + (double)rnd(rest / 4);
+	e->ms = (double)rnd((uint64_t)e->issued + 1);
+	e->inst = (double)rnd(3 * thread);
+	e->cyc0 = (double)rnd((uint64_t)e->idq / 4 + 1);
+	if (!smt && e->cyc0 > (double)thread) /* tma_fetch_latency <= fe */
+		e->cyc0 = (double)thread;
+	e->misp = (double)(1 + rnd(100000));
+	e->clears = (double)rnd(100000);
+	e->stalls = (double)(1 + rnd(cap));
+	e->mem = (double)rnd((uint64_t)e->stalls);
+	gap = (uint64_t)(fmin(e->stalls, (double)thread) -
+			 fmin(e->mem, (double)thread));
+	e->rs_empty = (double)rnd(gap + 1);
+	e->sb = (double)rnd(clk / 8 + 1);
+	e->exe3 = (double)rnd(clk / 4 + 1);
+	e->exe2 = e->exe3 + (double)rnd(clk / 4 + 1);
+	e->exe1 = e->exe2 + (double)rnd(clk / 4 + 1);
+}
+
+/* The library's route: level-1 counts, level-2 values, td_decode. */
+static void library_snb(const struct snb_events *e, enum snb_form form,
+			bool smt, struct td_result *r)
+{
+	uint64_t v[TD_V45_NR] = { (uint64_t)e->clk, (uint64_t)e->idq,
+				  (uint64_t)e->issued, (uint64_t)e->ret_slots,
+				  (uint64_t)e->recovery };
+	uint64_t w[TD_SNBL2_NR] = { 0 };
+	struct td_counts c;
+	struct td_delta d;
+
+	if (smt)
+		td_formula_v45_any(4, v, &c);
+	else
+		td_formula_v45(4, v, &c);
+	/* one reading of each group: every group's clocks are level 1's */
+	w[TD_SNBL2_CLK1] = (uint64_t)e->clk;
+	w[TD_SNBL2_CYC0] = (uint64_t)e->cyc0;
+	w[TD_SNBL2_MS] = (uint64_t)e->ms;
+	w[TD_SNBL2_RET] = (uint64_t)e->ret_slots;
+	w[TD_SNBL2_ISSUED] = (uint64_t)e->issued;
+	w[TD_SNBL2_CLK2] = (uint64_t)e->clk;
+	w[TD_SNBL2_MEM] = (uint64_t)e->mem;
+	w[TD_SNBL2_STALLS] = (uint64_t)e->stalls;
+	w[TD_SNBL2_SB] = (uint64_t)e->sb;
+	w[TD_SNBL2_RS_EMPTY] = (uint64_t)e->rs_empty;
+	w[TD_SNBL2_CLK3] = (uint64_t)e->clk;
+	w[TD_SNBL2_IPC18] = 5 * (uint64_t)e->inst - 9 * (uint64_t)e->thread;
+	w[TD_SNBL2_EXE_1_2] = (uint64_t)(e->exe1 - e->exe2);
+	w[TD_SNBL2_EXE_1_3] = (uint64_t)(e->exe1 - e->exe3);
+	w[TD_SNBL2_MISP] = (uint64_t)e->misp;
+	w[TD_SNBL2_MC] = (uint64_t)e->clears;
+	memset(&d, 0, sizeof(d));
+	delta_of(&c, &d);
+	td_formula_snb_l2(4, smt, form != FORM_BDW, form == FORM_HSW, w,
+			  d.slots, d.cat);
+	td_decode(&d, true, r);
+}
+
+static void test_snb_bdw_formula_vs_perf(void **state)
+{
+	(void)state;
+	for (int form = 0; form < FORM_NR; form++) {
+		for (int smt = 0; smt < 2; smt++) {
+			for (int k = 0; k < 2000; k++) {
+				struct snb_events e;
+				struct td_result r;
+				double l1[TD_L1_COUNT], l2[TD_L2_COUNT];
+
+				random_snb(&e, smt);
+				perf_snb(&e, (enum snb_form)form, smt, l1, l2);
+				library_snb(&e, (enum snb_form)form, smt, &r);
+				check_against_perf(&r, l1, l2);
+			}
+		}
+	}
+}
+
+/*
+ * Each model takes its list's form: the minimums of Sandy Bridge's, Ivy
+ * Bridge's and Haswell's lists, Haswell's core-wide execution cycles
+ * (UOPS_EXECUTED.CORE, umask 0x02) and the others' per-thread ones
+ * (umask 0x01), in 4 groups.  The server models (jaketown, ivytown,
+ * haswellx, broadwellx, broadwellde in perf's x86 mapfile.csv) take
+ * their client's form: their lists were not compared (formulas.c).
+ */
+static void test_snb_bdw_models(void **state)
+{
+	static const struct {
+		unsigned model;
+		bool min, core;
+	} models[] = {
+		{ 0x2a, true, false }, { 0x2d, true, false },
+		{ 0x3a, true, false }, { 0x3e, true, false },
+		{ 0x3c, true, true },  { 0x3f, true, true },
+		{ 0x45, true, true },  { 0x46, true, true },
+		{ 0x3d, false, false }, { 0x47, false, false },
+		{ 0x4f, false, false }, { 0x56, false, false },
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(models) / sizeof(models[0]); i++) {
+		struct td_gen_model m;
+		uint64_t exe = models[i].core ? 0x02 : 0x01;
+
+		assert_int_equal(td_cpu_lookup("GenuineIntel", 6,
+					       models[i].model, &m), 0);
+		assert_true(m.l2_snb);
+		assert_int_equal(m.nr2, TD_SNB2_NR);
+		assert_int_equal(m.l2_min_clk, models[i].min);
+		assert_int_equal(m.l2_exe_core, models[i].core);
+		/* event 0xb1, umask, cmask 1, 2, 3 */
+		for (unsigned n = 1; n <= 3; n++)
+			assert_int_equal(m.config2[TD_SNB2_EXE1 + n - 1],
+					 0xb1 | exe << 8 | (uint64_t)n << 24);
+		assert_int_equal(m.l2_group[0] + m.l2_group[1] +
+					 m.l2_group[2] + m.l2_group[3],
+				 TD_SNB2_NR);
+	}
+}
+
+/*
  * adln-metrics.json (Gracemont, 5 wide): level 1 and level 2 are each
  * an event over 5 x CPU_CLK_UNHALTED.CORE.  The library normalises
  * level 1 by the sum of its four events (td_decode) and its level 2
@@ -279,12 +488,23 @@ static void test_grt_formula_vs_perf(void **state)
 /* Slots between the emulated kernel's rotations (a few ms of a core). */
 #define MUX_INTERVAL 300000
 
+/*
+ * Sandy Bridge and Broadwell: the Haswell profile with their models and
+ * encodings (emu_hsw_model); not profiles of their own.
+ */
+#define EMU_SNB_AS_HSW ((enum emu_profile)-1)
+#define EMU_BDW_AS_HSW ((enum emu_profile)-2)
+
 static struct td *open_l2(enum emu_profile p, unsigned flags)
 {
 	struct td_options o = TD_OPTIONS_INIT;
 	struct td *td;
 
-	emu_setup(p);
+	emu_setup(p == EMU_SNB_AS_HSW || p == EMU_BDW_AS_HSW ? EMU_HSW : p);
+	if (p == EMU_SNB_AS_HSW)
+		emu_hsw_model(0x2a);
+	if (p == EMU_BDW_AS_HSW)
+		emu_hsw_model(0x3d);
 	emu_set_mux_interval(MUX_INTERVAL);
 	o.flags = flags;
 	assert_int_equal(td_open(&td, &o), 0);
@@ -439,6 +659,34 @@ static void test_skl_l2_smt(void **state)
 	td_close(td);
 }
 
+static void test_hsw_l1_by_default(void **state)
+{
+	(void)state;
+	l1_by_default(EMU_HSW);
+}
+
+/*
+ * Sandy Bridge (6/0x2a), Haswell (6/0x3c) and Broadwell (6/0x3d): their
+ * lists, their events.
+ */
+static void test_snb_l2_multiplexed(void **state)
+{
+	(void)state;
+	long_regions(EMU_SNB_AS_HSW, TD_OPT_L2_MULTIPLEX);
+}
+
+static void test_hsw_l2_multiplexed(void **state)
+{
+	(void)state;
+	long_regions(EMU_HSW, TD_OPT_L2_MULTIPLEX);
+}
+
+static void test_bdw_l2_multiplexed(void **state)
+{
+	(void)state;
+	long_regions(EMU_BDW_AS_HSW, TD_OPT_L2_MULTIPLEX);
+}
+
 static void test_grt_l2_multiplexed(void **state)
 {
 	(void)state;
@@ -494,6 +742,24 @@ static void test_skl_named_totals_l2(void **state)
 	named_totals_l2(EMU_SKL, 0);
 }
 
+static void test_snb_named_totals_l2(void **state)
+{
+	(void)state;
+	named_totals_l2(EMU_SNB_AS_HSW, 0);
+}
+
+static void test_hsw_named_totals_l2(void **state)
+{
+	(void)state;
+	named_totals_l2(EMU_HSW, 0);
+}
+
+static void test_bdw_named_totals_l2(void **state)
+{
+	(void)state;
+	named_totals_l2(EMU_BDW_AS_HSW, 0);
+}
+
 static void test_grt_named_totals_l2(void **state)
 {
 	(void)state;
@@ -513,7 +779,7 @@ static void test_cmt_named_totals_l2(void **state)
 static void test_env_multiplex(void **state)
 {
 	static const enum emu_profile profiles[] = { EMU_SKL, EMU_GRT,
-						     EMU_ZEN4, EMU_ADL };
+						     EMU_ZEN4, EMU_ADL, EMU_HSW };
 
 	(void)state;
 	setenv("TOPDOWN_L2", "multiplex", 1);
@@ -577,11 +843,23 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_skl_formula_vs_perf),
+		cmocka_unit_test(test_snb_bdw_formula_vs_perf),
+		cmocka_unit_test(test_snb_bdw_models),
 		cmocka_unit_test(test_grt_formula_vs_perf),
 		cmocka_unit_test_teardown(test_skl_l1_by_default, teardown_env),
 		cmocka_unit_test_teardown(test_grt_l1_by_default, teardown_env),
 		cmocka_unit_test_teardown(test_skl_l2_multiplexed, teardown_env),
 		cmocka_unit_test_teardown(test_skl_l2_smt, teardown_env),
+		cmocka_unit_test_teardown(test_hsw_l1_by_default, teardown_env),
+		cmocka_unit_test_teardown(test_snb_l2_multiplexed, teardown_env),
+		cmocka_unit_test_teardown(test_hsw_l2_multiplexed, teardown_env),
+		cmocka_unit_test_teardown(test_bdw_l2_multiplexed, teardown_env),
+		cmocka_unit_test_teardown(test_snb_named_totals_l2,
+					  teardown_env),
+		cmocka_unit_test_teardown(test_hsw_named_totals_l2,
+					  teardown_env),
+		cmocka_unit_test_teardown(test_bdw_named_totals_l2,
+					  teardown_env),
 		cmocka_unit_test_teardown(test_grt_l2_multiplexed, teardown_env),
 		cmocka_unit_test_teardown(test_cmt_l2_fe_be, teardown_env),
 		cmocka_unit_test_teardown(test_skl_named_totals_l2,

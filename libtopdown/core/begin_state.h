@@ -27,6 +27,9 @@ struct td_region_priv {
 				     (struct td_sample aux) */
 	uint64_t aux2;            /* its second one (struct td_sample aux2) */
 	struct td_snap snap;      /* td->snap at begin */
+	/* the source's further reading words at begin, td->nr_more of
+	   them (struct td_sample more) */
+	uint64_t more[TD_NR_MORE];
 };
 
 _Static_assert(sizeof(struct td_region_priv) <= sizeof(struct td_region),
@@ -35,6 +38,24 @@ _Static_assert(sizeof(struct td_region_priv) <= sizeof(struct td_region),
 static inline struct td_region_priv *priv(struct td_region *r)
 {
 	return (struct td_region_priv *)(void *)r;
+}
+
+/*
+ * A source with further reading words (struct td nr_more) reads them in
+ * its delta operation (source.h), which such a source gets only on the
+ * general route (region_slow.c region_delta: it takes no fast path),
+ * with a region's begin counts (snap.base) and its end's reading (struct
+ * td_sample c): their words beside them, at no cost to the sources
+ * without.
+ */
+static inline const uint64_t *td_begin_more(const struct td_counts *begin)
+{
+	return td_container_of(begin, struct td_region_priv, snap.base)->more;
+}
+
+static inline const uint64_t *td_sample_more(const struct td_counts *end)
+{
+	return td_container_of(end, struct td_sample, c)->more;
 }
 
 /*

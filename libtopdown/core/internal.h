@@ -24,8 +24,18 @@
  * tag of what the words are for (the same in every call), which named
  * totals keep rather than sum.
  */
-#define TD_NR_L2RAW     14
+#define TD_NR_L2RAW     21
 #define TD_L2RAW_TAG    (TD_NR_L2RAW - 1)
+/*
+ * A reading's words beyond struct td_counts, for a source whose reading
+ * holds more than its counts have room for (level-2 events multiplexed
+ * beside level 1's): the source says how many it uses (struct td
+ * nr_more, 0 for most); a region keeps them from its begin (struct
+ * td_region_priv more) and the source's delta reads them beside the
+ * counts it is given (begin_state.h td_begin_more, td_sample_more).
+ * Their layout is the source's own.
+ */
+#define TD_NR_MORE      7
 
 /*
  * The categories of a delta (struct td_delta cat[]), level 1 then the
@@ -137,6 +147,8 @@ struct td_sample {
 	 * keeps: begin_state.h).
 	 */
 	uint64_t values[TD_NR_VALUES];
+	/* The first td->nr_more: the source's further words (TD_NR_MORE). */
+	uint64_t more[TD_NR_MORE];
 };
 
 /*
@@ -362,6 +374,8 @@ struct td {
 	/* The TopDown source (source.h), chosen by td_open. */
 	const struct td_source_ops *src;
 	unsigned levels;         /* td_query's levels, from the source */
+	unsigned nr_more;        /* the source's reading words beyond its
+				    counts (TD_NR_MORE), set by its open */
 	struct td_pmu pmu;
 	enum td_path path;
 	int leader_fd;

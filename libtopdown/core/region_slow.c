@@ -82,8 +82,12 @@ static void store_begin(struct td *td, struct td_region_priv *p,
 			 ? td->epoch_hi | td->last_lock : 0;
 	if (begins_as_values(td)) /* as the source's fast begin keeps them */
 		memcpy(td_begin_values(p), s->values, sizeof(s->values));
-	else if (!s->raw_slots) /* a reading the source folded at once */
+	else if (!s->raw_slots) { /* a reading the source folded at once */
 		p->snap.base = s->c;
+		if (td->nr_more) /* its further words (internal.h) */
+			memcpy(p->more, s->more,
+			       td->nr_more * sizeof(s->more[0]));
+	}
 	if (td->policy.track)
 		td_policy_open(&td->policy, sample_at(td, s));
 	p->owner = td;

@@ -66,7 +66,10 @@ struct td_source_ops {
 	 * only it knows what raw holds, and its fast path keeps the sum
 	 * inline, with no call more.  d->qerr comes in 0: an error of the
 	 * source's own (1/255-slot units) goes there, and the general
-	 * route adds the readings' quantisation scale to it.
+	 * route adds the readings' quantisation scale to it.  A source with
+	 * further reading words (struct td nr_more) takes no fast path, so
+	 * that a and b are always a region's begin and end there
+	 * (begin_state.h td_begin_more).
 	 */
 	unsigned (*delta)(const struct td *td, const struct td_counts *a,
 			  uint64_t raw_slots, uint64_t raw,

@@ -148,6 +148,17 @@ void emu_gp_set_counters(unsigned n);
  * perf_allow_cpu refuses), and count the sibling's equal share too.
  */
 void emu_set_smt(bool active, bool anythread_ok);
+/*
+ * EMU_HSW as another V4.5 core before Skylake, by its model number
+ * (arch/x86/include/asm/intel-family.h): 0x2a Sandy Bridge, 0x3a Ivy
+ * Bridge, 0x3d Broadwell.  Level 1 as Haswell's (INT_MISC.RECOVERY_
+ * CYCLES umask 3 on all four), level 2 with the thread's execution
+ * cycles (event 0xb1 umask 0x01: perf's sandybridge UOPS_DISPATCHED.
+ * THREAD, ivybridge and broadwell UOPS_EXECUTED.CYCLES_GE_n) where
+ * Haswell counts the core's (UOPS_EXECUTED.CORE, umask 0x02).  After
+ * emu_setup.
+ */
+void emu_hsw_model(unsigned model);
 void emu_gp_reserve(unsigned n);
 /*
  * Hybrid (EMU_ADL): the P-cores' n lowest general-purpose counters held

@@ -84,10 +84,43 @@ static const struct map slm_map[] = {
 	{ 0x10c2, SIG_RET }, { 0, 0 },
 };
 
-/* Haswell: INT_MISC.RECOVERY_CYCLES is umask 3 before Skylake. */
+/*
+ * Haswell: INT_MISC.RECOVERY_CYCLES is umask 3 before Skylake.  Then
+ * hsw-metrics.json's TopdownL2 events (perf's haswell pipeline.json,
+ * frontend.json, memory.json; cmask in config bits 24-31, edge bit 18):
+ * IDQ_UOPS_NOT_DELIVERED.CYCLES_0_UOPS_DELIV.CORE, IDQ.MS_UOPS,
+ * CYCLE_ACTIVITY.STALLS_LDM_PENDING and CYCLES_NO_EXECUTE, RESOURCE_
+ * STALLS.SB, RS_EVENTS.EMPTY_CYCLES, INST_RETIRED.ANY, UOPS_EXECUTED.
+ * CORE with cmask 1, 2, 3, BR_MISP_RETIRED.ALL_BRANCHES, MACHINE_CLEARS.
+ * COUNT.
+ */
 static const struct map hsw_map[] = {
 	{ 0x3c, SIG_CYCLES }, { 0x19c, SIG_FE }, { 0x10e, SIG_ISSUED },
-	{ 0x2c2, SIG_RET }, { 0x100030dull, SIG_RECOVERY }, { 0, 0 },
+	{ 0x2c2, SIG_RET }, { 0x100030dull, SIG_RECOVERY },
+	{ 0x400019cull, SIG_FE_CYC0 }, { 0x3079, SIG_IDQ_MS },
+	{ 0x60006a3ull, SIG_STALLS_MEM }, { 0x40004a3ull, SIG_STALLS_TOTAL },
+	{ 0x8a2, SIG_SB }, { 0x15e, SIG_RS_EMPTY }, { 0xc0, SIG_INST },
+	{ 0x10002b1ull, SIG_EXE1 }, { 0x20002b1ull, SIG_EXE2 },
+	{ 0x30002b1ull, SIG_EXE3 }, { 0xc5, SIG_MISP },
+	{ 0x10401c3ull, SIG_CLEARS }, { 0, 0 },
+};
+/*
+ * Sandy Bridge, Ivy Bridge, Broadwell (snb-metrics.json, ivb-metrics.
+ * json, bdw-metrics.json): the same but the execution cycles, the
+ * thread's (umask 0x01: UOPS_DISPATCHED.THREAD, UOPS_EXECUTED.
+ * CYCLES_GE_n); their lists' other CYCLE_ACTIVITY names (STALLS_L1D_
+ * PENDING, CYCLES_NO_DISPATCH; STALLS_MEM_ANY, STALLS_TOTAL) encode as
+ * Haswell's.
+ */
+static const struct map thread_exe_map[] = {
+	{ 0x3c, SIG_CYCLES }, { 0x19c, SIG_FE }, { 0x10e, SIG_ISSUED },
+	{ 0x2c2, SIG_RET }, { 0x100030dull, SIG_RECOVERY },
+	{ 0x400019cull, SIG_FE_CYC0 }, { 0x3079, SIG_IDQ_MS },
+	{ 0x60006a3ull, SIG_STALLS_MEM }, { 0x40004a3ull, SIG_STALLS_TOTAL },
+	{ 0x8a2, SIG_SB }, { 0x15e, SIG_RS_EMPTY }, { 0xc0, SIG_INST },
+	{ 0x10001b1ull, SIG_EXE1 }, { 0x20001b1ull, SIG_EXE2 },
+	{ 0x30001b1ull, SIG_EXE3 }, { 0xc5, SIG_MISP },
+	{ 0x10401c3ull, SIG_CLEARS }, { 0, 0 },
 };
 /*
  * Tremont, Crestmont, Darkmont: each core's TOPDOWN_*.ALL (perf's
@@ -172,6 +205,12 @@ const char *emu_cpuinfo(void)
 	case EMU_SLM:
 		return "processor\t: 0\nvendor_id\t: GenuineIntel\ncpu family\t: 6\nmodel\t\t: 77\nmodel name\t: Intel(R) Atom(TM) CPU C2750\n";
 	case EMU_HSW:
+		if (emu.v45_model == 0x2a)
+			return "processor\t: 0\nvendor_id\t: GenuineIntel\ncpu family\t: 6\nmodel\t\t: 42\nmodel name\t: Intel(R) Core(TM) i7-2600\n";
+		if (emu.v45_model == 0x3a)
+			return "processor\t: 0\nvendor_id\t: GenuineIntel\ncpu family\t: 6\nmodel\t\t: 58\nmodel name\t: Intel(R) Core(TM) i7-3770\n";
+		if (emu.v45_model == 0x3d)
+			return "processor\t: 0\nvendor_id\t: GenuineIntel\ncpu family\t: 6\nmodel\t\t: 61\nmodel name\t: Intel(R) Core(TM) i7-5600U\n";
 		return "processor\t: 0\nvendor_id\t: GenuineIntel\ncpu family\t: 6\nmodel\t\t: 60\nmodel name\t: Intel(R) Core(TM) i7-4770\n";
 	case EMU_TNT:
 		return "processor\t: 0\nvendor_id\t: GenuineIntel\ncpu family\t: 6\nmodel\t\t: 134\nmodel name\t: Intel Atom(R) P5962B\n";
@@ -197,6 +236,8 @@ const char *emu_cpuinfo(void)
 int emu_gen_signal(uint64_t config)
 {
 	const struct map *m = emu.profile == EMU_SKL ? skl_map
+			      : emu.profile == EMU_HSW && emu.v45_model
+				? thread_exe_map
 			      : emu.profile == EMU_HSW ? hsw_map
 			      : emu.profile == EMU_TNT ? tnt_map
 			      : emu.profile == EMU_CMT ? cmt_map
@@ -642,6 +683,57 @@ static void skl_l2_parts(uint64_t slots, const struct emu_mix *m, uint64_t w,
 }
 
 /*
+ * Sandy Bridge's to Broadwell's level-2 events made of the true level-2
+ * slots, so that snb-, ivb-, hsw- and bdw-metrics.json's formulas give
+ * them back (the cycle counts within the clocks, so that the lists'
+ * min(CPU_CLK_UNHALTED.THREAD, x) keep x): MS uops as heavy slots x issued / retired uops, 4
+ * instructions per 5 uops retired, fetch latency as whole cycles with
+ * nothing delivered (x 4), mispredicts and clears as bad speculation's
+ * slots, RS-empty cycles half those (or half the backend's cycles), the
+ * execution cycles a base of an eighth of the cycles plus parts of the
+ * backend's cycles, and memory bound's stall cycles chosen so that its
+ * ratio of the backend is the mix's, with perf's two tests (IPC > 1.8,
+ * fetch latency > 0.1) as this stretch of work gives them.  Truth
+ * counts what the events say.
+ */
+static void hsw_l2_parts(uint64_t slots, const struct emu_mix *m,
+			 uint64_t w, struct emu_parts *p)
+{
+	struct emu_truth *t = &emu_cpu.truth;
+	uint64_t heavy = l2_share(slots, m, 4, p->ret);
+	uint64_t be_cyc = p->be / w, mem = l2_share(slots, m, 7, p->be);
+	uint64_t exe_1_2, exe_1_3;
+	double den, num;
+
+	p->idq_ms = p->ret ? heavy * p->issued / p->ret : 0;
+	p->inst = p->ret - p->ret / 5;
+	p->fe_cyc0 = l2_share(slots, m, 6, p->fe) / w;
+	p->misp = l2_share(slots, m, 5, p->bad);
+	p->clears = p->bad - p->misp;
+	p->stalls_total = be_cyc;
+	p->rs_empty = p->fe_cyc0 < be_cyc ? p->fe_cyc0 / 2 : be_cyc / 2;
+	exe_1_2 = be_cyc / 6;
+	exe_1_3 = be_cyc / 3;
+	p->exe[2] = p->cycles / 8;
+	p->exe[1] = p->exe[2] + exe_1_3 - exe_1_2;
+	p->exe[0] = p->exe[2] + exe_1_3;
+	p->sb = p->be ? be_cyc * mem / p->be / 8 : 0;
+	den = (double)(p->stalls_total + p->sb);
+	den += (double)(5 * p->inst > 9 * p->cycles ? exe_1_3 : exe_1_2);
+	if (10 * p->fe_cyc0 > p->cycles)
+		den -= (double)p->rs_empty;
+	num = p->be ? den * (double)mem / (double)p->be : 0;
+	p->stalls_mem = num > (double)p->sb ? (uint64_t)num - p->sb : 0;
+	if (p->issued)
+		t->cat[4] += p->ret * p->idq_ms / p->issued;
+	t->cat[5] += p->misp;
+	t->cat[6] += p->fe_cyc0 * w;
+	if (den > 0)
+		t->cat[7] += (uint64_t)((double)p->be *
+					(double)(p->stalls_mem + p->sb) / den);
+}
+
+/*
  * Atom level-2 events (adln-metrics.json, srf-metrics.json, lnl-metrics.json
  * cpu_atom: each node
  * its event over the slots): frontend latency slots, alloc restrictions
@@ -708,6 +800,8 @@ static void split(uint64_t slots, const struct emu_mix *m,
 		zen_l2_parts(slots, m, w, p);
 	if (emu.profile == EMU_SKL)
 		skl_l2_parts(slots, m, w, p);
+	if (emu.profile == EMU_HSW)
+		hsw_l2_parts(slots, m, w, p);
 	c->truth.slots += slots;
 	c->truth.cat[0] += p->ret;
 	c->truth.cat[1] += p->bad;
@@ -768,6 +862,12 @@ static uint64_t increment(int sig, const struct emu_parts *p)
 	case SIG_FE_LAT: return p->fe_lat;
 	case SIG_ALLOC: return p->alloc;
 	case SIG_MS: return p->ms;
+	case SIG_IDQ_MS: return p->idq_ms;
+	case SIG_SB: return p->sb;
+	case SIG_RS_EMPTY: return p->rs_empty;
+	case SIG_EXE1: return p->exe[0];
+	case SIG_EXE2: return p->exe[1];
+	case SIG_EXE3: return p->exe[2];
 	case SIG_MEM_LOADS:
 		return p->mem_cyc[0] + p->mem_cyc[1] + p->mem_cyc[2] +
 		       p->mem_cyc[3];

@@ -17,7 +17,7 @@
 #define EMU_MAX_MEMBERS   16
 #define EMU_ATOM_TYPE     10 /* EMU_ADL: cpu_atom's dynamic PMU type */
 #define EMU_ANY           (1ull << 21) /* ARCH_PERFMON_EVENTSEL_ANY */
-#define EMU_MAX_GEN_GROUPS 4
+#define EMU_MAX_GEN_GROUPS 5
 
 struct emu_hw {
 	uint64_t slots;    /* fixed counter 3 */
@@ -159,7 +159,13 @@ enum emu_sig { SIG_NONE, SIG_CYCLES, SIG_FE, SIG_BE, SIG_SMT, SIG_DISP,
 	       SIG_MEM_LOADS, SIG_MEM_L1D_MISS, SIG_MEM_L2_MISS,
 	       SIG_MEM_L3_MISS, SIG_MEM_STORES,
 	       /* INT_MISC.UOP_DROPPING (emu_set_uop_dropping) */
-	       SIG_UOP_DROP };
+	       SIG_UOP_DROP,
+	       /* Sandy Bridge to Broadwell TopdownL2 (snb-, ivb-, hsw-,
+	        * bdw-metrics.json's events besides Skylake's): IDQ.MS_UOPS,
+	        * RESOURCE_STALLS.SB, RS_EVENTS.EMPTY_CYCLES, cycles
+	        * executing at least 1, 2, 3 uops */
+	       SIG_IDQ_MS, SIG_SB, SIG_RS_EMPTY, SIG_EXE1, SIG_EXE2,
+	       SIG_EXE3 };
 
 /* What one emu_run makes of its slots: truth and every event's share. */
 struct emu_parts {
@@ -184,6 +190,9 @@ struct emu_parts {
 	 * DRAM, store) */
 	uint64_t mem_cyc[5];
 	uint64_t uop_drop;       /* INT_MISC.UOP_DROPPING's slots */
+	/* Sandy Bridge to Broadwell level 2: MS uops, store-buffer stall cycles,
+	 * RS-empty cycles, cycles executing at least 1, 2, 3 uops */
+	uint64_t idq_ms, sb, rs_empty, exe[3];
 };
 
 struct emu_state {
@@ -202,6 +211,8 @@ struct emu_state {
 	unsigned gen_width;     /* generic profiles: pipeline width, else 0 */
 	unsigned atom_width;    /* EMU_ADL: the E-cores' width (Gracemont 5) */
 	bool atom_skymont;      /* EMU_ADL's E-cores Skymont (emu_hybrid_skymont) */
+	unsigned v45_model;     /* EMU_HSW as another model (emu_hsw_model),
+				   0: Haswell's 0x3c */
 	bool anythread_ok;      /* AnyThread events allowed */
 	unsigned gp_counters;   /* general-purpose counters per CPU (hybrid:
 				   an E-core's, cpu_atom's) */

@@ -212,6 +212,13 @@ void emu_offer_metrics_clear(void)
  * td_fe_bound_lnl, td_be_bound_lnl, cpu_atom's half of each), and its
  * caps/pmu_name.
  */
+/* That model in /proc/cpuinfo, its encodings (emu_generic.c). */
+void emu_hsw_model(unsigned model)
+{
+	emu.v45_model = model;
+	put("cpuinfo", emu_cpuinfo());
+}
+
 void emu_hybrid_skymont(void)
 {
 	emu.atom_skymont = true;

@@ -20,8 +20,8 @@
 #include "counters_fast.h"
 
 #define TD_GEN_MAX 8 /* events in a generic group */
-#define TD_GEN_L2_MAX 16 /* level-2 events of a model, all its groups */
-#define TD_GEN_L2_GROUPS 3 /* multiplexed level-2 groups at most */
+#define TD_GEN_L2_MAX 18 /* level-2 events of a model, all its groups */
+#define TD_GEN_L2_GROUPS 4 /* multiplexed level-2 groups at most */
 
 enum td_formula {
 	TD_F_ZEN,     /* AMD Zen 4/5 PipelineL1 */
@@ -99,12 +99,21 @@ struct td_gen_model {
 				   others when counters are short; 0 none */
 	bool any;               /* V4.5 SMT form: _ANY clocks, halved */
 	unsigned nr2;           /* level-2 events: Zen (TD_ZEN2_*), Intel
-				   V4.5 (TD_V452_*) and Atom (TD_A2_*) in
+				   V4.5 (TD_V452_*, TD_SNB2_*) and Atom
+				   (TD_A2_*) in
 				   l2_group[] groups; Arm N3/V3 (a second
 				   group) */
 	uint64_t config2[TD_GEN_L2_MAX];
 	/* x86: events in each multiplexed level-2 group, in config2 order */
 	uint8_t l2_group[TD_GEN_L2_GROUPS];
+	/*
+	 * Intel V4.5 before Skylake: Sandy Bridge's to Broadwell's level 2
+	 * (TD_SNB2_*, formulas.c td_formula_snb_l2), not Skylake's; its
+	 * forms: l2_min_clk, cycle counts taken at most the clocks (Sandy
+	 * Bridge, Ivy Bridge, Haswell); l2_exe_core, execution cycles of
+	 * the core, halved with SMT on (Haswell)
+	 */
+	bool l2_snb, l2_min_clk, l2_exe_core;
 	bool l2_fe_be;          /* Atom: level 2 of frontend and backend only
 				   (TD_RESULT_L2_FE_BE) */
 	bool l2_in_group;       /* Atom, hybrid E-cores: those two children's

@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "x86_formulas.h"
+#include "begin_state.h"
 #include "source.h"
 #include "sources.h"
 
@@ -62,10 +63,23 @@ void td_generic_close(struct td *td)
  * struct td_counts: the entries level 1 leaves free (not TD_M_SMT, nor
  * TD_MUX_RUN1/ENA1).  Zen's eight (TD_ZEN2_*) leave the last to group
  * B's time running (TD_MUX_RUNB); Skylake's nine (TD_V45L2_*) need no
- * group's time, each group counting its own clocks or a ratio.
+ * group's time, each group counting its own clocks or a ratio.  A model
+ * with more (Sandy Bridge's to Broadwell's 16, TD_SNBL2_*) keeps the
+ * rest in the reading's further words (struct td_sample more,
+ * mux_nr_more).
  */
-static const uint8_t td_mux_at[TD_L2_VALUES] = { 4, 5, 6, 7, 9, 10, 11, 12,
-						 TD_MUX_RUNB };
+static const uint8_t td_mux_at[TD_L2_IN_COUNTS] = { 4, 5, 6, 7, 9, 10, 11,
+						    12, TD_MUX_RUNB };
+
+/* The level-2 values of a model's readings past td_mux_at's. */
+static unsigned mux_nr_more(const struct td_gen_model *m)
+{
+	return m->formula == TD_F_V45 && m->l2_snb
+		       ? TD_SNBL2_NR - TD_L2_IN_COUNTS
+		       : 0;
+}
+_Static_assert(TD_SNBL2_NR - TD_L2_IN_COUNTS <= TD_NR_MORE,
+	       "struct td_sample more");
 _Static_assert(TD_M_SMT == 8 && TD_MUX_RUN1 == 13 && TD_MUX_ENA1 == 14,
 	       "td_mux_at: the free entries of struct td_counts");
 
@@ -81,7 +95,8 @@ _Static_assert(TD_M_SMT == 8 && TD_MUX_RUN1 == 13 && TD_MUX_ENA1 == 14,
  * cycles, B by its time running at level 1's slots per unit of time.
  * Skylake: groups 1 and 2 by their clocks, group 3 (two event counts, a
  * ratio) by having counted either: with neither, perf's ratio has no
- * value either.  Atom: its group's clocks.
+ * value either; Sandy Bridge to Broadwell alike, groups 1 to 3 by their
+ * clocks.  Atom: its group's clocks.
  */
 static bool mux_l2_counted(const struct td_gen_model *m, const uint64_t *w,
 			   uint64_t slots, uint64_t run, uint64_t runb)
@@ -93,6 +108,11 @@ static bool mux_l2_counted(const struct td_gen_model *m, const uint64_t *w,
 		return m->width * w[TD_ZEN2_CYC] >= TD_SHORT_SLOTS &&
 		       b_slots >= TD_SHORT_SLOTS;
 	case TD_F_V45:
+		if (m->l2_snb)
+			return m->width * w[TD_SNBL2_CLK1] >= TD_SHORT_SLOTS &&
+			       m->width * w[TD_SNBL2_CLK2] >= TD_SHORT_SLOTS &&
+			       m->width * w[TD_SNBL2_CLK3] >= TD_SHORT_SLOTS &&
+			       w[TD_SNBL2_MISP] + w[TD_SNBL2_MC] > 0;
 		return m->width * w[TD_V45L2_CLK1] >= TD_SHORT_SLOTS &&
 		       m->width * w[TD_V45L2_CLK2] >= TD_SHORT_SLOTS &&
 		       w[TD_V45L2_MISP] + w[TD_V45L2_MC] > 0;
@@ -109,6 +129,9 @@ static unsigned mux_l2(const struct td_gen_model *m, const uint64_t *w,
 {
 	if (m->formula == TD_F_ZEN)
 		td_formula_zen_l2(w, d->cat);
+	else if (m->formula == TD_F_V45 && m->l2_snb)
+		td_formula_snb_l2(m->width, m->any, m->l2_min_clk,
+				  m->l2_exe_core, w, d->slots, d->cat);
 	else if (m->formula == TD_F_V45)
 		td_formula_v45_l2(m->width, m->any, w, d->slots, d->cat);
 	else
@@ -120,13 +143,16 @@ static unsigned mux_l2(const struct td_gen_model *m, const uint64_t *w,
 /*
  * Named totals sum the level-2 values of every call, and need the
  * formula they are for without the handle: a tag of the model's
- * formula (+1, so that 0 is none), width, SMT form and frontend/backend
- * only level 2, and the model it stands for.
+ * formula (+1, so that 0 is none), width, SMT form, frontend/backend
+ * only level 2, Sandy Bridge's to Broadwell's level 2 and its form, and
+ * the model it stands for.
  */
 static uint64_t mux_model_tag(const struct td_gen_model *m)
 {
 	return (uint64_t)(m->formula + 1) | (uint64_t)m->width << 8 |
-	       (uint64_t)m->any << 16 | (uint64_t)m->l2_fe_be << 17;
+	       (uint64_t)m->any << 16 | (uint64_t)m->l2_fe_be << 17 |
+	       (uint64_t)m->l2_snb << 18 | (uint64_t)m->l2_min_clk << 19 |
+	       (uint64_t)m->l2_exe_core << 20;
 }
 
 static bool mux_model_of(uint64_t tag, struct td_gen_model *m)
@@ -138,6 +164,9 @@ static bool mux_model_of(uint64_t tag, struct td_gen_model *m)
 	m->width = (unsigned)(tag >> 8 & 0xff);
 	m->any = tag >> 16 & 1;
 	m->l2_fe_be = tag >> 17 & 1;
+	m->l2_snb = tag >> 18 & 1;
+	m->l2_min_clk = tag >> 19 & 1;
+	m->l2_exe_core = tag >> 20 & 1;
 	return true;
 }
 
@@ -156,13 +185,17 @@ mux_delta(const struct td_gen *g, const struct td_counts *a,
 	uint64_t run = b->cat[TD_MUX_RUN1] - a->cat[TD_MUX_RUN1];
 	uint64_t ena = b->cat[TD_MUX_ENA1] - a->cat[TD_MUX_ENA1];
 	uint64_t counted = b->slots - a->slots, runb = 0;
-	uint64_t w[TD_L2_VALUES];
+	uint64_t w[TD_L2_VALUES] = { 0 };
 	unsigned flags = TD_RESULT_MULTIPLEXED;
 	double scale;
 
-	memset(d, 0, sizeof(*d));
-	for (int e = 0; e < TD_L2_VALUES; e++)
+	for (int e = 0; e < TD_L2_IN_COUNTS; e++)
 		w[e] = b->cat[td_mux_at[e]] - a->cat[td_mux_at[e]];
+	/* the rest: the readings' further words (begin_state.h) */
+	for (unsigned e = 0; e < mux_nr_more(&g->m); e++)
+		w[TD_L2_IN_COUNTS + e] = td_sample_more(b)[e] -
+					 td_begin_more(a)[e];
+	memset(d, 0, sizeof(*d));
 	/* named totals' raw terms: the level-2 values (counters_fold_named) */
 	memcpy(d->l2raw, w, TD_L2_VALUES * sizeof(w[0]));
 	if (zen) {
@@ -207,14 +240,44 @@ static unsigned counters_delta(const struct td *td, const struct td_counts *a,
 }
 
 /*
+ * Sandy Bridge's to Broadwell's (TD_SNBL2_*): the events as they are but
+ * the execution cycles' differences and the IPC test's 5 x instructions
+ * - 9 x the thread's clocks (x86_formulas.h).
+ */
+static void mux_values_snb(const uint64_t *r, uint64_t *v)
+{
+	v[TD_SNBL2_CLK1] = r[TD_SNB2_CLK1];
+	v[TD_SNBL2_CYC0] = r[TD_SNB2_CYC0];
+	v[TD_SNBL2_MS] = r[TD_SNB2_MS];
+	v[TD_SNBL2_RET] = r[TD_SNB2_RET];
+	v[TD_SNBL2_ISSUED] = r[TD_SNB2_ISSUED];
+	v[TD_SNBL2_CLK2] = r[TD_SNB2_CLK2];
+	v[TD_SNBL2_MEM] = r[TD_SNB2_MEM];
+	v[TD_SNBL2_STALLS] = r[TD_SNB2_STALLS];
+	v[TD_SNBL2_SB] = r[TD_SNB2_SB];
+	v[TD_SNBL2_RS_EMPTY] = r[TD_SNB2_RS_EMPTY];
+	v[TD_SNBL2_CLK3] = r[TD_SNB2_CLK3];
+	v[TD_SNBL2_IPC18] = 5 * r[TD_SNB2_INST] - 9 * r[TD_SNB2_THREAD];
+	v[TD_SNBL2_EXE_1_2] = r[TD_SNB2_EXE1] - r[TD_SNB2_EXE2];
+	v[TD_SNBL2_EXE_1_3] = r[TD_SNB2_EXE1] - r[TD_SNB2_EXE3];
+	v[TD_SNBL2_MISP] = r[TD_SNB2_MISP];
+	v[TD_SNBL2_MC] = r[TD_SNB2_MC];
+}
+
+/*
  * A reading's level-2 values from the groups' counts r[] (config2
  * order): Zen's as they are; Skylake's as the sums its formula takes
- * (TD_V45L2_*); Atom's as they are.
+ * (TD_V45L2_*); Sandy Bridge's to Broadwell's as mux_values_snb;
+ * Atom's as they are.
  */
 static void mux_values(const struct td_gen_model *m, const uint64_t *r,
 		       uint64_t *v)
 {
 	memset(v, 0, TD_L2_VALUES * sizeof(*v));
+	if (m->formula == TD_F_V45 && m->l2_snb) {
+		mux_values_snb(r, v);
+		return;
+	}
 	if (m->formula != TD_F_V45) {
 		memcpy(v, r, m->nr2 * sizeof(*v));
 		return;
@@ -232,8 +295,9 @@ static void mux_values(const struct td_gen_model *m, const uint64_t *r,
 
 /* The level-2 groups' counts and the times mux_delta needs. */
 static int mux_sample(const struct td_gen *g, const uint64_t *t1,
-		      struct td_counts *c)
+		      struct td_sample *s)
 {
+	struct td_counts *c = &s->c;
 	uint64_t r[TD_GEN_L2_MAX], v[TD_L2_VALUES];
 	unsigned at = 0;
 
@@ -248,9 +312,11 @@ static int mux_sample(const struct td_gen *g, const uint64_t *t1,
 			c->cat[TD_MUX_RUNB] = t[1];
 	}
 	mux_values(&g->m, r, v);
-	for (int i = 0; i < TD_L2_VALUES; i++)
+	for (int i = 0; i < TD_L2_IN_COUNTS; i++)
 		if (i < TD_ZEN2_NR || g->m.formula != TD_F_ZEN)
 			c->cat[td_mux_at[i]] = v[i];
+	memcpy(s->more, v + TD_L2_IN_COUNTS,
+	       mux_nr_more(&g->m) * sizeof(v[0]));
 	c->cat[TD_MUX_RUN1] = t1[1];
 	c->cat[TD_MUX_ENA1] = t1[0];
 	return 0;
@@ -277,7 +343,7 @@ int td_generic_sample(struct td *td, struct td_sample *s)
 	s->raw = 0;
 	s->unsched = t[0] - t[1];
 	if (g->mux[0]) {
-		err = mux_sample(g, t, &s->c);
+		err = mux_sample(g, t, s);
 		if (err < 0)
 			return err;
 		s->unsched = 0; /* multiplexing is expected: scaled, flagged */
@@ -334,6 +400,7 @@ static int counters_open(struct td *td, const struct td_open_req *req)
 	if (err == 0 && req->l2_multiplex && td_gen_of(td)->gen->m.nr2) {
 		err = td_gen_open_l2_mux(td, req->include_kernel);
 		td->path = TD_PATH_READ;
+		td->nr_more = mux_nr_more(&td_gen_of(td)->gen->m);
 	}
 	if (err == 0)
 		td_gen_fast_setup(td);

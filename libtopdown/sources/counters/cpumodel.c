@@ -125,6 +125,66 @@ static void v45_skylake_l2(struct td_gen_model *m)
 }
 
 /*
+ * The forms of Sandy Bridge's to Broadwell's level 2 (formulas.c
+ * td_formula_snb_l2): which cycle counts its list takes at most the
+ * clocks, and whether its execution cycles are the core's.
+ */
+enum snb_l2_form { SNB_L2_MIN_THREAD_EXE, SNB_L2_MIN_CORE_EXE,
+		   SNB_L2_THREAD_EXE };
+
+/*
+ * Sandy Bridge's to Broadwell's TopdownL2 events (the terms of
+ * snb-metrics.json, ivb-metrics.json, hsw-metrics.json and
+ * bdw-metrics.json; encodings from perf's sandybridge, ivybridge,
+ * haswell and broadwell pipeline.json, frontend.json, memory.json),
+ * groups as TD_SNB2_* says.  The four lists name memory bound's events
+ * differently but encode them alike: event 0xa3 umask 0x06 cmask 6
+ * (Sandy Bridge's CYCLE_ACTIVITY.STALLS_L1D_PENDING, Ivy Bridge's and
+ * Haswell's STALLS_LDM_PENDING, Broadwell's STALLS_MEM_ANY), 0xa3 umask
+ * 0x04 cmask 4 (CYCLES_NO_DISPATCH, CYCLES_NO_EXECUTE, STALLS_TOTAL),
+ * and 0xb1 with cmask n, umask 0x01 for the thread's execution cycles
+ * (UOPS_DISPATCHED.THREAD, UOPS_EXECUTED.CYCLES_GE_n_UOP(S)_EXEC), 0x02
+ * for the core's (Haswell's UOPS_EXECUTED.CORE).  The SMT form's clocks
+ * are THREAD_ANY (td_model_anythread), but the IPC test's, which are
+ * the thread's own (CPU_CLK_UNHALTED.THREAD_P on a general counter,
+ * tma_info_thread_ipc).
+ */
+static void v45_snb_l2(struct td_gen_model *m, enum snb_l2_form form)
+{
+	uint64_t *c = m->config2;
+	unsigned exe_umask = form == SNB_L2_MIN_CORE_EXE ? 0x02 : 0x01;
+
+	m->nr2 = TD_SNB2_NR;
+	m->l2_snb = true;
+	m->l2_min_clk = form != SNB_L2_THREAD_EXE;
+	m->l2_exe_core = form == SNB_L2_MIN_CORE_EXE;
+	c[TD_SNB2_CLK1] = m->config[TD_V45_CLK];
+	/* IDQ_UOPS_NOT_DELIVERED.CYCLES_0_UOPS_DELIV.CORE */
+	c[TD_SNB2_CYC0] = EV(0x9c, 0x01, 4);
+	c[TD_SNB2_MS] = EV(0x79, 0x30, 0);          /* IDQ.MS_UOPS */
+	c[TD_SNB2_RET] = m->config[TD_V45_RET_SLOTS];
+	c[TD_SNB2_ISSUED] = m->config[TD_V45_ISSUED];
+	c[TD_SNB2_CLK2] = m->config[TD_V45_CLK];
+	c[TD_SNB2_MEM] = EV(0xa3, 0x06, 6);
+	c[TD_SNB2_STALLS] = EV(0xa3, 0x04, 4);
+	c[TD_SNB2_SB] = EV(0xa2, 0x08, 0);          /* RESOURCE_STALLS.SB */
+	c[TD_SNB2_RS_EMPTY] = EV(0x5e, 0x01, 0);    /* RS_EVENTS.EMPTY_CYCLES */
+	c[TD_SNB2_CLK3] = m->config[TD_V45_CLK];
+	c[TD_SNB2_INST] = EV(0xc0, 0x00, 0);        /* INST_RETIRED.ANY */
+	c[TD_SNB2_THREAD] = EV(0x3c, 0x00, 0);      /* CPU_CLK_UNHALTED.THREAD_P */
+	c[TD_SNB2_EXE1] = EV(0xb1, exe_umask, 1);
+	c[TD_SNB2_EXE2] = EV(0xb1, exe_umask, 2);
+	c[TD_SNB2_EXE3] = EV(0xb1, exe_umask, 3);
+	/* BR_MISP_RETIRED.ALL_BRANCHES, MACHINE_CLEARS.COUNT (edge, cmask 1) */
+	c[TD_SNB2_MISP] = EV(0xc5, 0x00, 0);
+	c[TD_SNB2_MC] = EV(0xc3, 0x01, 1) | EV_EDGE;
+	m->l2_group[0] = TD_SNB2_CLK2;
+	m->l2_group[1] = TD_SNB2_CLK3 - TD_SNB2_CLK2;
+	m->l2_group[2] = TD_SNB2_MISP - TD_SNB2_CLK3;
+	m->l2_group[3] = TD_SNB2_NR - TD_SNB2_MISP;
+}
+
+/*
  * V4.5 with SMT on: CPU_CLK_UNHALTED.THREAD_ANY and INT_MISC.
  * RECOVERY_CYCLES_ANY are the same events with AnyThread (bit 21) set.
  */
@@ -133,7 +193,11 @@ void td_model_anythread(struct td_gen_model *m)
 	m->any = true;
 	m->config[TD_V45_CLK] |= TD_EV_ANY;
 	m->config[TD_V45_RECOVERY] |= TD_EV_ANY;
-	if (m->nr2) { /* level 2's slots: CORE_CLKS = THREAD_ANY / 2 too */
+	if (m->nr2 && m->l2_snb) { /* every group's clocks, but IPC's */
+		m->config2[TD_SNB2_CLK1] |= TD_EV_ANY;
+		m->config2[TD_SNB2_CLK2] |= TD_EV_ANY;
+		m->config2[TD_SNB2_CLK3] |= TD_EV_ANY;
+	} else if (m->nr2) { /* level 2's slots: CORE_CLKS = THREAD_ANY / 2 */
 		m->config2[TD_V452_CLK1] |= TD_EV_ANY;
 		m->config2[TD_V452_CLK2] |= TD_EV_ANY;
 	}
@@ -292,15 +356,19 @@ static int intel_lookup(unsigned family, unsigned model,
 	switch (model) {
 	case 0x2a: case 0x2d:
 		v45(m, false, "sandybridge");
+		v45_snb_l2(m, SNB_L2_MIN_THREAD_EXE);
 		return 0;
 	case 0x3a: case 0x3e:
 		v45(m, false, "ivybridge");
+		v45_snb_l2(m, SNB_L2_MIN_THREAD_EXE);
 		return 0;
 	case 0x3c: case 0x3f: case 0x45: case 0x46:
 		v45(m, false, "haswell");
+		v45_snb_l2(m, SNB_L2_MIN_CORE_EXE);
 		return 0;
 	case 0x3d: case 0x47: case 0x4f: case 0x56:
 		v45(m, false, "broadwell");
+		v45_snb_l2(m, SNB_L2_THREAD_EXE);
 		return 0;
 	case 0x4e: case 0x5e: case 0x55: case 0x8e: case 0x9e: case 0xa5:
 	case 0xa6:

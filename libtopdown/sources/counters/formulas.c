@@ -161,6 +161,99 @@ void td_formula_v45_l2(unsigned width, bool any, const uint64_t *w,
 			: 0;
 }
 
+/* min(clocks, x) where the model's list takes it (min_clk). */
+static double snb_min(bool apply, uint64_t clk, uint64_t x)
+{
+	return (double)(apply && clk < x ? clk : x);
+}
+
+/*
+ * Intel Sandy Bridge, Ivy Bridge, Haswell and Broadwell TopdownL2, each
+ * model its list's (MetricGroup TopdownL2): sandybridge/snb-metrics.json
+ * (models 0x2a, 0x2d), ivybridge/ivb-metrics.json (0x3a, 0x3e),
+ * haswell/hsw-metrics.json (0x3c, 0x3f, 0x45, 0x46),
+ * broadwell/bdw-metrics.json (0x3d, 0x47, 0x4f, 0x56), over a
+ * multiplexed region as td_formula_v45_l2 takes Skylake's (cat[] level
+ * 1, slots scaled, w[] the level-2 values TD_SNBL2_*):
+ *   tma_heavy_operations = tma_microcode_sequencer =
+ *       UOPS_RETIRED.RETIRE_SLOTS / UOPS_ISSUED.ANY * IDQ.MS_UOPS /
+ *       tma_info_thread_slots
+ *   tma_fetch_latency = 4 * min(CPU_CLK_UNHALTED.THREAD, IDQ_UOPS_NOT_
+ *       DELIVERED.CYCLES_0_UOPS_DELIV.CORE) / tma_info_thread_slots
+ *       (Broadwell: no min)
+ *   tma_branch_mispredicts = BR_MISP_RETIRED.ALL_BRANCHES /
+ *       (BR_MISP_RETIRED.ALL_BRANCHES + MACHINE_CLEARS.COUNT) *
+ *       tma_bad_speculation
+ *   tma_memory_bound = (min(CPU_CLK_UNHALTED.THREAD, MEM) +
+ *       RESOURCE_STALLS.SB) / (min(CPU_CLK_UNHALTED.THREAD, STALLS) +
+ *       EXE1 - (EXE3 if tma_info_thread_ipc > 1.8 else EXE2) -
+ *       (RS_EVENTS.EMPTY_CYCLES if tma_fetch_latency > 0.1 else 0) +
+ *       RESOURCE_STALLS.SB) * tma_backend_bound
+ * where MEM, STALLS and EXE<n> are: Sandy Bridge, CYCLE_ACTIVITY.
+ * STALLS_L1D_PENDING, CYCLE_ACTIVITY.CYCLES_NO_DISPATCH and
+ * UOPS_DISPATCHED.THREAD cmask n; Ivy Bridge, CYCLE_ACTIVITY.
+ * STALLS_LDM_PENDING, CYCLE_ACTIVITY.CYCLES_NO_EXECUTE and
+ * UOPS_EXECUTED.CYCLES_GE_n_UOP(S)_EXEC; Haswell, the same
+ * CYCLE_ACTIVITY events and UOPS_EXECUTED.CORE cmask n, whose
+ * EXE1 - EXE<n> its list halves if #SMT_on (exe_core); Broadwell,
+ * CYCLE_ACTIVITY.STALLS_MEM_ANY, STALLS_TOTAL and UOPS_EXECUTED.
+ * CYCLES_GE_n_UOP(S)_EXEC, and no min (min_clk false).
+ * tma_info_thread_slots is 4 x CORE_CLKS as level 1 takes it
+ * (td_formula_v45_l2), tma_info_thread_ipc = INST_RETIRED.ANY /
+ * CPU_CLK_UNHALTED.THREAD, the thread's own clocks also with SMT on.
+ * min(CPU_CLK_UNHALTED.THREAD, x) is applied with SMT off, where each
+ * group's clocks are THREAD; with SMT on they are THREAD_ANY and x is
+ * taken as it is (inference: a thread's stall or delivery cycles,
+ * counted in the group that counts its clocks, never exceed them;
+ * perf's min guards against multiplexing's scaling).  The other four
+ * nodes are parent minus child (tma_light_operations,
+ * tma_machine_clears, tma_fetch_bandwidth, tma_core_bound), as
+ * td_decode computes them.  Heavy operations' and fetch latency's terms
+ * are group 1's, the IPC test's and the execution cycles group 3's,
+ * memory bound's other terms group 2's: the denominator adds group 2's
+ * and group 3's terms per clock of each (as Skylake's does).  The
+ * server lists (jaketown, ivytown, haswellx, broadwellx, broadwellde)
+ * were not compared: their models take their client's formula.
+ */
+void td_formula_snb_l2(unsigned width, bool any, bool min_clk, bool exe_core,
+		       const uint64_t *w, int64_t slots, int64_t *cat)
+{
+	bool apply_min = min_clk && !any;
+	double s1 = (double)width * (double)w[TD_SNBL2_CLK1] / (any ? 2 : 1);
+	double cyc0 = snb_min(apply_min, w[TD_SNBL2_CLK1], w[TD_SNBL2_CYC0]);
+	double iss = (double)w[TD_SNBL2_ISSUED];
+	double misp = (double)w[TD_SNBL2_MISP], den, num, exe;
+	double clk2 = (double)w[TD_SNBL2_CLK2], clk3 = (double)w[TD_SNBL2_CLK3];
+
+	cat[TD_M_HEAVY_OPS] =
+		iss > 0 ? of_slots(slots, (double)w[TD_SNBL2_RET] / iss *
+						  (double)w[TD_SNBL2_MS], s1)
+			: 0;
+	cat[TD_M_FETCH_LAT] = of_slots(slots, width * cyc0, s1);
+	den = misp + (double)w[TD_SNBL2_MC];
+	cat[TD_M_BR_MISPREDICT] =
+		den > 0 ? (int64_t)((double)cat[TD_M_BAD_SPEC] * misp / den)
+			: 0;
+	cat[TD_M_MEM_BOUND] = 0;
+	if (!(clk2 > 0) || !(clk3 > 0))
+		return;
+	exe = (double)(int64_t)((int64_t)w[TD_SNBL2_IPC18] > 0
+					? w[TD_SNBL2_EXE_1_3]
+					: w[TD_SNBL2_EXE_1_2]);
+	if (exe_core && any)
+		exe /= 2;
+	num = snb_min(apply_min, w[TD_SNBL2_CLK2], w[TD_SNBL2_MEM]) +
+	      (double)w[TD_SNBL2_SB];
+	den = snb_min(apply_min, w[TD_SNBL2_CLK2], w[TD_SNBL2_STALLS]) +
+	      (double)w[TD_SNBL2_SB];
+	if (s1 > 0 && width * cyc0 / s1 > 0.1)
+		den -= (double)w[TD_SNBL2_RS_EMPTY];
+	den = den / clk2 + exe / clk3;
+	if (den > 0)
+		cat[TD_M_MEM_BOUND] = (int64_t)((double)cat[TD_M_BE_BOUND] *
+						(num / clk2) / den);
+}
+
 /*
  * Intel Atom TopdownL2 (perf's alderlaken/adln-metrics.json and
  * alderlake/adl-metrics.json cpu_atom for Gracemont, models 0xbe and

@@ -45,10 +45,10 @@ enum { TD_ZEN2_CYC, TD_ZEN2_FE_CMASK, TD_ZEN2_RET, TD_ZEN2_UCODE, /* A */
  * time running (Zen), and the tag of the formula they are for (core's
  * TD_L2RAW_TAG: named totals keep it, they do not sum it).
  */
-#define TD_MUXRAW_SLOTS 9
-#define TD_MUXRAW_RUN   10
-#define TD_MUXRAW_ENA   11
-#define TD_MUXRAW_RUNB  12
+#define TD_MUXRAW_SLOTS 16
+#define TD_MUXRAW_RUN   17
+#define TD_MUXRAW_ENA   18
+#define TD_MUXRAW_RUNB  19
 #define TD_MUXRAW_MODEL TD_L2RAW_TAG
 _Static_assert(TD_ZEN2_NR < TD_MUXRAW_SLOTS, "struct td_delta.l2raw");
 _Static_assert(TD_MUXRAW_RUNB < TD_MUXRAW_MODEL, "struct td_delta.l2raw");
@@ -84,9 +84,46 @@ enum { TD_V45L2_CLK1, TD_V45L2_HEAVY, TD_V45L2_CYC0, TD_V45L2_P2,
 enum { TD_A2_CLK, TD_A2_FE_LAT, TD_A2_ALLOC, TD_A2_MISP, TD_A2_MS,
        TD_A2_NR };
 #define TD_A2_FE_BE_NR TD_A2_MISP
-#define TD_L2_VALUES 9 /* level-2 values a reading keeps, at most */
-_Static_assert(TD_V45L2_NR <= TD_L2_VALUES && TD_A2_NR <= TD_L2_VALUES &&
-	       TD_ZEN2_NR <= TD_L2_VALUES, "td_mux_at");
+/*
+ * Sandy Bridge, Ivy Bridge, Haswell and Broadwell TopdownL2 (perf's
+ * sandybridge/snb-metrics.json, ivybridge/ivb-metrics.json,
+ * haswell/hsw-metrics.json, broadwell/bdw-metrics.json; formulas.c
+ * td_formula_snb_l2), in four
+ * groups that each fit the 4 general counters a thread has with SMT on
+ * (clocks and instructions on fixed counters 1 and 0): 1, clocks, fetch
+ * latency's and heavy operations' events; 2, clocks and memory bound's
+ * stall counts; 3, clocks and the execution-port cycles of memory
+ * bound's denominator, with instructions and the thread's own clocks
+ * for its IPC test; 4, the mispredict/clear pair.  Every ratio's terms
+ * are in one group but memory bound's, whose terms are per clock.
+ */
+enum { TD_SNB2_CLK1, TD_SNB2_CYC0, TD_SNB2_MS, TD_SNB2_RET, TD_SNB2_ISSUED,
+       TD_SNB2_CLK2, TD_SNB2_MEM, TD_SNB2_STALLS, TD_SNB2_SB,
+       TD_SNB2_RS_EMPTY,
+       TD_SNB2_CLK3, TD_SNB2_INST, TD_SNB2_THREAD, TD_SNB2_EXE1,
+       TD_SNB2_EXE2, TD_SNB2_EXE3,
+       TD_SNB2_MISP, TD_SNB2_MC, TD_SNB2_NR };
+/*
+ * What a reading keeps of them: the events but the execution-port
+ * cycles, kept as the two differences memory bound takes (cycles with 1
+ * uop or more less those with 2 or more, or with 3 or more), and the
+ * IPC test's terms as 5 x instructions - 9 x clocks, positive where IPC
+ * > 1.8 (all linear, so that a region's values are the differences of
+ * its readings').  16 values: the first TD_L2_IN_COUNTS in struct
+ * td_counts, the rest in a reading's further words (struct td_sample
+ * more).
+ */
+enum { TD_SNBL2_CLK1, TD_SNBL2_CYC0, TD_SNBL2_MS, TD_SNBL2_RET,
+       TD_SNBL2_ISSUED, TD_SNBL2_CLK2, TD_SNBL2_MEM, TD_SNBL2_STALLS,
+       TD_SNBL2_SB, TD_SNBL2_RS_EMPTY, TD_SNBL2_CLK3, TD_SNBL2_IPC18,
+       TD_SNBL2_EXE_1_2, TD_SNBL2_EXE_1_3, TD_SNBL2_MISP, TD_SNBL2_MC,
+       TD_SNBL2_NR };
+#define TD_L2_IN_COUNTS 9 /* level-2 values struct td_counts keeps */
+#define TD_L2_VALUES (TD_L2_IN_COUNTS + TD_NR_MORE) /* at most */
+_Static_assert(TD_V45L2_NR <= TD_L2_IN_COUNTS &&
+	       TD_A2_NR <= TD_L2_IN_COUNTS && TD_ZEN2_NR <= TD_L2_IN_COUNTS,
+	       "td_mux_at");
+_Static_assert(TD_SNBL2_NR <= TD_L2_VALUES, "struct td_sample more");
 _Static_assert(TD_L2_VALUES <= TD_MUXRAW_SLOTS, "struct td_delta.l2raw");
 
 /*
@@ -115,6 +152,9 @@ TD_HIDDEN void td_formula_v1(unsigned width, const uint64_t *v,
 			     struct td_counts *c);
 TD_HIDDEN void td_formula_zen_l2(const uint64_t *w, int64_t *cat);
 TD_HIDDEN void td_formula_v45_l2(unsigned width, bool any, const uint64_t *w,
+				 int64_t slots, int64_t *cat);
+TD_HIDDEN void td_formula_snb_l2(unsigned width, bool any, bool min_clk,
+				 bool exe_core, const uint64_t *w,
 				 int64_t slots, int64_t *cat);
 TD_HIDDEN unsigned td_formula_atom_l2(unsigned width, bool fe_be,
 				      const uint64_t *w, int64_t slots,
