@@ -125,11 +125,14 @@ struct td_pm {
 	const void *pending;
 	uint64_t pend_slots, pend_metrics;
 	/*
-	 * The pending reading's begin opened the policy's stretch of open
-	 * regions, whose start (policy.open_since, folded SLOTS after that
-	 * reading) is set when the reading is folded (pm_clear_fast.c).
+	 * The region whose begin opened the policy's stretch of open
+	 * regions and took the pending reading (else NULL): the stretch's
+	 * start (policy.open_since, folded SLOTS after that reading) is set
+	 * when the reading is folded, and an end of that region that finds
+	 * it here is the end of the only region open, with no reading since
+	 * its begin (pm_clear_fast.c).
 	 */
-	bool pend_opened;
+	const void *pend_alone;
 	/*
 	 * The RDPMC selectors (the pages' index - 1) of SLOTS and
 	 * PERF_METRICS at the last metrics-clear reading, which stand while

@@ -69,8 +69,8 @@ void td_pm_fold_pending(struct td *td)
 	pm->pending = NULL;
 	fold_reading(td, pm->pend_slots, pm->pend_metrics);
 	td_snap_new_version(td);
-	if (pm->pend_opened) { /* td_policy_open's start, now known */
-		pm->pend_opened = false;
+	if (pm->pend_alone) { /* td_policy_open's start, now known */
+		pm->pend_alone = NULL;
 		td->policy.open_since = td->snap.base.slots;
 	}
 }
@@ -83,16 +83,16 @@ void td_pm_fold_pending(struct td *td)
  * the begin goes the slow way after all, which opens it again.
  */
 static inline __attribute__((always_inline)) void
-policy_open_early(struct td *td)
+policy_open_early(struct td *td, const struct td_region_priv *p)
 {
-	td_pm_of(td)->pm.pend_opened = td->policy.open_n++ == 0;
+	td_pm_of(td)->pm.pend_alone = td->policy.open_n++ == 0 ? p : NULL;
 }
 
 static inline __attribute__((always_inline)) void
 policy_open_undo(struct td *td)
 {
 	td->policy.open_n--;
-	td_pm_of(td)->pm.pend_opened = false;
+	td_pm_of(td)->pm.pend_alone = NULL;
 }
 
 /*
@@ -266,16 +266,16 @@ begin_read(struct td *td, struct td_region_priv *p, bool guarded,
 	   bool by_metrics)
 {
 	struct td_pm *pm = &td_pm_of(td)->pm;
-	uint64_t slots, metrics, qerr;
+	uint64_t slots, metrics, qerr, key = td->epoch_hi;
 	uint32_t lock;
 
-	if (TD_UNLIKELY(p->key != td->epoch_hi)) {
+	if (TD_UNLIKELY(p->key != key)) {
 		copy_state(td, p, guarded);
-		p->key = td->epoch_hi;
+		p->key = key;
 	}
 	qerr = td->snap.qerr_base;
 	p->owner = td;
-	policy_open_early(td);
+	policy_open_early(td, p);
 	td_compiler_barrier(); /* the copy before the reads */
 	if (TD_UNLIKELY(!clear_read2(td, guarded, by_metrics, &slots,
 				     &metrics)))
@@ -463,10 +463,10 @@ clear_fast_end(struct td *td, struct td_region_priv *p, struct td_result *res,
 	lock = lock_after(td);
 	if (TD_UNLIKELY(lock != td->end_key))
 		return end_keyed(td, p, res, lock, slots, metrics);
-	if (TD_UNLIKELY(pm->pending != p || td->policy.open_n != 1))
+	if (TD_UNLIKELY(pm->pend_alone != p))
 		return end_folded(td, p, res, slots, metrics);
 	pm->pending = NULL;
-	pm->pend_opened = false; /* its begin opened the stretch: no other */
+	pm->pend_alone = NULL;
 	td_learn_length(td, p, slots);
 	td->policy.open_n = 0;
 	td->policy.measured += slots; /* the stretch: from the begin's reading */
@@ -476,15 +476,40 @@ clear_fast_end(struct td *td, struct td_region_priv *p, struct td_result *res,
 	return 0;
 }
 
+/*
+ * The entry points: the trigger learnt by the slow path's probe picks
+ * the order of the reads; the rarer order and the probe out of line, so
+ * that the usual one tests the trigger with one compare.  Until it is
+ * learnt (or where the probe found no clearing), the slow path.
+ */
+static __attribute__((noinline)) int begin_other(struct td *td,
+						 struct td_region_priv *p,
+						 bool guarded)
+{
+	if (td_pm_of(td)->pm.clear_trigger == TD_CLEAR_BY_SLOTS)
+		return guarded ? clear_fast_begin(td, p, true, false)
+			       : clear_fast_begin(td, p, false, false);
+	if (!td_pm_of(td)->pm.clear_mode)
+		td->src_fast = false; /* the probe found no clearing: for good */
+	return td_slow_begin(td, p); /* the probe to run */
+}
+
+static __attribute__((noinline)) int end_other(struct td *td,
+					       struct td_region_priv *p,
+					       struct td_result *res,
+					       bool guarded)
+{
+	if (td_pm_of(td)->pm.clear_trigger == TD_CLEAR_BY_SLOTS)
+		return guarded ? clear_fast_end(td, p, res, true, false)
+			       : clear_fast_end(td, p, res, false, false);
+	return td_slow_end_read(td, p, res);
+}
+
 int td_pm_clear_fast_begin(struct td *td, struct td_region_priv *p)
 {
 	if (TD_LIKELY(td_pm_of(td)->pm.clear_trigger == TD_CLEAR_BY_METRICS))
 		return clear_fast_begin(td, p, false, true);
-	if (td_pm_of(td)->pm.clear_trigger == TD_CLEAR_BY_SLOTS)
-		return clear_fast_begin(td, p, false, false);
-	if (!td_pm_of(td)->pm.clear_mode)
-		td->src_fast = false; /* the probe found no clearing: for good */
-	return td_slow_begin(td, p); /* the probe to run */
+	return begin_other(td, p, false);
 }
 
 int td_pm_clear_fast_end(struct td *td, struct td_region_priv *p,
@@ -492,9 +517,7 @@ int td_pm_clear_fast_end(struct td *td, struct td_region_priv *p,
 {
 	if (TD_LIKELY(td_pm_of(td)->pm.clear_trigger == TD_CLEAR_BY_METRICS))
 		return clear_fast_end(td, p, res, false, true);
-	if (td_pm_of(td)->pm.clear_trigger == TD_CLEAR_BY_SLOTS)
-		return clear_fast_end(td, p, res, false, false);
-	return td_slow_end_read(td, p, res);
+	return end_other(td, p, res, false);
 }
 
 /*
@@ -510,11 +533,7 @@ int td_pm_clear_guarded_fast_begin(struct td *td, struct td_region_priv *p)
 {
 	if (TD_LIKELY(td_pm_of(td)->pm.clear_trigger == TD_CLEAR_BY_METRICS))
 		return clear_fast_begin(td, p, true, true);
-	if (td_pm_of(td)->pm.clear_trigger == TD_CLEAR_BY_SLOTS)
-		return clear_fast_begin(td, p, true, false);
-	if (!td_pm_of(td)->pm.clear_mode)
-		td->src_fast = false; /* the probe found no clearing: for good */
-	return td_slow_begin(td, p);
+	return begin_other(td, p, true);
 }
 
 int td_pm_clear_guarded_fast_end(struct td *td, struct td_region_priv *p,
@@ -522,7 +541,5 @@ int td_pm_clear_guarded_fast_end(struct td *td, struct td_region_priv *p,
 {
 	if (TD_LIKELY(td_pm_of(td)->pm.clear_trigger == TD_CLEAR_BY_METRICS))
 		return clear_fast_end(td, p, res, true, true);
-	if (td_pm_of(td)->pm.clear_trigger == TD_CLEAR_BY_SLOTS)
-		return clear_fast_end(td, p, res, true, false);
-	return td_slow_end_read(td, p, res);
+	return end_other(td, p, res, true);
 }
