@@ -424,9 +424,63 @@ static __attribute__((noinline)) int end_folded(struct td *td,
 }
 
 /*
+ * The end of the only region open, no reading since its begin's: the
+ * reading its begin kept is dropped with the end's (the file's head),
+ * the length learnt (the end's SLOTS: the general route's folded SLOTS
+ * less the begin's, both readings' slots in the first) and the stretch
+ * closed (td_policy_close: the measured slots grow by the region's,
+ * from the begin's reading to the end's).
+ */
+static inline __attribute__((always_inline)) void
+end_alone_close(struct td *td, struct td_region_priv *p, uint64_t slots)
+{
+	struct td_pm *pm = &td_pm_of(td)->pm;
+
+	pm->pending = NULL;
+	pm->pend_alone = NULL;
+	td_learn_length(td, p, slots);
+	td->policy.open_n = 0;
+	td->policy.measured += slots;
+	p->owner = NULL;
+}
+
+/*
+ * The same end with records attached and nothing else asked: a record
+ * of readings (internal.h TD_RECORD_READINGS), the begin's (0, 0) and
+ * this one, which finishing it (output/record.c finish_readings) turns
+ * into the counts the general route's record has: the delta
+ * td_pm_delta takes, the end's SLOTS as its error scale, no reset, not
+ * flagged but by its own consistency.  A full buffer counts it dropped,
+ * as td_sink_put does.
+ */
+static __attribute__((noinline)) int end_alone_record(struct td *td,
+						      struct td_region_priv *p,
+						      uint64_t slots,
+						      uint64_t metrics)
+{
+	struct td_sink *k = &td->sink;
+	struct td_record *rec;
+
+	end_alone_close(td, p, slots);
+	rec = k->next;
+	if (TD_UNLIKELY(rec == k->end)) {
+		k->dropped++;
+		return 0;
+	}
+	k->next = rec + 1;
+	rec->slots = slots;
+	rec->qerr = 0; /* the begin's SLOTS and PERF_METRICS: none */
+	rec->cat[0] = 0;
+	rec->cat[1] = (int64_t)metrics;
+	rec->flags = k->readings_flags | td_pm_of(td)->pm.uop.fe_flag;
+	return 0;
+}
+
+/*
  * An end whose page's lock after the reads is not end_key: the page
  * moved, or records to write (end_key is the last lock with the sink's
- * bits: internal.h td_end_key_refresh).
+ * bits, TD_END_KEY_NAMED where a named region ends: internal.h
+ * td_end_key_refresh).
  */
 static __attribute__((noinline)) int end_keyed(struct td *td,
 					       struct td_region_priv *p,
@@ -436,6 +490,9 @@ static __attribute__((noinline)) int end_keyed(struct td *td,
 {
 	if (lock != td->last_lock)
 		return end_page_moved(td, p, res, lock, slots, metrics);
+	if ((lock | TD_END_KEY_SINK) == td->end_key && !res &&
+	    td_pm_of(td)->pm.pend_alone == p)
+		return end_alone_record(td, p, slots, metrics);
 	return end_folded(td, p, res, slots, metrics);
 }
 
@@ -443,10 +500,10 @@ static __attribute__((noinline)) int end_keyed(struct td *td,
  * The end: the page's lock before the reads (no clearing read while a
  * schedule-in since the last reading may have given the registers to
  * another context), the reads, the lock again.  The region's begin
- * reading still pending, no other region open, nothing asked but a
- * result: its counts are this reading alone and nothing is folded
- * (above); the stretch of open regions closes at the folded SLOTS the
- * slow path would see, the state's plus both readings'.
+ * reading still pending, no other region open (pm.pend_alone), nothing
+ * asked but a result or a record of readings (end_keyed): its counts
+ * are this reading alone and nothing is folded (the file's head,
+ * end_alone_close).
  */
 static inline __attribute__((always_inline)) int
 clear_fast_end(struct td *td, struct td_region_priv *p, struct td_result *res,
@@ -465,12 +522,7 @@ clear_fast_end(struct td *td, struct td_region_priv *p, struct td_result *res,
 		return end_keyed(td, p, res, lock, slots, metrics);
 	if (TD_UNLIKELY(pm->pend_alone != p))
 		return end_folded(td, p, res, slots, metrics);
-	pm->pending = NULL;
-	pm->pend_alone = NULL;
-	td_learn_length(td, p, slots);
-	td->policy.open_n = 0;
-	td->policy.measured += slots; /* the stretch: from the begin's reading */
-	p->owner = NULL;
+	end_alone_close(td, p, slots);
 	if (res)
 		return end_alone_result(td, slots, metrics, res);
 	return 0;
