@@ -101,6 +101,31 @@ static const char hybrid_window_why[] =
 	"checks before its last read), and the end's dispatch and frame "
 	"(16), which would need the guarded end inlined in the entry";
 
+/*
+ * Metrics-clear mode's window (pm_clear_fast.c), counted on lnl's and
+ * arl-pcore's pair at this writing, the same way.  Every RDPMC of the
+ * trigger clears both registers, so no read may run before the checks
+ * that the registers are this thread's.
+ */
+static const char clear_window_why[] =
+	"metrics-clear window (lnl 37, arl-pcore 92) stays: after the "
+	"begin's last read (lnl 15), PERF_METRICS' halves joined (2), the "
+	"page's lock after the reads (4: a schedule-in during them may "
+	"have restored another context's registers, which the slow path "
+	"must judge), the reading kept for the next fold and the region's "
+	"begin and error scale (7), the return (2); before the end's first "
+	"read (lnl 22), the entry's fast-handle compare (4), the dispatch "
+	"to the source's end (9), the trigger's compare (2), the region "
+	"and result pointers out of RDPMC's registers (2), the page's lock "
+	"before any read (4: a clearing read while a schedule-in since the "
+	"last reading may have handed the registers to another context "
+	"would destroy what the slow path must judge) and the selector "
+	"(1); arl-pcore adds the rseq guard's section (its CPU check and "
+	"registration before the first read, its exit after the last: no "
+	"RDPMC of a fixed selector on an E-core), the source's check that "
+	"its E-cores stayed quiet and the registers the guard needs saved "
+	"and restored";
+
 static const struct ovh_targets profile_targets[] = {
 	{ "spr", 60, 200, 12, 80 },
 	{ "lnl", 120, 300, DEFAULT_WINDOW, 0 },  /* metrics-clear */
@@ -377,6 +402,7 @@ void ovh_report_footer(void)
 	       RECORDS_OVER_PAIR, DEFAULT_WINDOW, FUNCTION_PAIRS_MAX);
 	printf("# %s\n", ord_window_why);
 	printf("# %s\n", hybrid_window_why);
+	printf("# %s\n", clear_window_why);
 	for (unsigned i = 0; i < nr_lines; i++)
 		puts(lines[i]);
 }

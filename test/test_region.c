@@ -733,6 +733,63 @@ static void test_metrics_clear_switches(void **state)
 	metrics_clear_switches(EMU_CLEAR_ON_SLOTS);
 }
 
+/*
+ * The policy's budget (README, "Precision and resets") pays for the
+ * resets metrics-clear mode makes after a schedule-in it judged
+ * (pm_reading.c clear_zero_saved) from the slots measured while a region
+ * was open: budget x measured, banked up to one reset's cost, plus the
+ * coming region's expected length (1e6 slots where unknown).  With a
+ * cost of 1e6 and a budget of 5%, a switch after 18e6 measured slots
+ * gets no reset (900000 + 50000 < 1e6), one after 2e6 more does.  The
+ * regions are pairs and nested pairs ended on the fast path, which
+ * folds no reading of a pair and counts its slots into the measured
+ * ones itself: the budget must see the slots the regions ran, no more,
+ * no less.
+ */
+static void metrics_clear_budget(enum emu_clear_trigger trigger)
+{
+	struct td_options o = TD_OPTIONS_INIT;
+	struct td *td = NULL;
+	struct td_region r = { { 0 } }, inner = { { 0 } };
+	struct td_result res;
+	struct emu_stats s0, s1;
+
+	emu_setup(EMU_LNL);
+	emu_set_metrics_clear_trigger(trigger);
+	o.reset_cost_slots = 1000000;
+	o.reset_budget = 0.05;
+	assert_int_equal(td_open(&td, &o), 0);
+	measure_region(td, &r, 1000, &MIX_CHAIN, &res); /* the probe */
+	for (int round = 0; round < 2; round++) {
+		for (int i = 0; i < (round ? 2 : 18); i++) {
+			assert_int_equal(td_region_begin(td, &r), 0);
+			if (i & 1)
+				assert_int_equal(td_region_begin(td, &inner), 0);
+			emu_run(1000000, &MIX_BRANCHY);
+			if (i & 1)
+				assert_int_equal(td_region_end(td, &inner, NULL),
+						 0);
+			assert_int_equal(td_region_end(td, &r, NULL), 0);
+		}
+		emu_run(5000, &MIX_CHAIN); /* outside any region */
+		emu_stats(&s0);
+		emu_context_switch(1000000);
+		assert_int_equal(td_region_begin(td, &inner), 0); /* judged */
+		assert_int_equal(td_region_end(td, &inner, NULL), 0);
+		emu_stats(&s1);
+		assert_int_equal(s1.resets - s0.resets, round);
+	}
+	td_close(td);
+	emu_teardown();
+}
+
+static void test_metrics_clear_budget(void **state)
+{
+	(void)state;
+	metrics_clear_budget(EMU_CLEAR_ON_METRICS);
+	metrics_clear_budget(EMU_CLEAR_ON_SLOTS);
+}
+
 static void test_metrics_clear_on_metrics_read(void **state)
 {
 	(void)state;
@@ -853,6 +910,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_interleaved, setup_spr,
 						teardown),
 		cmocka_unit_test(test_metrics_clear_switches),
+		cmocka_unit_test(test_metrics_clear_budget),
 		cmocka_unit_test_setup_teardown(test_context_switch,
 						setup_spr, teardown),
 		cmocka_unit_test_setup_teardown(test_err_holds_under_switches,

@@ -132,10 +132,30 @@ struct td_pm {
 	bool started;
 	/*
 	 * Metrics-clear mode's fast begin (pm_clear_fast.c): a reading kept
-	 * raw, folded into snap.base before anything reads it.
+	 * raw, folded into snap.base before anything reads it.  pending: the
+	 * region whose fast begin took it (an end that finds its own begin's
+	 * reading there knows that no reading came between), or
+	 * TD_PM_PEND_KEPT for a reading the slow path is to judge; NULL:
+	 * none.
 	 */
-	bool pending;
+	const void *pending;
 	uint64_t pend_slots, pend_metrics;
+	/*
+	 * The region whose begin opened the policy's stretch of open
+	 * regions and took the pending reading (else NULL): the stretch's
+	 * start (policy.open_since, folded SLOTS after that reading) is set
+	 * when the reading is folded, and an end of that region that finds
+	 * it here is the end of the only region open, with no reading since
+	 * its begin (pm_clear_fast.c).
+	 */
+	const void *pend_alone;
+	/*
+	 * The RDPMC selectors (the pages' index - 1) of SLOTS and
+	 * PERF_METRICS at the last metrics-clear reading, which stand while
+	 * the page's lock is as that reading left it (the kernel writes
+	 * index only in perf_event_update_userpage, which bumps lock).
+	 */
+	uint32_t clear_sel_slots, clear_sel_metrics;
 	/*
 	 * Set by a source that serves this one where the fixed selectors
 	 * exist on some CPUs only (the hybrid source's rseq guard): the
@@ -358,6 +378,9 @@ TD_HIDDEN int td_group_reset(struct td *td);
  */
 TD_HIDDEN int td_pm_sample(struct td *td, struct td_sample *s);
 TD_HIDDEN int td_pm_reset(struct td *td, struct td_sample *s);
+/* pm_clear_fast.c: a pending reading that no fast begin owns. */
+#define TD_PM_PEND_KEPT ((const void *)&td_pm_pend_kept)
+TD_HIDDEN extern const char td_pm_pend_kept;
 /* pm_clear_fast.c: fold the reading a metrics-clear fast begin kept. */
 TD_HIDDEN void td_pm_fold_pending(struct td *td);
 /* perf_metrics.c */

@@ -77,9 +77,13 @@ void td_pm_fast_setup(struct td *td)
 		   td->policy.kind != TD_RESET_ALWAYS &&
 		   td_pm_of(td)->slots_pc->index == TD_RDPMC_SLOTS + 1 &&
 		   td_pm_of(td)->metric_pc->index == TD_RDPMC_METRICS + 1;
-	/* metrics-clear mode: its own fast path (pm_clear_fast.c) */
+	/*
+	 * metrics-clear mode: its own fast path (pm_clear_fast.c), which
+	 * reads SLOTS and PERF_METRICS alone (TD_OPT_MEMORY's events: the
+	 * general route)
+	 */
 	td->src_fast = td_pm_of(td)->pm.clear_mode && td->path == TD_PATH_RDPMC &&
-		       TD_HAVE_USER_READ;
+		       TD_HAVE_USER_READ && !td_pm_of(td)->pm.mem.on;
 }
 
 /* ---- slow path ----------------------------------------------------------- */

@@ -431,6 +431,8 @@ static bool clear_read(struct td *td, struct raw_reading *r)
 	r->count = (uint64_t)td_load_once(spc->offset);
 	if (!clear_mode_read(td, sidx, midx, r))
 		return false;
+	td_pm_of(td)->pm.clear_sel_slots = sidx - 1; /* the fast path's */
+	td_pm_of(td)->pm.clear_sel_metrics = midx - 1;
 	td_compiler_barrier();
 	r->lock_after = td_load_once(spc->lock);
 	td_compiler_barrier();
