@@ -25,11 +25,19 @@ struct td_region_priv {
 				     unknown */
 	uint64_t aux;             /* the source's auxiliary count at begin
 				     (struct td_sample aux) */
-	uint64_t aux2;            /* its second one (struct td_sample aux2) */
 	struct td_snap snap;      /* td->snap at begin */
-	/* the source's further reading words at begin, td->nr_more of
-	   them (struct td_sample more) */
-	uint64_t more[TD_NR_MORE];
+	/*
+	 * One place for two things no source has both of: a second
+	 * auxiliary count at begin (struct td_sample aux2), or the
+	 * source's further reading words, td->nr_more of them (struct
+	 * td_sample more).  A source with further words keeps aux2
+	 * TD_AUX_NONE in its samples, so the end never compares it, and
+	 * store_begin (region_slow.c) copies aux2 before the words.
+	 */
+	union {
+		uint64_t aux2;
+		uint64_t more[TD_NR_MORE];
+	};
 };
 
 _Static_assert(sizeof(struct td_region_priv) <= sizeof(struct td_region),

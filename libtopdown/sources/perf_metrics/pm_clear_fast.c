@@ -72,6 +72,7 @@ void td_pm_fold_pending(struct td *td)
 	if (pm->pend_alone) { /* td_policy_open's start, now known */
 		pm->pend_alone = NULL;
 		td->policy.open_since = td->snap.base.slots;
+		td->policy.measured_less -= td->snap.base.slots;
 	}
 }
 
@@ -85,13 +86,13 @@ void td_pm_fold_pending(struct td *td)
 static inline __attribute__((always_inline)) void
 policy_open_early(struct td *td, const struct td_region_priv *p)
 {
-	td_pm_of(td)->pm.pend_alone = td->policy.open_n++ == 0 ? p : NULL;
+	td_pm_of(td)->pm.pend_alone = ++td->policy.open_less1 == 0 ? p : NULL;
 }
 
 static inline __attribute__((always_inline)) void
 policy_open_undo(struct td *td)
 {
-	td->policy.open_n--;
+	td->policy.open_less1--;
 	td_pm_of(td)->pm.pend_alone = NULL;
 }
 
@@ -440,8 +441,8 @@ end_alone_close(struct td *td, struct td_region_priv *p, uint64_t slots)
 	pm->pending = NULL;
 	pm->pend_alone = NULL;
 	td_learn_length(td, p, slots);
-	td->policy.open_n = 0;
-	td->policy.measured += slots;
+	td->policy.open_less1 = -1; /* none open: measured_less is measured */
+	td->policy.measured_less += slots;
 	p->owner = NULL;
 }
 
