@@ -625,6 +625,30 @@ static void op_ecore_stint(struct sequence *q)
 	emu_migrate(home);
 }
 
+/*
+ * Hybrid, once at the end of each sequence: a region on a P-core with an
+ * E-core stint far below 1/255 of its slots (op_ecore_stint's, planted
+ * where the random operations may not put one), so that the branch that
+ * keeps level 2 with an E-core share is met in every full run, whatever
+ * the sequences' other operations draw.
+ */
+static void op_planted_stint(struct sequence *q)
+{
+	unsigned i = pick(&q->rng, q->open, NR_REGIONS, false);
+	struct emu_mix mix = mix_of(q, below(&q->rng, 4));
+
+	if (q->open[i])
+		return; /* every region open: none to plant */
+	q->cpu = (int)below(&q->rng, 8);
+	note(q, "planted: migrate to %d", q->cpu);
+	emu_migrate(q->cpu);
+	op_begin_region(q, i);
+	emu_run(2000000, &mix);
+	op_ecore_stint(q);
+	emu_run(2000000, &mix);
+	op_end(q, i, true);
+}
+
 /* Hybrid: to any CPU, P-core or E-core; elsewhere a context switch. */
 static void op_migrate(struct sequence *q)
 {
@@ -861,6 +885,8 @@ static unsigned run_sequence(const struct profile *p, unsigned seq,
 	open_handle(&q, seq);
 	for (t->op = 1; t->op <= nr_ops; t->op++)
 		one_op(&q);
+	if (p->hybrid)
+		op_planted_stint(&q);
 	close_handle(&q);
 	*l2_with_ecore += q.l2_with_ecore;
 	return q.fast_at_open | (unsigned)q.fast_at_close << 1;

@@ -449,7 +449,7 @@ end_alone_close(struct td *td, struct td_region_priv *p, uint64_t slots)
 /*
  * The same end with records attached and nothing else asked: a record
  * of readings (internal.h TD_RECORD_READINGS), the begin's (0, 0) and
- * this one, which finishing it (output/record.c finish_readings) turns
+ * this one, which finishing it (pm_record.c finish_readings) turns
  * into the counts the general route's record has: the delta
  * td_pm_delta takes, the end's SLOTS as its error scale, no reset, not
  * flagged but by its own consistency.  A full buffer counts it dropped,
@@ -475,6 +475,7 @@ static __attribute__((noinline)) int end_alone_record(struct td *td,
 	rec->cat[0] = 0;
 	rec->cat[1] = (int64_t)metrics;
 	rec->flags = k->readings_flags | td_pm_of(td)->pm.uop.fe_flag;
+	rec->reserved[0] = (uintptr_t)&td_pm_readings_finisher;
 	return 0;
 }
 
