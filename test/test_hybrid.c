@@ -686,6 +686,9 @@ static int top_counter(void)
 	return top;
 }
 
+/* The reset policy the P-core GP children open with. */
+static enum td_reset_policy gp_policy = TD_RESET_NEVER;
+
 static struct td *open_pcore_gp(enum pcore_gp_case c)
 {
 	struct td_options o = TD_OPTIONS_INIT;
@@ -696,7 +699,7 @@ static struct td *open_pcore_gp(enum pcore_gp_case c)
 	emu_set_mem_shares(GP_SHARES);
 	emu_gp_hold_pcore(c == GP_DROP ? 7 : 2); /* memory: 6 events */
 	o.flags = c == GP_MEMORY ? TD_OPT_MEMORY : 0;
-	o.reset_policy = TD_RESET_NEVER;
+	o.reset_policy = gp_policy;
 	if (td_open(&td, &o) != 0)
 		_exit(2);
 	return td;
@@ -753,6 +756,15 @@ static void pcore_gp_child(enum pcore_gp_case c, bool at_end, unsigned skip,
 
 	if (fd >= 0)
 		dup2(fd, 2); /* the emulator's #GP message */
+	if (gp_policy != TD_RESET_NEVER) {
+		/*
+		 * The ioctl wrapper's user-mode instructions count in
+		 * SLOTS, as on a real PMU: after a reset SLOTS is above 0
+		 * by the next schedule-out, which saves the registers.
+		 */
+		emu_set_ioctl_work(40, &MIX_CHAIN);
+		emu_set_ioctl_tail(40, &MIX_CHAIN);
+	}
 	emu_run(1000000, &MIX_STREAM);
 	out->top = c == GP_DROP ? emu_counter_of(UOP_DROPPING_GLC)
 				: top_counter();
@@ -860,6 +872,81 @@ static void test_drill_down_off_ecore(void **state)
 	assert_true(check_pcore_gp(GP_MEMORY) >= 4);
 }
 
+/*
+ * Under the default reset policy the handle's first begin resets the
+ * group after its reading: moved to an E-core at any RDPMC of that begin
+ * (the drop counter's too, right after SLOTS and PERF_METRICS were read
+ * on the P-core), the reset may find cpu_core's group switched out.
+ * Each region within its own err of the truth, or flagged.
+ */
+static void test_drop_counter_off_ecore_default_reset(void **state)
+{
+	struct pcore_gp_outcome *out =
+		mmap(NULL, sizeof(*out), PROT_READ | PROT_WRITE,
+		     MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	unsigned moves = 0;
+
+	(void)state;
+	assert_true(out != MAP_FAILED);
+	gp_policy = TD_RESET_DEFAULT;
+	for (unsigned skip = 0; skip < 64; skip++) {
+		run_pcore_gp(GP_DROP, false, skip, out);
+		if (!out->reached)
+			break;
+		moves++;
+		if (!(out->res.flags & TD_RESULT_UNRELIABLE) &&
+		    max_error(&out->res, &out->t) > out->res.err + 1e-12)
+			fail_msg("moved at the begin's RDPMC %u: error %.5f err %.5f",
+				 skip + 1, max_error(&out->res, &out->t),
+				 out->res.err);
+	}
+	gp_policy = TD_RESET_NEVER;
+	munmap(out, sizeof(*out));
+	assert_true(moves >= 4);
+}
+
+/*
+ * The same reset issued while the thread is on an E-core: it moves there
+ * as the ioctl enters the kernel, after the begin's reading on a
+ * P-core, and comes back to one inside the region.
+ */
+static void test_reset_while_ecore(void **state)
+{
+	struct emu_sched_event ev = { .kind = EMU_SCHED_MIGRATE, .cpu = 9 };
+	struct td_options o = TD_OPTIONS_INIT;
+	struct td_region r = { { 0 } };
+	struct td *td = NULL;
+	struct td_result res;
+	struct emu_truth a, b;
+	struct truth_frac t;
+	struct emu_stats st;
+
+	(void)state;
+	emu_setup(EMU_ADL);
+	emu_set_ioctl_work(40, &MIX_CHAIN);
+	emu_set_ioctl_tail(40, &MIX_CHAIN);
+	assert_int_equal(td_open(&td, &o), 0);
+	emu_run(1000000, &MIX_STREAM);
+	emu_schedule(EMU_AT_RESET, &ev);
+	emu_truth(&a);
+	assert_int_equal(td_region_begin(td, &r), 0);
+	emu_stats(&st);
+	assert_int_equal(st.resets, 1); /* the reset was asked for */
+	assert_false(emu_sched_pending(EMU_AT_RESET));
+	emu_run(5000000, &MIX_DRAM);
+	emu_migrate(2);
+	emu_run(5000000, &MIX_CHAIN);
+	emu_truth(&b);
+	assert_int_equal(td_region_end(td, &r, &res), 0);
+	t = truth_between(&a, &b);
+	if (!(res.flags & TD_RESULT_UNRELIABLE) &&
+	    max_error(&res, &t) > res.err + 1e-12)
+		fail_msg("error %.5f err %.5f", max_error(&res, &t), res.err);
+	/* the next region, all on a P-core, within its err */
+	region_on_pcore(td, &r, 0.02);
+	td_close(td);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -885,6 +972,9 @@ int main(void)
 		cmocka_unit_test_teardown(test_drop_counter_off_ecore,
 					  teardown),
 		cmocka_unit_test_teardown(test_drill_down_off_ecore, teardown),
+		cmocka_unit_test_teardown(test_drop_counter_off_ecore_default_reset,
+					  teardown),
+		cmocka_unit_test_teardown(test_reset_while_ecore, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

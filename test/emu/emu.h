@@ -402,6 +402,14 @@ void emu_set_read_work(uint64_t slots, const struct emu_mix *mix);
  * above 0 by the time the kernel reads it.  Deterministic.
  */
 void emu_set_ioctl_work(uint64_t slots, const struct emu_mix *mix);
+/*
+ * The same for the wrapper's user-mode tail: from here on, every ioctl
+ * runs `slots` slots of mix on the CPU the thread is on once the kernel
+ * returns (after an event planned at a reset), so that SLOTS is above 0
+ * after a reset by the time of any later schedule-out, as on a real PMU
+ * (intel_update_topdown_event saves nothing of a SLOTS of 0).
+ */
+void emu_set_ioctl_tail(uint64_t slots, const struct emu_mix *mix);
 
 void emu_stats(struct emu_stats *s);
 /* The attributes of the perf events open now (fd order): their count. */

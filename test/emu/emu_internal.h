@@ -238,6 +238,8 @@ struct emu_state {
 	struct emu_mix read_work_mix;
 	uint64_t ioctl_work;    /* emu_set_ioctl_work: slots per ioctl, 0 off */
 	struct emu_mix ioctl_work_mix;
+	uint64_t ioctl_tail;    /* emu_set_ioctl_tail: slots after each ioctl */
+	struct emu_mix ioctl_tail_mix;
 };
 
 /* Injected faults (emu_preload.c TD_EMU_FAULT): checkers must catch them. */

@@ -273,13 +273,19 @@ static void reset_group(void *ctx)
 		reset_event(g->members[i]);
 }
 
-int emu_sys_ioctl(struct emu_event *e, unsigned long req, unsigned long arg)
+static long ioctl_return(long ret)
+{
+	if (emu.ioctl_tail) /* the wrapper's user-mode tail, in SLOTS */
+		emu_run(emu.ioctl_tail, &emu.ioctl_tail_mix);
+	return ret;
+}
+
+static long ioctl_in_kernel(struct emu_event *e, unsigned long req,
+			    unsigned long arg)
 {
 	struct emu_group *g = e->group;
 	bool group = arg & PERF_IOC_FLAG_GROUP;
 
-	if (emu.ioctl_work) /* the wrapper's user-mode head, in SLOTS */
-		emu_run(emu.ioctl_work, &emu.ioctl_work_mix);
 	switch (req) {
 	case PERF_EVENT_IOC_ENABLE:
 		emu_group_enable(g);
@@ -300,6 +306,13 @@ int emu_sys_ioctl(struct emu_event *e, unsigned long req, unsigned long arg)
 	default:
 		return -ENOTTY;
 	}
+}
+
+int emu_sys_ioctl(struct emu_event *e, unsigned long req, unsigned long arg)
+{
+	if (emu.ioctl_work) /* the wrapper's user-mode head, in SLOTS */
+		emu_run(emu.ioctl_work, &emu.ioctl_work_mix);
+	return (int)ioctl_return(ioctl_in_kernel(e, req, arg));
 }
 
 /* perf_read: a group read folds once (PERF_PMU_TXN_READ), then zeroes. */

@@ -355,6 +355,7 @@ void emu_setup(enum emu_profile profile)
 	emu.rdpmc_maps = 0;
 	emu.read_work = 0; /* the library's own work not counted */
 	emu.ioctl_work = 0;
+	emu.ioctl_tail = 0;
 	if (emu_rseq_init) {
 		emu_rseq_init();
 		emu_rseq_set_cpu_raw(0);

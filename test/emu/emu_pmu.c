@@ -636,6 +636,12 @@ void emu_read_work(void)
 		emu_run(emu.read_work, &emu.read_work_mix);
 }
 
+void emu_set_ioctl_tail(uint64_t slots, const struct emu_mix *mix)
+{
+	emu.ioctl_tail = slots;
+	emu.ioctl_tail_mix = *mix;
+}
+
 void emu_set_ioctl_work(uint64_t slots, const struct emu_mix *mix)
 {
 	emu.ioctl_work = slots;

@@ -131,6 +131,17 @@ struct td_pm {
 	bool after_reset;
 	bool started;
 	/*
+	 * pm_reading.c: our last IOC_RESET found the group switched out and
+	 * was undone (reset_missed_saved): the kernel's count is 0 while
+	 * the saved registers it keeps come back at the next schedule-in,
+	 * so that count says nothing of a restore (registers_not_ours).
+	 * Until our next reset or a foreign one.
+	 */
+	bool saved_kept;
+	/* the page's lock and index right before our last IOC_RESET */
+	uint32_t reset_lock;
+	bool reset_inactive;
+	/*
 	 * Metrics-clear mode's fast begin (pm_clear_fast.c): a reading kept
 	 * raw, folded into snap.base before anything reads it.  pending: the
 	 * region whose fast begin took it (an end that finds its own begin's

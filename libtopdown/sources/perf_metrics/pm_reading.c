@@ -124,6 +124,7 @@ static void fold_foreign_reset(struct td *td)
 	td->snap.base.slots += unpaired;
 	td->snap.qerr_base += pair + 255 * unpaired;
 	td_pm_of(td)->pm.kcount_ok = false; /* the kernel's counts hold these slots too */
+	td_pm_of(td)->pm.saved_kept = false; /* read(2) zeroed the saved ones */
 	note_foreign_reset(td);
 }
 
@@ -160,7 +161,7 @@ static inline bool registers_not_ours(const struct td *td,
 				      const struct raw_reading *r)
 {
 	return r->lock != td->last_lock && r->count == 0 &&
-	       td_pm_of(td)->pm.started;
+	       td_pm_of(td)->pm.started && !td_pm_of(td)->pm.saved_kept;
 }
 
 /*
@@ -548,7 +549,10 @@ static uint32_t clear_judge_restores(struct td *td, const struct raw_reading *r,
  * folded whole already; the slots from it to the kernel's reset are
  * lost, as at the policy's resets (region_slow.c reset_due).  The reset
  * is the policy's: counted, paid from its budget, none under
- * TD_RESET_NEVER.  The page's lock before the ioctl plus the reset's own
+ * TD_RESET_NEVER.  The same holds if the group was switched out between
+ * the reading and the ioctl (_perf_event_reset then zeroes the kernel's
+ * count only, the saved registers come back): flagged, never wrong.
+ * The page's lock before the ioctl plus the reset's own
  * update (perf_event_update_userpage) is the new reference: a switch
  * between the two shows as one more, judged at the next reading.
  */
@@ -721,11 +725,18 @@ int td_pm_sample(struct td *td, struct td_sample *s)
  */
 static int td_fold_and_reset(struct td *td, const struct td_sample *s)
 {
+	const struct perf_event_mmap_page *pc = td_pm_of(td)->slots_pc;
 	struct td_snap before = td->snap;
-	int err = td_group_reset(td);
+	int err;
 
+	td_pm_of(td)->pm.reset_lock = td_load_once(pc->lock);
+	td_compiler_barrier();
+	td_pm_of(td)->pm.reset_inactive = !td_load_once(pc->index);
+	td_compiler_barrier();
+	err = td_group_reset(td);
 	if (err < 0)
 		return err;
+	td_pm_of(td)->pm.saved_kept = false;
 	td->snap.base = s->c;
 	td->snap.qerr_base += s->raw_slots;
 	td_pm_of(td)->last_raw_slots = 0;
@@ -761,6 +772,66 @@ static int reset_came_to_nothing(struct td *td)
 }
 
 /*
+ * The reading right after our reset took cpu_core's counts by read(2)
+ * (ecore_p_sample: the group switched out, the thread on an E-core) or
+ * could not read at all (the page's index 0: switched out by the
+ * scheduler): nothing confirms the reset zeroed the registers.  _perf_event_reset
+ * (kernel/events/core.c) reaches the hardware only through
+ * perf_event_read -> pmu->read of an ACTIVE event; that is the only way
+ * to intel_update_topdown_event's reset branch (arch/x86/events/intel/
+ * core.c), the one that zeroes the saved registers too
+ * (update_saved_topdown_regs(event, 0, 0, ...)).  Of a switched-out
+ * group it zeroes the kernel's count only: saved_slots and saved_metric
+ * stay, and icl_set_topdown_event_period writes them back at the next
+ * schedule-in, so the registers carry on from the folded reading as if
+ * no reset had been made.  The reset is then undone (base and the
+ * readings' references as before the fold, not counted, refunded by the
+ * policy): right when the page shows the group switched out right
+ * before the ioctl and nothing but the reset's own update
+ * (perf_event_update_userpage) since, up to the read.  Otherwise a
+ * schedule-in or -out came between and whether the hardware was zeroed
+ * is unknown: undone as well, and the reading is not trusted (a region
+ * begun on it is flagged, and regions open across it).  Had the
+ * reset zeroed them after all, the next RDPMC finds SLOTS below the
+ * folded reading and flags it as any foreign reset (fold_foreign_reset).
+ * Either way the kernel's count (zeroed) pairs with the base no more.
+ * A read(2) reading s keeps its values: it paired the kernel's count
+ * since the reset with the folded reading, which is what the registers
+ * restored plus that count are.  (Treating the reset as done instead
+ * would count the restored registers a second time, unflagged.)
+ */
+static int reset_missed_saved(struct td *td, const struct td_snap *saved,
+			      const struct td_counts *folded_base,
+			      uint64_t folded_qerr, const struct td_sample *fold,
+			      struct td_sample *s)
+{
+	struct td_pm_handle *h = td_pm_of(td);
+	uint32_t lock = td_load_once(h->slots_pc->lock);
+	bool clean = h->pm.reset_inactive && lock == h->pm.reset_lock + 2 &&
+		     !(lock & 1);
+	struct td_snap now = td->snap;
+
+	td->snap.base = saved->base;
+	td->snap.base.slots += now.base.slots - folded_base->slots;
+	for (unsigned i = 0; i < TD_NR_COUNTS; i++)
+		td->snap.base.cat[i] += now.base.cat[i] - folded_base->cat[i];
+	td->snap.qerr_base = saved->qerr_base + (now.qerr_base - folded_qerr);
+	h->pm.kcount_ok = false;
+	h->pm.after_reset = false;
+	h->pm.saved_kept = clean && fold->raw_slots;
+	h->last_raw_slots = fold->raw_slots;
+	h->last_pair_slots = fold->raw_slots;
+	h->last_raw_metrics = fold->raw;
+	td->resets--;
+	td_snap_publish(td, &now);
+	if (!clean) {
+		td->untrusted++; /* regions open across it */
+		unreadable_sample(td, s);
+	}
+	return 0;
+}
+
+/*
  * The source's reset: fold the reading s and zero the hardware
  * (PERF_EVENT_IOC_RESET), then read again into s.  Returns 1 when the
  * reset stands, 0 when none was made or it was undone, a negative errno
@@ -787,8 +858,9 @@ int td_pm_reset(struct td *td, struct td_sample *s)
 {
 	struct td_snap saved = td->snap;
 	uint64_t fold_slots = s->raw_slots, fold_metrics = s->raw;
+	struct td_sample fold = *s;
 	struct td_counts folded_base;
-	uint64_t rebases;
+	uint64_t rebases, folded_qerr;
 	int err;
 
 	if (td_pm_of(td)->pm.clear_mode || td_pm_of(td)->pm.saved.used)
@@ -797,11 +869,15 @@ int td_pm_reset(struct td *td, struct td_sample *s)
 	if (err < 0)
 		return err;
 	folded_base = td->snap.base;
+	folded_qerr = td->snap.qerr_base;
 	rebases = td_pm_of(td)->pm.rebases;
 	td_take_sample(td, s);
 	if (td_pm_of(td)->pm.rebases != rebases)
 		return reset_came_to_nothing(td);
-	if (!s->valid || s->raw_slots < fold_slots)
+	if (!s->valid || td_pm_of(td)->pm.saved.used)
+		return reset_missed_saved(td, &saved, &folded_base, folded_qerr,
+					  &fold, s);
+	if (s->raw_slots < fold_slots)
 		return 1;
 	struct td_snap folded = td->snap;
 
