@@ -734,7 +734,7 @@ static void next_region(struct td *td, struct pcore_gp_outcome *out)
 	emu_truth(&b);
 	if (td_region_end(td, &r, &out->next) != 0)
 		_exit(4);
-	out->next_t = truth_between(&a, &b);
+	out->next_t = truth_for(&out->next, &a, &b);
 	out->next_node_excess = node_excess(&out->next, &a, &b);
 }
 
@@ -788,7 +788,7 @@ static void pcore_gp_child(enum pcore_gp_case c, bool at_end, unsigned skip,
 	if (at_end)
 		out->reached = !emu_sched_pending(EMU_AT_RDPMC);
 	emu_schedule(EMU_AT_RDPMC, &none);
-	out->t = truth_between(&a, &b);
+	out->t = truth_for(&out->res, &a, &b);
 	out->node_excess = node_excess(&out->res, &a, &b);
 	emu_migrate(3);
 	if (c == GP_MEMORY)
@@ -821,7 +821,9 @@ static void run_pcore_gp(enum pcore_gp_case c, bool at_end, unsigned skip,
  * Every RDPMC of the begin and of the end in turn, until the move comes
  * after the last: no death, the library's events on counters the E-core
  * lacks, each region within its err of the truth unless flagged (level
- * 1 where it ran on both core types), its nodes too where it has them,
+ * 1 where it ran on both core types; truth_for: the drill-down leaves no
+ * counter for INT_MISC.UOP_DROPPING, so its results are unrefined and
+ * held to PERF_METRICS' own frontend bound), its nodes too where it has them,
  * and the next P-core region's nodes within theirs.  The err bounds:
  * ECORE_END_BOUND of the readings' raw SLOTS (never reset: at most the
  * 1.1e7 P-core slots before the region's end; before the next one's,
@@ -947,6 +949,93 @@ static void test_reset_while_ecore(void **state)
 	td_close(td);
 }
 
+/*
+ * Memory drill-down beside 2 counters others hold: a P-core region under
+ * the default reset policy, no migration.  Its 6 events take the other 6
+ * of the P-core's 8 (arch/x86/events/intel/core.c intel_pmu_init: 8 on
+ * Golden Cove), none is left for INT_MISC.UOP_DROPPING, so the results
+ * are unrefined: PERF_METRICS' own frontend bound, the dropped uops'
+ * share (MIX_CHAIN's machine clears, 0.01) above the truth's and bad
+ * speculation that much below it, each within err of that.
+ */
+static void test_drill_down_unrefined_default_reset(void **state)
+{
+	struct td_options o = TD_OPTIONS_INIT;
+	struct td_region r = { { 0 } };
+	struct td *td = NULL;
+	struct td_result res;
+	struct emu_truth a, b;
+	struct truth_frac t;
+
+	(void)state;
+	emu_setup(EMU_ADL);
+	emu_set_uop_dropping(0.02);
+	emu_set_mem_shares(GP_SHARES);
+	emu_gp_hold_pcore(2);
+	emu_set_ioctl_work(40, &MIX_CHAIN);
+	emu_set_ioctl_tail(40, &MIX_CHAIN);
+	o.flags = TD_OPT_MEMORY;
+	assert_int_equal(td_open(&td, &o), 0);
+	emu_run(1000000, &MIX_STREAM);
+	for (int i = 0; i < 3; i++) {
+		emu_truth(&a);
+		assert_int_equal(td_region_begin(td, &r), 0);
+		emu_run(20000000, &MIX_CHAIN);
+		emu_truth(&b);
+		assert_int_equal(td_region_end(td, &r, &res), 0);
+		assert_true(res.flags & TD_RESULT_FE_UNREFINED);
+		assert_true(res.flags & TD_RESULT_MEMORY);
+		assert_false(res.flags & TD_RESULT_UNRELIABLE);
+		assert_true(b.uop_drop - a.uop_drop == 200000); /* 0.01 */
+		t = truth_unrefined(&a, &b);
+		assert_within(&res, &t, res.err);
+	}
+	td_close(td);
+}
+
+/*
+ * test_drill_down_off_ecore's moves under the default reset policy:
+ * each region (unrefined, as above) within its own err of the truth, or
+ * flagged, its nodes too, and the next P-core region's.
+ */
+static void test_drill_down_off_ecore_default_reset(void **state)
+{
+	struct pcore_gp_outcome *out =
+		mmap(NULL, sizeof(*out), PROT_READ | PROT_WRITE,
+		     MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	unsigned moves = 0;
+
+	(void)state;
+	assert_true(out != MAP_FAILED);
+	gp_policy = TD_RESET_DEFAULT;
+	for (int at_end = 0; at_end < 2; at_end++) {
+		for (unsigned skip = 0; skip < 64; skip++) {
+			run_pcore_gp(GP_MEMORY, at_end, skip, out);
+			if (!out->reached)
+				break;
+			moves++;
+			if (!(out->res.flags & TD_RESULT_UNRELIABLE) &&
+			    max_error(&out->res, &out->t) >
+				    out->res.err + 1e-12)
+				fail_msg("moved at the %s's RDPMC %u: error "
+					 "%.5f err %.5f",
+					 at_end ? "end" : "begin", skip + 1,
+					 max_error(&out->res, &out->t),
+					 out->res.err);
+			if (out->res.flags & TD_RESULT_MEMORY)
+				assert_true(out->node_excess <= 1e-12);
+			assert_true(out->next.flags & TD_RESULT_FE_UNREFINED);
+			assert_true(out->next.flags & TD_RESULT_MEMORY);
+			assert_within(&out->next, &out->next_t,
+				      out->next.err);
+			assert_true(out->next_node_excess <= 1e-12);
+		}
+	}
+	gp_policy = TD_RESET_NEVER;
+	munmap(out, sizeof(*out));
+	assert_true(moves >= 4);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -975,6 +1064,10 @@ int main(void)
 		cmocka_unit_test_teardown(test_drop_counter_off_ecore_default_reset,
 					  teardown),
 		cmocka_unit_test_teardown(test_reset_while_ecore, teardown),
+		cmocka_unit_test_teardown(test_drill_down_unrefined_default_reset,
+					  teardown),
+		cmocka_unit_test_teardown(test_drill_down_off_ecore_default_reset,
+					  teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

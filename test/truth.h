@@ -36,6 +36,39 @@ static inline struct truth_frac truth_between(const struct emu_truth *a,
 	return t;
 }
 
+/*
+ * What a result flagged TD_RESULT_FE_UNREFINED reports of the same work:
+ * PERF_METRICS' own numbers, which on the cores whose perf lists subtract
+ * INT_MISC.UOP_DROPPING from tma_frontend_bound and tma_fetch_latency
+ * count the dropped uops' slots as frontend bound and fetch latency
+ * (emu_set_uop_dropping), where the truth keeps them as bad speculation
+ * (machine clears).  Fetch bandwidth, frontend bound less fetch latency,
+ * is the same.
+ */
+static inline struct truth_frac truth_unrefined(const struct emu_truth *a,
+					       const struct emu_truth *b)
+{
+	struct truth_frac t = truth_between(a, b);
+	double drop = (double)(b->uop_drop - a->uop_drop) /
+		      (double)(b->slots - a->slots);
+
+	t.l1[TD_FE_BOUND] += drop;
+	t.l1[TD_BAD_SPEC] -= drop;
+	t.l2[TD_FETCH_LAT] += drop;
+	t.l2[TD_MACHINE_CLEARS] -= drop;
+	return t;
+}
+
+/* The truth res is to be held to: truth_unrefined where res says so. */
+static inline struct truth_frac truth_for(const struct td_result *res,
+					  const struct emu_truth *a,
+					  const struct emu_truth *b)
+{
+	if (res->flags & TD_RESULT_FE_UNREFINED)
+		return truth_unrefined(a, b);
+	return truth_between(a, b);
+}
+
 /* Largest |reported - true| over every fraction the result reports. */
 static inline double max_error(const struct td_result *r,
 			       const struct truth_frac *t)

@@ -188,6 +188,10 @@ struct emu_truth {
 	 * came from (emu_set_mem_shares), in enum td_mem's order: L1, L2,
 	 * L3, DRAM, store bound */
 	uint64_t mem[5];
+	/* PERF_METRICS profiles: the slots of uops a clear dropped
+	 * (emu_set_uop_dropping), INT_MISC.UOP_DROPPING's count; within
+	 * cat[1] (bad speculation, not branch mispredicts) */
+	uint64_t uop_drop;
 };
 
 /*

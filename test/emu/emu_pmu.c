@@ -390,6 +390,7 @@ void emu_run(uint64_t slots, const struct emu_mix *mix)
 	for (int i = 0; i < 8; i++)
 		c->truth.cat[i] += part[i];
 	drop = emu_uop_drop(slots, part);
+	c->truth.uop_drop += drop;
 	clears = emu_int_misc_clears(slots, part);
 	/* the core's ordinary counters */
 	emu_mem_run(slots, part, drop, clears);
