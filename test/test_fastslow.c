@@ -688,8 +688,8 @@ static void op_plan_at_reset(struct sequence *q)
  * sequence stands), half the time after every other region ended.
  * Where no other region is open, each end finds no reading since its
  * begin's (metrics-clear mode's shortcut, pm_clear_fast.c), which the
- * random begins and ends above seldom make.  On the profiles in that
- * mode only, so far.
+ * random begins and ends above seldom make.  On every profile: the
+ * same closed loops also meet the other modes' end paths back to back.
  */
 static void op_loop(struct sequence *q)
 {
@@ -728,7 +728,7 @@ static void one_op(struct sequence *q)
 	else if (r < 56)
 		op_named_end(q, pick(&q->rng, q->named_open, NR_NAMED, true),
 			     below(&q->rng, 2) != 0);
-	else if (r < 60 && (q->p->clear_trigger >= 0 || q->p->offer_clear))
+	else if (r < 60)
 		op_loop(q);
 	else if (r < 76 || (r < 92 && q->calm && below(&q->rng, 8)))
 		run_work(q);

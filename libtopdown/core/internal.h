@@ -220,7 +220,10 @@ struct td_policy {
 	 * SLOTS + len > budget_at.  budget_at only grows between two resets
 	 * (credit grows no faster than it assumes), so the fast begin, which
 	 * compares against it, goes to the slow path wherever the slow path
-	 * could reset.
+	 * could reset.  Folded SLOTS can grow with raw SLOTS standing still
+	 * or restarting from 0 (a foreign reset folded, the E-cores' counts
+	 * added): budget_at comes down by what was folded so
+	 * (td_policy_folded), the threshold in folded SLOTS unchanged.
 	 */
 	uint64_t budget_at;
 };
@@ -525,6 +528,7 @@ TD_HIDDEN bool td_policy_budget_allows(struct td_policy *p, uint64_t now,
 				       uint64_t raw_slots, uint64_t len);
 TD_HIDDEN void td_policy_charge(struct td_policy *p);
 TD_HIDDEN void td_policy_refund(struct td_policy *p);
+TD_HIDDEN void td_policy_folded(struct td_policy *p, uint64_t slots);
 
 
 #endif /* TD_INTERNAL_H */

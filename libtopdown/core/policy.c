@@ -179,3 +179,20 @@ void td_policy_refund(struct td_policy *p)
 	p->credit += (double)p->cost;
 	p->budget_at = 0;
 }
+
+/*
+ * A reading added slots to the folded base that raw SLOTS does not hold
+ * (a reset by someone else folded: the PMI handler's or a read(2)'s
+ * zeroing, intel_pmu_update_topdown_event -> MSR_CORE_PERF_FIXED_CTR3
+ * and MSR_PERF_METRICS written 0 in arch/x86/events/intel/core.c; the
+ * E-cores' counts of a hybrid part): the measured slots, which the
+ * credit follows, may have grown by them too, so budget_at, a raw SLOTS
+ * threshold, comes down as much.  Only down: the fast begin stays on
+ * the safe side, the slow path sets it again where the budget refuses.
+ */
+void td_policy_folded(struct td_policy *p, uint64_t slots)
+{
+	if (p->kind == TD_RESET_NEVER) /* never reached: keep it so */
+		return;
+	p->budget_at = p->budget_at > slots ? p->budget_at - slots : 0;
+}

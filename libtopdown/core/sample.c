@@ -63,6 +63,9 @@ int td_take_sample(struct td *td, struct td_sample *s)
 	err = td->src->sample(td, s);
 	if (err == 0)
 		note_schedule(td, s);
+	if (td->snap.base.slots > before.base.slots) /* folded beyond raw SLOTS */
+		td_policy_folded(&td->policy,
+				 td->snap.base.slots - before.base.slots);
 	td_snap_publish(td, &before);
 	s->qerr_base = td->snap.qerr_base;
 	return err;
