@@ -138,6 +138,15 @@ struct td_pm {
 	 * Until our next reset or a foreign one.
 	 */
 	bool saved_kept;
+	/*
+	 * pm_reading.c, read(2) path: the slots event's kernel count when
+	 * SLOTS and PERF_METRICS were last known to be zeroed (a read(2)
+	 * that folded SLOTS, read_epoch_start), and whether our last
+	 * read(2) found the group switched out with saved registers, which
+	 * it leaves as they were (read_kept_saved).
+	 */
+	uint64_t read_epoch_start;
+	bool read_kept_saved;
 	/* the page's lock and index right before our last IOC_RESET */
 	uint32_t reset_lock;
 	bool reset_inactive;

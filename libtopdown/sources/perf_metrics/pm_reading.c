@@ -23,8 +23,10 @@
  *   slots than were seen before it cannot be told from normal counting.
  *
  * read(2) path: the kernel returns per-category slot counts it accumulated
- * itself (slots x field / 255 per read interval) and zeroes the hardware on
- * each read, so counts are monotonic and need no folding.
+ * itself (slots x field / 255 at each update) and zeroes the hardware at
+ * each read of the active group, so counts are monotonic and need no
+ * folding; their 8-bit error is that of every slot since the registers
+ * were last zeroed (read_sample).
  */
 #include <errno.h>
 #include <string.h>
@@ -616,10 +618,82 @@ static int clear_sample(struct td *td, struct td_sample *s)
 
 /*
  * read(2) of the group: {nr, time_enabled, time_running, value[nr]}, the
- * leader's value first.  Each interval's category count carries up to
- * slots/255 + 1 slots of quantisation (the kernel's integer
- * mul_u64_u32_div), added to qerr_base in 1/255-slot units.
+ * leader's value first.
+ *
+ * The kernel's counts and their 8-bit error (arch/x86/events/intel/
+ * core.c).  Each update of an active group (intel_update_topdown_event,
+ * reached by a schedule-out through x86_pmu_stop, by read(2) through
+ * intel_pmu_read_event, by a PMI) adds per category
+ * __icl_update_topdown_event's "delta - last", where delta is
+ * icl_get_metrics_event_value of SLOTS and PERF_METRICS now
+ * (mul_u64_u32_div(slots, field, 0xff)) and last the same of the values
+ * saved at the last schedule-out (0 after a zeroing), a drop being
+ * discarded ("if (delta > last)").  A zeroing (the update of a read(2) or
+ * PMI with SLOTS above 0, IOC_RESET of an active group) starts the
+ * registers from 0; a schedule-out saves them (update_saved_topdown_regs)
+ * and the schedule-in writes them back (icl_set_topdown_event_period).
+ * From one zeroing to the next, SLOTS counts on, so an update's fields
+ * are 8-bit fractions of every slot since that zeroing, S, not of the
+ * slots since the last update: its delta is within S/255 + 1 slots of
+ * the true count since the zeroing, its last likewise of the restored
+ * state (the restore re-quantises: up to S/255 more), and a discarded
+ * drop is no larger than those two together.  Each update thus adds to
+ * the kernel's count the true increment within 2 x (S/255 + 1), the
+ * first one after a zeroing within S/255 + 1.  Between two of our
+ * readings come at most one update per schedule-out and the reading's
+ * own: with R schedule-ins seen (the page's lock, restore_error), the
+ * error the reading adds is within (S + 255)(1 + 2R) in 1/255-slot
+ * units, S counted from the last zeroing we know of (read_epoch_start),
+ * not from our last reading: a read(2) of a switched-out group zeroes
+ * nothing (perf_event_read, kernel/events/core.c, calls pmu->read only
+ * for an active event), so the updates after it are fractions of the
+ * slots before it too.  Errors of the updates before a region's begin
+ * are in both of its readings and cancel.
  */
+
+/*
+ * Did our read(2) leave SLOTS, PERF_METRICS and the saved ones as they
+ * were?  The page's lock unchanged and even around it, and the slots
+ * count it returned still the page's offset (the kernel's count at the
+ * page's last update, perf_event_update_userpage; TopDown events never
+ * set prev_count): no update folded a slot since the page's last write,
+ * which was then a schedule-out (x86_pmu_del writes the page after
+ * x86_pmu_stop's update) or a write of a group that could not go on,
+ * and the group has stayed off the PMU since, so pmu->read was not
+ * called.  Were the group active, the user-mode instructions from the
+ * schedule-in to the syscall would have counted slots (inference: SLOTS
+ * counts every slot of every cycle in user mode), which the read's
+ * update would have folded.  Otherwise it zeroed them (or, the lock
+ * having moved during the read, may have).
+ */
+static inline bool read_left_registers(uint32_t lock_before,
+				       uint64_t count_before, uint32_t lock,
+				       uint64_t kcount)
+{
+	return lock == lock_before && !(lock & 1) && kcount == count_before;
+}
+
+/*
+ * After a read(2), the kernel's saved registers: if the read zeroed
+ * nothing and the schedule-out before it saved slots since the last
+ * zeroing (SLOTS is then above 0: intel_update_topdown_event saves
+ * unless "!slots"), the next schedule-in writes them back and the
+ * registers carry on as ours, whatever count the page shows.  If the
+ * read zeroed them, a schedule-out before the thread counts a slot saves
+ * nothing (rebase_foreign_read).  The start of the registers' current
+ * run from 0 (read_epoch_start) moves only where the read is known to
+ * have zeroed them.
+ */
+static void note_read_effect(struct td *td, bool left, bool settled,
+			     uint64_t kcount)
+{
+	struct td_pm *pm = &td_pm_of(td)->pm;
+
+	pm->read_kept_saved = left && kcount > pm->read_epoch_start;
+	if (!left && settled)
+		pm->read_epoch_start = kcount;
+}
+
 /*
  * read(2) zeroes both registers (intel_update_topdown_event's reset
  * branch, saved_slots 0 too), so a schedule-out before the thread counts
@@ -630,7 +704,9 @@ static int clear_sample(struct td *td, struct td_sample *s)
  * count at that schedule-in, is still the count our last read(2)
  * returned.  The counts are then re-based so that this reading counts as
  * the last one did: what the thread ran since the schedule-in is lost,
- * and regions spanning it are flagged.
+ * and regions spanning it are flagged.  Not where our last read(2) found
+ * the group switched out with saved registers and left them
+ * (read_kept_saved): the schedule-in wrote those back.
  */
 static void rebase_foreign_read(struct td *td, struct td_sample *s)
 {
@@ -647,10 +723,11 @@ static void rebase_foreign_read(struct td *td, struct td_sample *s)
 static int read_sample(struct td *td, struct td_sample *s)
 {
 	const struct perf_event_mmap_page *pc = td_pm_of(td)->slots_pc;
-	uint64_t buf[3 + 1 + TD_NR_METRICS], interval, count_before;
+	struct td_pm *pm = &td_pm_of(td)->pm;
+	uint64_t buf[3 + 1 + TD_NR_METRICS], scale, count_before;
 	uint32_t lock, lock_before;
-	size_t len = (3 + 1 + td_pm_of(td)->pm.pmu.nr_metrics) * sizeof(uint64_t);
-	bool not_ours, ran;
+	size_t len = (3 + 1 + pm->pmu.nr_metrics) * sizeof(uint64_t);
+	bool not_ours, ran, settled, left;
 	int n;
 
 	lock_before = td_load_once(pc->lock);
@@ -658,38 +735,37 @@ static int read_sample(struct td *td, struct td_sample *s)
 	count_before = (uint64_t)td_load_once(pc->offset);
 	ran = td_load_once(pc->time_running) != 0;
 	td_compiler_barrier();
-	not_ours = td_load_once(pc->lock) == lock_before &&
-		   lock_before != td->last_lock &&
+	settled = td_load_once(pc->lock) == lock_before;
+	not_ours = settled && lock_before != td->last_lock &&
 		   count_before == td_pm_of(td)->last_raw_slots &&
-		   td_pm_of(td)->pm.started;
+		   pm->started && !pm->read_kept_saved;
 	n = td_sys_read(td->leader_fd, buf, len);
-	if (n != (int)len || buf[0] != 1 + td_pm_of(td)->pm.pmu.nr_metrics)
+	if (n != (int)len || buf[0] != 1 + pm->pmu.nr_metrics)
 		return n < 0 ? n : -EIO;
-	td_pm_of(td)->pm.started |= ran; /* not its first start from now */
+	td_compiler_barrier();
+	lock = td_load_once(pc->lock);
+	pm->started |= ran; /* not its first start from now */
 	/* Someone's IOC_RESET zeroed the kernel counts: continue from base. */
 	if (TD_UNLIKELY(buf[3] < td_pm_of(td)->last_raw_slots)) {
-		td->snap.base = td_pm_of(td)->pm.last_read;
+		td->snap.base = pm->last_read;
 		td_pm_of(td)->last_raw_slots = 0;
+		pm->read_epoch_start = 0;
 		note_foreign_reset(td);
 		not_ours = false;
 	}
-	interval = buf[3] - td_pm_of(td)->last_raw_slots;
 	s->c = td->snap.base;
 	s->c.slots += buf[3];
-	for (unsigned i = 0; i < td_pm_of(td)->pm.pmu.nr_metrics; i++)
+	for (unsigned i = 0; i < pm->pmu.nr_metrics; i++)
 		s->c.cat[i] += buf[4 + i] * 255;
 	if (TD_UNLIKELY(not_ours))
 		rebase_foreign_read(td, s);
-	/*
-	 * Per read interval: the kernel's integer division (+255) and the
-	 * 8-bit fields (interval); every schedule-in inside it re-quantises
-	 * and may have a drop discarded by "delta > last": twice more.
-	 */
-	lock = td_load_once(td_pm_of(td)->slots_pc->lock);
-	td->snap.qerr_base += interval + 255 +
-			 2 * restore_error(td, lock, interval + 255);
+	/* the updates since the last reading, fractions of S (see above) */
+	scale = buf[3] - pm->read_epoch_start + 255;
+	td->snap.qerr_base += scale + 2 * restore_error(td, lock, scale);
+	left = read_left_registers(lock_before, count_before, lock, buf[3]);
+	note_read_effect(td, left, settled && lock == lock_before, buf[3]);
 	td_pm_of(td)->last_raw_slots = buf[3];
-	td_pm_of(td)->pm.last_read = s->c;
+	pm->last_read = s->c;
 	s->raw_slots = 0;
 	s->unsched = buf[1] - buf[2];
 	s->valid = true;
