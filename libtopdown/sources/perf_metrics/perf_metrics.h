@@ -147,6 +147,13 @@ struct td_pm {
 	 */
 	uint64_t read_epoch_start;
 	bool read_kept_saved;
+	/*
+	 * pm_reading.c, read(2) path: the category counts our last read(2)
+	 * returned, and the schedule-ins seen since the last one whose
+	 * counts had moved (charge_read_error).
+	 */
+	uint64_t read_last[TD_NR_METRICS];
+	uint32_t read_restores;
 	/* the page's lock and index right before our last IOC_RESET */
 	uint32_t reset_lock;
 	bool reset_inactive;

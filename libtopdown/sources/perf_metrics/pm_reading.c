@@ -641,8 +641,8 @@ static int clear_sample(struct td *td, struct td_sample *s)
  * the kernel's count the true increment within 2 x (S/255 + 1), the
  * first one after a zeroing within S/255 + 1.  Between two of our
  * readings come at most one update per schedule-out and the reading's
- * own: with R schedule-ins seen (the page's lock, restore_error), the
- * error the reading adds is within (S + 255)(1 + 2R) in 1/255-slot
+ * own: with R schedule-ins seen since (the page's lock, td_pm_restores),
+ * the error the reading adds is within (S + 255)(1 + 2R) in 1/255-slot
  * units, S counted from the last zeroing we know of (read_epoch_start),
  * not from our last reading: a read(2) of a switched-out group zeroes
  * nothing (perf_event_read, kernel/events/core.c, calls pmu->read only
@@ -651,26 +651,39 @@ static int clear_sample(struct td *td, struct td_sample *s)
  * are in both of its readings and cancel.
  */
 
+/* The slots event's page right before a read(2) (read_page). */
+struct td_read_page {
+	uint32_t lock;
+	uint32_t index;
+	uint64_t caps;
+	uint64_t count; /* offset: the kernel's slots count at its last write */
+	bool ran;
+};
+
 /*
  * Did our read(2) leave SLOTS, PERF_METRICS and the saved ones as they
- * were?  The page's lock unchanged and even around it, and the slots
- * count it returned still the page's offset (the kernel's count at the
- * page's last update, perf_event_update_userpage; TopDown events never
- * set prev_count): no update folded a slot since the page's last write,
- * which was then a schedule-out (x86_pmu_del writes the page after
- * x86_pmu_stop's update) or a write of a group that could not go on,
- * and the group has stayed off the PMU since, so pmu->read was not
- * called.  Were the group active, the user-mode instructions from the
- * schedule-in to the syscall would have counted slots (inference: SLOTS
- * counts every slot of every cycle in user mode), which the read's
- * update would have folded.  Otherwise it zeroed them (or, the lock
- * having moved during the read, may have).
+ * were?  Only if the group was off the PMU throughout: the page's lock
+ * unchanged and even around the read, and the page written last by a
+ * schedule-out or for a group that could not go on.  Where the page
+ * offers RDPMC its index says so (x86_pmu_event_idx: 0 for a stopped
+ * event; x86_pmu_del writes the page after x86_pmu_stop).  Where it does
+ * not (the index is always 0), the slots count the read returned is
+ * still the page's offset (the kernel's count at the page's last write,
+ * perf_event_update_userpage; TopDown events never set prev_count): no
+ * update folded a slot since, whereas on an active group the user-mode
+ * instructions from the schedule-in to the syscall would have counted
+ * some, which the read's update folds (inference: SLOTS counts every
+ * slot of every cycle in user mode).  Otherwise the read zeroed them
+ * (or, the lock having moved during it, may have).
  */
-static inline bool read_left_registers(uint32_t lock_before,
-				       uint64_t count_before, uint32_t lock,
-				       uint64_t kcount)
+static inline bool read_left_registers(const struct td_read_page *pg,
+				       uint32_t lock, uint64_t kcount)
 {
-	return lock == lock_before && !(lock & 1) && kcount == count_before;
+	if (lock != pg->lock || (lock & 1))
+		return false;
+	if (pg->caps & TD_CAP_USER_RDPMC)
+		return pg->index == 0;
+	return kcount == pg->count;
 }
 
 /*
@@ -690,8 +703,10 @@ static void note_read_effect(struct td *td, bool left, bool settled,
 	struct td_pm *pm = &td_pm_of(td)->pm;
 
 	pm->read_kept_saved = left && kcount > pm->read_epoch_start;
-	if (!left && settled)
+	if (!left && settled) { /* and what the restores re-quantised */
 		pm->read_epoch_start = kcount;
+		pm->read_restores = 0;
+	}
 }
 
 /*
@@ -720,31 +735,65 @@ static void rebase_foreign_read(struct td *td, struct td_sample *s)
 	td->untrusted++;
 }
 
+/* The slots page before a read(2), under one settled lock. */
+static bool read_page(const struct perf_event_mmap_page *pc,
+		      struct td_read_page *pg)
+{
+	pg->lock = td_load_once(pc->lock);
+	td_compiler_barrier();
+	pg->count = (uint64_t)td_load_once(pc->offset);
+	pg->index = td_load_once(pc->index);
+	pg->caps = td_load_once(pc->capabilities);
+	pg->ran = td_load_once(pc->time_running) != 0;
+	td_compiler_barrier();
+	return td_load_once(pc->lock) == pg->lock;
+}
+
+/*
+ * The 8-bit error this reading adds (see above), in 1/255-slot units:
+ * none if the kernel's counts are those of our last read(2) (no update
+ * folded anything: an E-core stint of a hybrid part, a group kept off
+ * the PMU), the schedule-ins seen then left for the next reading that
+ * finds counts moved.
+ */
+static void charge_read_error(struct td *td, const uint64_t *kcounts,
+			      unsigned nr, uint32_t lock)
+{
+	struct td_pm *pm = &td_pm_of(td)->pm;
+	uint64_t scale;
+
+	pm->read_restores += td_pm_restores(td->last_lock, lock);
+	td->last_lock = lock;
+	if (kcounts[0] == td_pm_of(td)->last_raw_slots &&
+	    !memcmp(&kcounts[1], pm->read_last, nr * sizeof(kcounts[0])))
+		return;
+	memcpy(pm->read_last, &kcounts[1], nr * sizeof(kcounts[0]));
+	scale = kcounts[0] - pm->read_epoch_start + 255;
+	td->snap.qerr_base += scale + 2 * (uint64_t)pm->read_restores * scale;
+	pm->read_restores = 0;
+}
+
 static int read_sample(struct td *td, struct td_sample *s)
 {
 	const struct perf_event_mmap_page *pc = td_pm_of(td)->slots_pc;
 	struct td_pm *pm = &td_pm_of(td)->pm;
-	uint64_t buf[3 + 1 + TD_NR_METRICS], scale, count_before;
-	uint32_t lock, lock_before;
+	uint64_t buf[3 + 1 + TD_NR_METRICS];
+	struct td_read_page pg;
+	uint32_t lock;
 	size_t len = (3 + 1 + pm->pmu.nr_metrics) * sizeof(uint64_t);
-	bool not_ours, ran, settled, left;
+	bool not_ours, settled, left;
 	int n;
 
-	lock_before = td_load_once(pc->lock);
-	td_compiler_barrier();
-	count_before = (uint64_t)td_load_once(pc->offset);
-	ran = td_load_once(pc->time_running) != 0;
-	td_compiler_barrier();
-	settled = td_load_once(pc->lock) == lock_before;
-	not_ours = settled && lock_before != td->last_lock &&
-		   count_before == td_pm_of(td)->last_raw_slots &&
+	settled = read_page(pc, &pg);
+	not_ours = settled && pg.lock != td->last_lock &&
+		   pg.count == td_pm_of(td)->last_raw_slots &&
 		   pm->started && !pm->read_kept_saved;
 	n = td_sys_read(td->leader_fd, buf, len);
 	if (n != (int)len || buf[0] != 1 + pm->pmu.nr_metrics)
 		return n < 0 ? n : -EIO;
 	td_compiler_barrier();
 	lock = td_load_once(pc->lock);
-	pm->started |= ran; /* not its first start from now */
+	pm->started |= pg.ran; /* not its first start from now */
 	/* Someone's IOC_RESET zeroed the kernel counts: continue from base. */
 	if (TD_UNLIKELY(buf[3] < td_pm_of(td)->last_raw_slots)) {
 		td->snap.base = pm->last_read;
@@ -759,11 +808,9 @@ static int read_sample(struct td *td, struct td_sample *s)
 		s->c.cat[i] += buf[4 + i] * 255;
 	if (TD_UNLIKELY(not_ours))
 		rebase_foreign_read(td, s);
-	/* the updates since the last reading, fractions of S (see above) */
-	scale = buf[3] - pm->read_epoch_start + 255;
-	td->snap.qerr_base += scale + 2 * restore_error(td, lock, scale);
-	left = read_left_registers(lock_before, count_before, lock, buf[3]);
-	note_read_effect(td, left, settled && lock == lock_before, buf[3]);
+	charge_read_error(td, &buf[3], pm->pmu.nr_metrics, lock);
+	left = settled && read_left_registers(&pg, lock, buf[3]);
+	note_read_effect(td, left, settled && lock == pg.lock, buf[3]);
 	td_pm_of(td)->last_raw_slots = buf[3];
 	pm->last_read = s->c;
 	s->raw_slots = 0;
