@@ -50,16 +50,40 @@ static unsigned levels(struct td *td)
 	return info.levels;
 }
 
-/* P (2e7 chain) -> E (3e7 stream) -> P (2e7 dram), begun and ended on P. */
-static void migrate_mid_region(struct td *td, bool end_on_ecore)
+/*
+ * An Alder Lake handle on the RDPMC path, on a P-core, that has counted
+ * 1e6 slots: the next schedule-out saves a non-zero SLOTS, which the
+ * schedule-in then restores exactly.
+ */
+static struct td *open_adl_counting(void)
 {
-	struct td_region r = { { 0 } };
-	struct emu_truth a, b;
-	struct truth_frac t;
-	struct td_result res;
+	struct td *td;
 
-	emu_truth(&a);
-	assert_int_equal(td_region_begin(td, &r), 0);
+	emu_setup(EMU_ADL);
+	td = open_adl(TD_PATH_RDPMC);
+	emu_run(1000000, &MIX_STREAM);
+	return td;
+}
+
+/*
+ * Ends r, begun at truth a, right after the truth of its work: its
+ * slots are exactly those the thread ran.  Returns the truth over it.
+ */
+static struct truth_frac end_exact(struct td *td, struct td_region *r,
+				   const struct emu_truth *a,
+				   struct td_result *res)
+{
+	struct emu_truth b;
+
+	emu_truth(&b);
+	assert_int_equal(td_region_end(td, r, res), 0);
+	assert_int_equal(res->slots, b.slots - a->slots);
+	return truth_between(a, &b);
+}
+
+/* P (2e7 chain) -> E (3e7 stream) -> P (2e7 dram), or ends on E. */
+static void run_p_e_p(bool end_on_ecore)
+{
 	emu_run(20000000, &MIX_CHAIN);
 	emu_migrate(9);
 	emu_run(30000000, &MIX_STREAM);
@@ -67,10 +91,20 @@ static void migrate_mid_region(struct td *td, bool end_on_ecore)
 		emu_migrate(1);
 		emu_run(20000000, &MIX_DRAM);
 	}
-	emu_truth(&b);
-	assert_int_equal(td_region_end(td, &r, &res), 0);
-	t = truth_between(&a, &b);
-	assert_int_equal(res.slots, b.slots - a.slots);
+}
+
+/* A region over run_p_e_p, begun on P. */
+static void migrate_mid_region(struct td *td, bool end_on_ecore)
+{
+	struct td_region r = { { 0 } };
+	struct emu_truth a;
+	struct truth_frac t;
+	struct td_result res;
+
+	emu_truth(&a);
+	assert_int_equal(td_region_begin(td, &r), 0);
+	run_p_e_p(end_on_ecore);
+	t = end_exact(td, &r, &a, &res);
 	assert_false(res.flags & TD_RESULT_L2); /* E-core slots in it */
 	assert_within(&res, &t, BOUND);
 	/* not P alone (what a P-only handle would report): stream's share */
@@ -105,9 +139,7 @@ static void test_migrate_mid_region_rdpmc(void **state)
 	struct td *td;
 
 	(void)state;
-	emu_setup(EMU_ADL);
-	td = open_adl(TD_PATH_RDPMC);
-	emu_run(1000000, &MIX_STREAM);
+	td = open_adl_counting();
 	pcore_region(td, true);
 	migrate_mid_region(td, false);
 	assert_int_equal(levels(td), 2); /* the handle still measures it */
@@ -197,16 +229,14 @@ static void test_migration_at_ecore_rdpmc_stale_page(void **state)
 static void test_begin_on_ecore(void **state)
 {
 	struct td_region r = { { 0 } };
-	struct emu_truth a, b;
+	struct emu_truth a;
 	struct emu_stats s0, s1;
 	struct truth_frac t;
 	struct td_result res;
 	struct td *td;
 
 	(void)state;
-	emu_setup(EMU_ADL);
-	td = open_adl(TD_PATH_RDPMC);
-	emu_run(1000000, &MIX_STREAM);
+	td = open_adl_counting();
 	pcore_region(td, true); /* the E group's first read(2) was here */
 	emu_migrate(9);
 	emu_truth(&a);
@@ -219,10 +249,7 @@ static void test_begin_on_ecore(void **state)
 	emu_run(30000000, &MIX_STREAM);
 	emu_migrate(1);
 	emu_run(20000000, &MIX_DRAM);
-	emu_truth(&b);
-	assert_int_equal(td_region_end(td, &r, &res), 0);
-	t = truth_between(&a, &b);
-	assert_int_equal(res.slots, b.slots - a.slots);
+	t = end_exact(td, &r, &a, &res);
 	assert_false(res.flags & TD_RESULT_L2);
 	assert_within(&res, &t, BOUND);
 	td_close(td);
@@ -233,9 +260,7 @@ static void test_end_on_ecore(void **state)
 	struct td *td;
 
 	(void)state;
-	emu_setup(EMU_ADL);
-	td = open_adl(TD_PATH_RDPMC);
-	emu_run(1000000, &MIX_STREAM);
+	td = open_adl_counting();
 	migrate_mid_region(td, true);
 	td_close(td);
 }
@@ -247,15 +272,13 @@ static void test_end_on_ecore(void **state)
 static void test_both_on_ecore(void **state)
 {
 	struct td_region r = { { 0 } };
-	struct emu_truth a, b;
+	struct emu_truth a;
 	struct truth_frac t;
 	struct td_result res;
 	struct td *td;
 
 	(void)state;
-	emu_setup(EMU_ADL);
-	td = open_adl(TD_PATH_RDPMC);
-	emu_run(1000000, &MIX_STREAM);
+	td = open_adl_counting();
 	emu_migrate(8);
 	emu_truth(&a);
 	assert_int_equal(td_region_begin(td, &r), 0);
@@ -264,10 +287,7 @@ static void test_both_on_ecore(void **state)
 	emu_run(20000000, &MIX_CHAIN);
 	emu_migrate(11);
 	emu_run(10000000, &MIX_DRAM);
-	emu_truth(&b);
-	assert_int_equal(td_region_end(td, &r, &res), 0);
-	t = truth_between(&a, &b);
-	assert_int_equal(res.slots, b.slots - a.slots);
+	t = end_exact(td, &r, &a, &res);
 	assert_false(res.flags & TD_RESULT_L2);
 	assert_within(&res, &t, BOUND);
 	/* All on the E-cores: E counts exact, err from the P readings. */
@@ -299,9 +319,7 @@ static void test_read_races_schedule_in(void **state)
 	struct td *td;
 
 	(void)state;
-	emu_setup(EMU_ADL);
-	td = open_adl(TD_PATH_RDPMC);
-	emu_run(1000000, &MIX_STREAM);
+	td = open_adl_counting();
 	emu_truth(&a);
 	assert_int_equal(td_region_begin(td, &outer), 0);
 	emu_run(5000000, &MIX_CHAIN);
@@ -339,9 +357,7 @@ static void test_ecore_only_between_pcore_readings(void **state)
 	struct td *td;
 
 	(void)state;
-	emu_setup(EMU_ADL);
-	td = open_adl(TD_PATH_RDPMC);
-	emu_run(1000000, &MIX_STREAM); /* saved_slots != 0: restored exactly */
+	td = open_adl_counting();
 	assert_int_equal(td_region_begin(td, &r), 0);
 	emu_migrate(8);
 	emu_truth(&a);
@@ -373,9 +389,7 @@ static void test_level2_per_region(void **state)
 	struct td *td;
 
 	(void)state;
-	emu_setup(EMU_ADL);
-	td = open_adl(TD_PATH_RDPMC);
-	emu_run(1000000, &MIX_STREAM); /* saved_slots != 0: restored exactly */
+	td = open_adl_counting();
 	emu_truth(&a);
 	assert_int_equal(td_region_begin(td, &outer), 0);
 	assert_int_equal(td_region_begin(td, &r), 0);
@@ -619,9 +633,7 @@ static void test_named_totals_mixed(void **state)
 
 	(void)state;
 	memset(&n.opaque, 0, sizeof(n.opaque));
-	emu_setup(EMU_ADL);
-	td = open_adl(TD_PATH_RDPMC);
-	emu_run(1000000, &MIX_STREAM);
+	td = open_adl_counting();
 	emu_truth(&a);
 	assert_int_equal(td_named_begin(td, &n), 0);
 	emu_run(40000000, &MIX_BRANCHY);
@@ -690,7 +702,7 @@ static void test_reset_undo_keeps_ecore_stint(void **state)
 static void ecore_only_regions(struct td *td)
 {
 	struct td_region r = { { 0 } };
-	struct emu_truth a, b;
+	struct emu_truth a;
 	struct truth_frac t;
 	struct td_result res;
 
@@ -702,10 +714,7 @@ static void ecore_only_regions(struct td *td)
 	emu_run(5000000, &MIX_CHAIN);
 	emu_migrate(12); /* E to E: cpu_atom's page rewritten, not cpu_core's */
 	emu_run(5000000, &MIX_BRANCHY);
-	emu_truth(&b);
-	assert_int_equal(td_region_end(td, &r, &res), 0);
-	t = truth_between(&a, &b);
-	assert_int_equal(res.slots, b.slots - a.slots);
+	t = end_exact(td, &r, &a, &res);
 	assert_within(&res, &t, BOUND);
 	emu_migrate(13);
 	t = measure_region(td, &r, 5000000, &MIX_STREAM, &res);
@@ -725,17 +734,13 @@ static void test_ecore_regions_after_open(void **state)
 	td_close(td);
 	emu_teardown();
 
-	emu_setup(EMU_ADL);
-	td = open_adl(TD_PATH_RDPMC); /* on a P-core, then moved */
-	emu_run(1000000, &MIX_STREAM);
+	td = open_adl_counting(); /* on a P-core, then moved */
 	emu_migrate(9);
 	ecore_only_regions(td);
 	td_close(td);
 	emu_teardown();
 
-	emu_setup(EMU_ADL);
-	td = open_adl(TD_PATH_RDPMC); /* moved twice before any reading */
-	emu_run(1000000, &MIX_STREAM);
+	td = open_adl_counting(); /* moved twice before any reading */
 	emu_migrate(9);
 	emu_run(1000000, &MIX_DRAM);
 	emu_migrate(10);
@@ -1139,13 +1144,7 @@ static void test_ecore_multiplexed_migration(void **state)
 		emu_migrate(1);
 		emu_truth(&a);
 		assert_int_equal(td_region_begin(td, &r), 0);
-		emu_run(20000000, &MIX_CHAIN);
-		emu_migrate(9);
-		emu_run(30000000, &MIX_STREAM);
-		if (!end_on_e) {
-			emu_migrate(1);
-			emu_run(20000000, &MIX_DRAM);
-		}
+		run_p_e_p(end_on_e);
 		emu_truth(&b);
 		assert_int_equal(td_region_end(td, &r, &res), 0);
 		assert_false(res.flags & TD_RESULT_L2);
