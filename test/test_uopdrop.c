@@ -59,21 +59,27 @@ static bool clears_open(void)
 	return false;
 }
 
-static struct td *open_profile(enum emu_profile p, bool metrics_clear,
-			       unsigned flags, double share)
+/* A handle on the emulator as set up, that has counted 3e6 slots. */
+static struct td *open_counting(unsigned flags)
 {
 	struct td_options o = TD_OPTIONS_INIT;
 	struct td *td = NULL;
 
+	o.flags = flags;
+	assert_int_equal(td_open(&td, &o), 0);
+	emu_run(3000000, &MIX_STREAM);
+	return td;
+}
+
+static struct td *open_profile(enum emu_profile p, bool metrics_clear,
+			       unsigned flags, double share)
+{
 	emu_setup(p);
 	if (metrics_clear)
 		emu_offer_metrics_clear(); /* Alder Lake's: Arrow Lake's */
 	emu_set_uop_dropping(share);
 	emu_set_int_misc_clears(CLEARS_PER_SLOT);
-	o.flags = flags;
-	assert_int_equal(td_open(&td, &o), 0);
-	emu_run(3000000, &MIX_STREAM);
-	return td;
+	return open_counting(flags);
 }
 
 /*
@@ -156,15 +162,13 @@ static void test_adl_pcore(void **state)
  * subtracts cpu_core@INT_MISC.UOP_DROPPING@ from both nodes too. */
 static void test_mtl_pcore(void **state)
 {
-	struct td_options o = TD_OPTIONS_INIT;
 	struct td *td;
 
 	(void)state;
 	emu_setup(EMU_ADL);
 	emu_name_meteor_lake();
 	emu_set_uop_dropping(0.02);
-	assert_int_equal(td_open(&td, &o), 0);
-	emu_run(3000000, &MIX_STREAM);
+	td = open_counting(0);
 	assert_true(counter_open());
 	assert_false(clears_open());
 	check_regions(td, true);
@@ -178,13 +182,7 @@ static void test_spr_read_path(void **state)
 
 	(void)state;
 	emu_setup(EMU_SPR);
-	{
-		struct td_options o = TD_OPTIONS_INIT;
-
-		o.flags = TD_OPT_NO_RDPMC;
-		assert_int_equal(td_open(&td, &o), 0);
-	}
-	emu_run(3000000, &MIX_STREAM);
+	td = open_counting(TD_OPT_NO_RDPMC);
 	check_regions(td, true);
 	td_close(td);
 }
@@ -347,7 +345,6 @@ static void test_icl_fe_option_unrefines_both(void **state)
 /* One general-purpose counter left: the drop's, none for the clears. */
 static void test_icl_no_counter_for_clears(void **state)
 {
-	struct td_options o = TD_OPTIONS_INIT;
 	struct td *td;
 
 	(void)state;
@@ -355,8 +352,7 @@ static void test_icl_no_counter_for_clears(void **state)
 	emu_set_uop_dropping(0.02);
 	emu_set_int_misc_clears(CLEARS_PER_SLOT);
 	emu_gp_reserve(7);
-	assert_int_equal(td_open(&td, &o), 0);
-	emu_run(3000000, &MIX_STREAM);
+	td = open_counting(0);
 	check_be_unrefined(td, false);
 	td_close(td);
 }
@@ -375,15 +371,13 @@ static void test_unrefined_by_option(void **state)
 /* Every general-purpose counter pinned by someone else: none to have. */
 static void test_unrefined_no_counter(void **state)
 {
-	struct td_options o = TD_OPTIONS_INIT;
 	struct td *td;
 
 	(void)state;
 	emu_setup(EMU_SPR);
 	emu_set_uop_dropping(0.02);
 	emu_gp_reserve(8);
-	assert_int_equal(td_open(&td, &o), 0);
-	emu_run(3000000, &MIX_STREAM);
+	td = open_counting(0);
 	check_unrefined(td);
 	td_close(td);
 }
@@ -392,16 +386,13 @@ static void test_unrefined_no_counter(void **state)
  * the six of the eight counters that others' CPU-wide events leave. */
 static void test_unrefined_beside_memory(void **state)
 {
-	struct td_options o = TD_OPTIONS_INIT;
 	struct td *td;
 
 	(void)state;
 	emu_setup(EMU_ADL);
 	emu_set_uop_dropping(0.02);
 	emu_gp_hold_pcore(2);
-	o.flags = TD_OPT_MEMORY;
-	assert_int_equal(td_open(&td, &o), 0);
-	emu_run(3000000, &MIX_STREAM);
+	td = open_counting(TD_OPT_MEMORY);
 	check_unrefined(td);
 	td_close(td);
 }
