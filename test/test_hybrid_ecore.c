@@ -81,6 +81,28 @@ static struct truth_frac end_exact(struct td *td, struct td_region *r,
 	return truth_between(a, &b);
 }
 
+/*
+ * Ends r, begun at truth a, moved to cpu right before the end's first
+ * RDPMC, which then runs there (its guard's section aborted and
+ * retried): the emulator served some.  Returns the truth over r's work.
+ */
+static struct truth_frac end_moved_at_rdpmc(struct td *td,
+					    struct td_region *r, int cpu,
+					    const struct emu_truth *a,
+					    struct td_result *res)
+{
+	struct emu_stats s0, s1;
+	struct emu_truth b;
+
+	emu_truth(&b);
+	emu_stats(&s0);
+	emu_migrate_at_rdpmc(cpu);
+	assert_int_equal(td_region_end(td, r, res), 0);
+	emu_stats(&s1);
+	assert_true(s1.rdpmcs > s0.rdpmcs);
+	return truth_between(a, &b);
+}
+
 /* P (2e7 chain) -> E (3e7 stream) -> P (2e7 dram), or ends on E. */
 static void run_p_e_p(bool end_on_ecore)
 {
@@ -183,7 +205,6 @@ static void migration_at_ecore_rdpmc(bool stale)
 	struct emu_truth a, b;
 	struct truth_frac t;
 	struct td_result res;
-	struct emu_stats s0, s1;
 	struct td *td;
 
 	emu_setup(EMU_ADL);
@@ -196,12 +217,7 @@ static void migration_at_ecore_rdpmc(bool stale)
 	emu_migrate(12);
 	emu_run(30000000, &MIX_DRAM);
 	emu_truth(&b);
-	emu_stats(&s0);
-	emu_migrate_at_rdpmc(4);
-	assert_int_equal(td_region_end(td, &r, &res), 0);
-	emu_stats(&s1);
-	assert_true(s1.rdpmcs > s0.rdpmcs); /* the E RDPMC did run */
-	t = truth_between(&a, &b);
+	t = end_moved_at_rdpmc(td, &r, 4, &a, &res); /* the E RDPMC ran */
 	assert_int_equal(res.slots, b.slots - a.slots);
 	assert_within(&res, &t, BOUND);
 	migrate_mid_region(td, false);
@@ -533,8 +549,7 @@ static void test_skymont_named_totals(void **state)
 static void test_end_after_migration_keeps_level2(void **state)
 {
 	struct td_region r = { { 0 } };
-	struct emu_stats s0, s1;
-	struct emu_truth a, b;
+	struct emu_truth a;
 	struct truth_frac t;
 	struct td_result res;
 	struct td *td;
@@ -547,14 +562,8 @@ static void test_end_after_migration_keeps_level2(void **state)
 	emu_truth(&a);
 	assert_int_equal(td_region_begin(td, &r), 0);
 	emu_run(40000000, &MIX_BRANCHY);
-	emu_truth(&b);
-	emu_stats(&s0);
-	emu_migrate_at_rdpmc(9);
-	assert_int_equal(td_region_end(td, &r, &res), 0);
-	emu_stats(&s1);
 	/* the aborted RDPMC is not served: every one served ran on 9 */
-	assert_true(s1.rdpmcs > s0.rdpmcs);
-	t = truth_between(&a, &b);
+	t = end_moved_at_rdpmc(td, &r, 9, &a, &res);
 	assert_true(res.flags & TD_RESULT_L2);
 	/*
 	 * The readings of a new handle: the begin's of 1e6 slots, the
