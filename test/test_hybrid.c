@@ -275,6 +275,30 @@ static void warm(struct td *td, struct td_region *r)
 	}
 }
 
+/*
+ * A warm region of 2e6 slots whose begin meets ev (a stint on an E-core
+ * after the fast begin's checks, before its guarded read): the stint is
+ * not the region's, whose slots must be exactly its own.  Returns the
+ * truth over the region, its result in res.
+ */
+static struct truth_frac
+region_after_begin_stint(struct td *td, struct td_region *r,
+			 const struct emu_sched_event *ev,
+			 struct td_result *res)
+{
+	struct emu_truth a, b;
+
+	warm(td, r);
+	emu_schedule(EMU_AT_RDPMC, ev);
+	assert_int_equal(td_region_begin(td, r), 0);
+	emu_truth(&a);
+	emu_run(2000000, &MIX_BRANCHY);
+	emu_truth(&b);
+	assert_int_equal(td_region_end(td, r, res), 0);
+	assert_int_equal(res->slots, b.slots - a.slots);
+	return truth_between(&a, &b);
+}
+
 static void test_fast_path_guarded(void **state)
 {
 	struct td *td = open_adl();
@@ -414,19 +438,10 @@ static void test_fast_begin_stint_before_guard(void **state)
 				      .slots = 8000000, .mix = MIX_DRAM };
 	struct td_result res;
 	struct truth_frac t;
-	struct emu_truth a, b;
 
 	(void)state;
 	emu_run(1000000, &MIX_STREAM);
-	warm(td, &r);
-	emu_schedule(EMU_AT_RDPMC, &ev);
-	assert_int_equal(td_region_begin(td, &r), 0);
-	emu_truth(&a);
-	emu_run(2000000, &MIX_BRANCHY);
-	emu_truth(&b);
-	assert_int_equal(td_region_end(td, &r, &res), 0);
-	t = truth_between(&a, &b);
-	assert_int_equal(res.slots, b.slots - a.slots);
+	t = region_after_begin_stint(td, &r, &ev, &res);
 	assert_within(&res, &t, ECORE_END_BOUND(1.1e7, 2e6));
 	td_close(td);
 }
@@ -529,6 +544,19 @@ static void test_fast_path_records(void **state)
 	td_close(td);
 }
 
+/* An Alder Lake that offers metrics-clear, SLOTS never reset. */
+static struct td *open_adl_clear(void)
+{
+	struct td_options o = TD_OPTIONS_INIT;
+	struct td *td = NULL;
+
+	emu_setup(EMU_ADL);
+	emu_offer_metrics_clear();
+	o.reset_policy = TD_RESET_NEVER;
+	assert_int_equal(td_open(&td, &o), 0);
+	return td;
+}
+
 /*
  * A hybrid part that offers metrics-clear (Lunar Lake, Arrow Lake): the
  * hybrid source keeps the mode, its one-pass reads inside the rseq guard.
@@ -546,19 +574,14 @@ static void test_fast_path_records(void **state)
  */
 static void test_metrics_clear_offered(void **state)
 {
-	struct td_options o = TD_OPTIONS_INIT;
 	struct td_info info = { .size = sizeof(info) };
 	struct td_region r = { { 0 } };
 	struct td_result res;
 	struct emu_truth a, b;
 	struct truth_frac t;
-	struct td *td = NULL;
+	struct td *td = open_adl_clear();
 
 	(void)state;
-	emu_setup(EMU_ADL);
-	emu_offer_metrics_clear();
-	o.reset_policy = TD_RESET_NEVER;
-	assert_int_equal(td_open(&td, &o), 0);
 	assert_int_equal(td_query(td, &info), 0);
 	assert_string_equal(info.pmu_name, "cpu_core");
 	assert_int_equal(info.path, TD_PATH_RDPMC);
@@ -607,30 +630,17 @@ static void test_metrics_clear_offered(void **state)
  */
 static void test_clear_stint_before_guard(void **state)
 {
-	struct td_options o = TD_OPTIONS_INIT;
 	struct emu_sched_event ev = { .kind = EMU_SCHED_STINT, .cpu = 9,
 				      .slots = 8000000, .mix = MIX_DRAM };
 	struct td_region r = { { 0 } };
 	struct td_result res;
 	struct emu_truth a, b;
 	struct truth_frac t;
-	struct td *td = NULL;
+	struct td *td = open_adl_clear();
 
 	(void)state;
-	emu_setup(EMU_ADL);
-	emu_offer_metrics_clear();
-	o.reset_policy = TD_RESET_NEVER;
-	assert_int_equal(td_open(&td, &o), 0);
 	emu_run(1000000, &MIX_STREAM);
-	warm(td, &r);
-	emu_schedule(EMU_AT_RDPMC, &ev);
-	assert_int_equal(td_region_begin(td, &r), 0);
-	emu_truth(&a);
-	emu_run(2000000, &MIX_BRANCHY);
-	emu_truth(&b);
-	assert_int_equal(td_region_end(td, &r, &res), 0);
-	t = truth_between(&a, &b);
-	assert_int_equal(res.slots, b.slots - a.slots);
+	t = region_after_begin_stint(td, &r, &ev, &res);
 	assert_within(&res, &t, 4.0 / 255);
 
 	emu_truth(&a);
@@ -818,19 +828,17 @@ static void run_pcore_gp(enum pcore_gp_case c, bool at_end, unsigned skip,
 }
 
 /*
- * Every RDPMC of the begin and of the end in turn, until the move comes
- * after the last: no death, the library's events on counters the E-core
- * lacks, each region within its err of the truth unless flagged (level
- * 1 where it ran on both core types; truth_for: the drill-down leaves no
- * counter for INT_MISC.UOP_DROPPING, so its results are unrefined and
- * held to PERF_METRICS' own frontend bound), its nodes too where it has them,
- * and the next P-core region's nodes within theirs.  The err bounds:
- * ECORE_END_BOUND of the readings' raw SLOTS (never reset: at most the
- * 1.1e7 P-core slots before the region's end; before the next one's,
- * 3.1e7) over the region's slots, doubled with level 2.  Returns the
- * moves that happened.
+ * Each move of case c's child under policy, at the begin's RDPMCs (and,
+ * with both_ends, the end's) in turn until the move comes after the
+ * last: the library's events on counters the E-core lacks, and check on
+ * each move that happened.  Returns their number.
  */
-static unsigned check_pcore_gp(enum pcore_gp_case c)
+typedef void pcore_gp_check(const struct pcore_gp_outcome *out,
+			    bool at_end, unsigned skip);
+
+static unsigned each_pcore_gp_move(enum pcore_gp_case c,
+				   enum td_reset_policy policy, bool both_ends,
+				   pcore_gp_check *check)
 {
 	struct pcore_gp_outcome *out =
 		mmap(NULL, sizeof(*out), PROT_READ | PROT_WRITE,
@@ -838,28 +846,81 @@ static unsigned check_pcore_gp(enum pcore_gp_case c)
 	unsigned moves = 0;
 
 	assert_true(out != MAP_FAILED);
-	for (int at_end = 0; at_end < 2; at_end++) {
+	gp_policy = policy;
+	for (int at_end = 0; at_end < (both_ends ? 2 : 1); at_end++) {
 		for (unsigned skip = 0; skip < 64; skip++) {
 			run_pcore_gp(c, at_end, skip, out);
 			assert_true(out->top >= 6);
 			if (!out->reached)
 				break;
 			moves++;
-			if (!(out->res.flags & TD_RESULT_UNRELIABLE))
-				assert_within(&out->res, &out->t,
-					      2 * ECORE_END_BOUND(1.1e7, 1e7));
-			if (out->res.flags & TD_RESULT_MEMORY)
-				assert_true(out->node_excess <= 1e-12);
-			if (c == GP_MEMORY) {
-				assert_within(&out->next, &out->next_t,
-					      2 * ECORE_END_BOUND(3.1e7, 2e7));
-				assert_true(out->next.flags & TD_RESULT_MEMORY);
-				assert_true(out->next_node_excess <= 1e-12);
-			}
+			check(out, at_end, skip);
 		}
 	}
+	gp_policy = TD_RESET_NEVER;
 	munmap(out, sizeof(*out));
 	return moves;
+}
+
+/*
+ * Every RDPMC of the begin and of the end in turn, until the move comes
+ * after the last: no death, the library's events on counters the E-core
+ * lacks, each region within its err of the truth unless flagged (level
+ * 1 where it ran on both core types; truth_for: the drill-down leaves no
+ * counter for INT_MISC.UOP_DROPPING, so its results are unrefined and
+ * held to PERF_METRICS' own frontend bound), its nodes too where it has them,
+ * and the next P-core region's nodes within theirs.  Returns the moves
+ * that happened.
+ *
+ * The err bounds, from decode.c's (E + |R - Y|) / Y, doubled with level
+ * 2, where E sums each reading's raw SLOTS and the restores' re-
+ * quantisation (pm_reading.c), and the emulator's level-1 bytes add up
+ * to 0xff (emu_hw_metrics), so R - Y is only the kernel's rounding of
+ * its read(2) counts, a few slots.  SLOTS is never reset: at a reading
+ * it is at most the P-core slots run since the open.
+ *
+ * The moved region (1e7 slots, S = 1.1e7 P-core slots before its end):
+ * between its readings cpu_core's group is scheduled in twice (the move
+ * to CPU 2, the context switch), the move to the E-core is a schedule-
+ * out only (td_pm_restores counts schedule-ins).  Worst, the end on the
+ * E-core: ecore_p_sample charges the kernel counts' scale S + 255 and
+ * twice that per restore; with the begin's 1e6:
+ *   E <= 1e6 + (1 + 2 x 2)(1.1e7 + 255) < 6 S,
+ * 12 S / (255 R) with level 2: ECORE_END_BOUND(1.1e7, 1e7), which holds
+ * the level-2 factor already.  (Begun on the E-core, the P-cores saw
+ * 6e6 slots and the region is level 1: below that.)
+ *
+ * The next region (2e7 slots on CPU 3, S = 3.1e7 before its end): no
+ * schedule-in between its two RDPMC readings, E <= 2 S, level 2:
+ * 4 S / (255 R), PCORE_L2_BOUND(3.1e7, 2e7).
+ */
+#define PCORE_L2_BOUND(S, R) (4.0 * (S) / (255.0 * (R)))
+
+static void check_never_reset_move(const struct pcore_gp_outcome *out,
+				   bool at_end, unsigned skip)
+{
+	(void)at_end;
+	(void)skip;
+	if (!(out->res.flags & TD_RESULT_UNRELIABLE))
+		assert_within(&out->res, &out->t, ECORE_END_BOUND(1.1e7, 1e7));
+	if (out->res.flags & TD_RESULT_MEMORY)
+		assert_true(out->node_excess <= 1e-12);
+}
+
+static void check_never_reset_memory_move(const struct pcore_gp_outcome *out,
+					  bool at_end, unsigned skip)
+{
+	check_never_reset_move(out, at_end, skip);
+	assert_within(&out->next, &out->next_t, PCORE_L2_BOUND(3.1e7, 2e7));
+	assert_true(out->next.flags & TD_RESULT_MEMORY);
+	assert_true(out->next_node_excess <= 1e-12);
+}
+
+static unsigned check_pcore_gp(enum pcore_gp_case c)
+{
+	return each_pcore_gp_move(c, TD_RESET_NEVER, true,
+				  c == GP_MEMORY ? check_never_reset_memory_move
+						 : check_never_reset_move);
 }
 
 static void test_drop_counter_off_ecore(void **state)
@@ -874,6 +935,17 @@ static void test_drill_down_off_ecore(void **state)
 	assert_true(check_pcore_gp(GP_MEMORY) >= 4);
 }
 
+/* Within its own err of the truth, or flagged. */
+static void check_own_err_move(const struct pcore_gp_outcome *out,
+			       bool at_end, unsigned skip)
+{
+	if (!(out->res.flags & TD_RESULT_UNRELIABLE) &&
+	    max_error(&out->res, &out->t) > out->res.err + 1e-12)
+		fail_msg("moved at the %s's RDPMC %u: error %.5f err %.5f",
+			 at_end ? "end" : "begin", skip + 1,
+			 max_error(&out->res, &out->t), out->res.err);
+}
+
 /*
  * Under the default reset policy the handle's first begin resets the
  * group after its reading: moved to an E-core at any RDPMC of that begin
@@ -883,28 +955,9 @@ static void test_drill_down_off_ecore(void **state)
  */
 static void test_drop_counter_off_ecore_default_reset(void **state)
 {
-	struct pcore_gp_outcome *out =
-		mmap(NULL, sizeof(*out), PROT_READ | PROT_WRITE,
-		     MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-	unsigned moves = 0;
-
 	(void)state;
-	assert_true(out != MAP_FAILED);
-	gp_policy = TD_RESET_DEFAULT;
-	for (unsigned skip = 0; skip < 64; skip++) {
-		run_pcore_gp(GP_DROP, false, skip, out);
-		if (!out->reached)
-			break;
-		moves++;
-		if (!(out->res.flags & TD_RESULT_UNRELIABLE) &&
-		    max_error(&out->res, &out->t) > out->res.err + 1e-12)
-			fail_msg("moved at the begin's RDPMC %u: error %.5f err %.5f",
-				 skip + 1, max_error(&out->res, &out->t),
-				 out->res.err);
-	}
-	gp_policy = TD_RESET_NEVER;
-	munmap(out, sizeof(*out));
-	assert_true(moves >= 4);
+	assert_true(each_pcore_gp_move(GP_DROP, TD_RESET_DEFAULT, false,
+				       check_own_err_move) >= 4);
 }
 
 /*
@@ -998,42 +1051,23 @@ static void test_drill_down_unrefined_default_reset(void **state)
  * each region (unrefined, as above) within its own err of the truth, or
  * flagged, its nodes too, and the next P-core region's.
  */
+static void check_own_err_memory_move(const struct pcore_gp_outcome *out,
+				      bool at_end, unsigned skip)
+{
+	check_own_err_move(out, at_end, skip);
+	if (out->res.flags & TD_RESULT_MEMORY)
+		assert_true(out->node_excess <= 1e-12);
+	assert_true(out->next.flags & TD_RESULT_FE_UNREFINED);
+	assert_true(out->next.flags & TD_RESULT_MEMORY);
+	assert_within(&out->next, &out->next_t, out->next.err);
+	assert_true(out->next_node_excess <= 1e-12);
+}
+
 static void test_drill_down_off_ecore_default_reset(void **state)
 {
-	struct pcore_gp_outcome *out =
-		mmap(NULL, sizeof(*out), PROT_READ | PROT_WRITE,
-		     MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-	unsigned moves = 0;
-
 	(void)state;
-	assert_true(out != MAP_FAILED);
-	gp_policy = TD_RESET_DEFAULT;
-	for (int at_end = 0; at_end < 2; at_end++) {
-		for (unsigned skip = 0; skip < 64; skip++) {
-			run_pcore_gp(GP_MEMORY, at_end, skip, out);
-			if (!out->reached)
-				break;
-			moves++;
-			if (!(out->res.flags & TD_RESULT_UNRELIABLE) &&
-			    max_error(&out->res, &out->t) >
-				    out->res.err + 1e-12)
-				fail_msg("moved at the %s's RDPMC %u: error "
-					 "%.5f err %.5f",
-					 at_end ? "end" : "begin", skip + 1,
-					 max_error(&out->res, &out->t),
-					 out->res.err);
-			if (out->res.flags & TD_RESULT_MEMORY)
-				assert_true(out->node_excess <= 1e-12);
-			assert_true(out->next.flags & TD_RESULT_FE_UNREFINED);
-			assert_true(out->next.flags & TD_RESULT_MEMORY);
-			assert_within(&out->next, &out->next_t,
-				      out->next.err);
-			assert_true(out->next_node_excess <= 1e-12);
-		}
-	}
-	gp_policy = TD_RESET_NEVER;
-	munmap(out, sizeof(*out));
-	assert_true(moves >= 4);
+	assert_true(each_pcore_gp_move(GP_MEMORY, TD_RESET_DEFAULT, true,
+				       check_own_err_memory_move) >= 4);
 }
 
 int main(void)

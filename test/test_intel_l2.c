@@ -50,6 +50,25 @@ static void delta_of(const struct td_counts *c, struct td_delta *d)
 }
 
 /*
+ * Level 1 of skl-, snb-, ivb-, hsw- and bdw-metrics.json, as perf
+ * evaluates it (SMT: CORE_CLKS = CPU_CLK_UNHALTED.THREAD_ANY / 2,
+ * INT_MISC.RECOVERY_CYCLES_ANY / 2): fills l1, returns the slots.
+ */
+static double perf_l1(double clk, double idq, double issued,
+		      double ret_slots, double recovery, bool smt, double *l1)
+{
+	double clks = smt ? clk / 2 : clk;
+	double slots = 4 * clks;
+	double rec = smt ? recovery / 2 : recovery;
+
+	l1[TD_RETIRING] = ret_slots / slots;
+	l1[TD_BAD_SPEC] = (issued - ret_slots + 4 * rec) / slots;
+	l1[TD_FE_BOUND] = idq / slots;
+	l1[TD_BE_BOUND] = 1 - l1[TD_FE_BOUND] - (issued + 4 * rec) / slots;
+	return slots;
+}
+
+/*
  * skl-metrics.json, as perf evaluates it (SMT: CORE_CLKS =
  * CPU_CLK_UNHALTED.THREAD_ANY / 2, INT_MISC.RECOVERY_CYCLES_ANY / 2):
  * level 1, then the four measured TopdownL2 nodes and their siblings.
@@ -63,18 +82,11 @@ struct skl_events {
 static void perf_skl(const struct skl_events *e, bool smt, double *l1,
 		     double *l2)
 {
-	double clks = smt ? e->clk / 2 : e->clk;
-	double slots = 4 * clks;
-	double rec = smt ? e->recovery / 2 : e->recovery;
-	double fe = e->idq / slots;
-	double bad = (e->issued - e->ret_slots + 4 * rec) / slots;
-	double ret = e->ret_slots / slots;
-	double be = 1 - fe - (e->issued + 4 * rec) / slots;
+	double slots = perf_l1(e->clk, e->idq, e->issued, e->ret_slots,
+			       e->recovery, smt, l1);
+	double fe = l1[TD_FE_BOUND], bad = l1[TD_BAD_SPEC];
+	double ret = l1[TD_RETIRING], be = l1[TD_BE_BOUND];
 
-	l1[TD_RETIRING] = ret;
-	l1[TD_BAD_SPEC] = bad;
-	l1[TD_FE_BOUND] = fe;
-	l1[TD_BE_BOUND] = be;
 	l2[TD_HEAVY_OPS] = (e->ret_slots + e->macro_fused - e->inst) / slots;
 	l2[TD_LIGHT_OPS] = ret - l2[TD_HEAVY_OPS];
 	l2[TD_BR_MISPREDICT] = e->misp / (e->misp + e->clears) * bad;
@@ -217,21 +229,14 @@ enum snb_form { FORM_SNB_IVB, FORM_HSW, FORM_BDW, FORM_NR };
 static void perf_snb(const struct snb_events *e, enum snb_form form,
 		     bool smt, double *l1, double *l2)
 {
-	double clks = smt ? e->clk / 2 : e->clk;
-	double slots = 4 * clks;
-	double rec = smt ? e->recovery / 2 : e->recovery;
-	double fe = e->idq / slots;
-	double bad = (e->issued - e->ret_slots + 4 * rec) / slots;
-	double ret = e->ret_slots / slots;
-	double be = 1 - fe - (e->issued + 4 * rec) / slots;
+	double slots = perf_l1(e->clk, e->idq, e->issued, e->ret_slots,
+			       e->recovery, smt, l1);
+	double fe = l1[TD_FE_BOUND], bad = l1[TD_BAD_SPEC];
+	double ret = l1[TD_RETIRING], be = l1[TD_BE_BOUND];
 	double ipc = e->inst / e->thread;
 	bool min = form != FORM_BDW;
 	double exe, num, den;
 
-	l1[TD_RETIRING] = ret;
-	l1[TD_BAD_SPEC] = bad;
-	l1[TD_FE_BOUND] = fe;
-	l1[TD_BE_BOUND] = be;
 	l2[TD_HEAVY_OPS] = e->ret_slots / e->issued * e->ms / slots;
 	l2[TD_LIGHT_OPS] = ret - l2[TD_HEAVY_OPS];
 	l2[TD_BR_MISPREDICT] = e->misp / (e->misp + e->clears) * bad;
@@ -495,6 +500,22 @@ static void test_grt_formula_vs_perf(void **state)
 #define EMU_SNB_AS_HSW ((enum emu_profile)-1)
 #define EMU_BDW_AS_HSW ((enum emu_profile)-2)
 
+/*
+ * The handle a test has open, closed by teardown_l2 when a failed check
+ * left the test before its close_l2.  Left open, its named slots stay
+ * in the thread's totals (td_named_totals adds the calling thread's open
+ * handles' to the struct's: named.c totals_locked), and the next
+ * profile's named_totals_l2, whose struct td_named is the same, would
+ * sum another model's calls and level-2 events with its own.
+ */
+static struct td *test_td;
+
+static void close_l2(struct td *td)
+{
+	td_close(td);
+	test_td = NULL;
+}
+
 static struct td *open_l2(enum emu_profile p, unsigned flags)
 {
 	struct td_options o = TD_OPTIONS_INIT;
@@ -508,6 +529,7 @@ static struct td *open_l2(enum emu_profile p, unsigned flags)
 	emu_set_mux_interval(MUX_INTERVAL);
 	o.flags = flags;
 	assert_int_equal(td_open(&td, &o), 0);
+	test_td = td;
 	return td;
 }
 
@@ -566,7 +588,7 @@ static void long_regions(enum emu_profile p, unsigned flags)
 		measure(td, 40 * MUX_INTERVAL, mixes[i], &r, &t);
 		assert_truth(&r, &t, 2e-3);
 	}
-	td_close(td);
+	close_l2(td);
 }
 
 /*
@@ -598,13 +620,16 @@ static void test_cmt_l2_fe_be(void **state)
 					   t.l2[measured[k]], 2e-3);
 		}
 	}
-	td_close(td);
+	close_l2(td);
 }
 
-/* Without the option: level 1 only, and td_info says why. */
-static void l1_by_default(enum emu_profile p)
+/*
+ * Without the option (flags: the open's others, none here): level 1
+ * only, and td_info says why.
+ */
+static void l1_by_default(enum emu_profile p, unsigned flags)
 {
-	struct td *td = open_l2(p, 0);
+	struct td *td = open_l2(p, flags);
 	struct td_result r;
 	struct truth_frac t;
 
@@ -612,25 +637,7 @@ static void l1_by_default(enum emu_profile p)
 	measure(td, 3000000, &MIX_CHAIN, &r, &t);
 	assert_false(r.flags & (TD_RESULT_L2 | TD_RESULT_MULTIPLEXED));
 	assert_float_equal(r.l1[TD_RETIRING], t.l1[TD_RETIRING], 1e-6);
-	td_close(td);
-}
-
-static void test_skl_l1_by_default(void **state)
-{
-	(void)state;
-	l1_by_default(EMU_SKL);
-}
-
-static void test_grt_l1_by_default(void **state)
-{
-	(void)state;
-	l1_by_default(EMU_GRT);
-}
-
-static void test_skl_l2_multiplexed(void **state)
-{
-	(void)state;
-	long_regions(EMU_SKL, TD_OPT_L2_MULTIPLEX);
+	close_l2(td);
 }
 
 /* SMT on, AnyThread granted: the _ANY clocks, halved, in every group. */
@@ -648,6 +655,7 @@ static void test_skl_l2_smt(void **state)
 	emu_set_mux_interval(MUX_INTERVAL);
 	o.flags = TD_OPT_L2_MULTIPLEX;
 	assert_int_equal(td_open(&td, &o), 0);
+	test_td = td;
 	assert_levels(td, 2, TD_INFO_MULTIPLEXED, TD_INFO_SMT_PER_THREAD);
 	emu_stats(&s);
 	/* level 1's two clocks, groups 1 and 2's */
@@ -656,43 +664,13 @@ static void test_skl_l2_smt(void **state)
 		measure(td, 40 * MUX_INTERVAL, mixes[i], &r, &t);
 		assert_truth(&r, &t, 2e-3);
 	}
-	td_close(td);
-}
-
-static void test_hsw_l1_by_default(void **state)
-{
-	(void)state;
-	l1_by_default(EMU_HSW);
+	close_l2(td);
 }
 
 /*
  * Sandy Bridge (6/0x2a), Haswell (6/0x3c) and Broadwell (6/0x3d): their
  * lists, their events.
  */
-static void test_snb_l2_multiplexed(void **state)
-{
-	(void)state;
-	long_regions(EMU_SNB_AS_HSW, TD_OPT_L2_MULTIPLEX);
-}
-
-static void test_hsw_l2_multiplexed(void **state)
-{
-	(void)state;
-	long_regions(EMU_HSW, TD_OPT_L2_MULTIPLEX);
-}
-
-static void test_bdw_l2_multiplexed(void **state)
-{
-	(void)state;
-	long_regions(EMU_BDW_AS_HSW, TD_OPT_L2_MULTIPLEX);
-}
-
-static void test_grt_l2_multiplexed(void **state)
-{
-	(void)state;
-	long_regions(EMU_GRT, TD_OPT_L2_MULTIPLEX);
-}
-
 /*
  * Named totals in these modes: level 1 scaled as regions are, and level
  * 2 from every call's level-2 values summed (the ratios over all the
@@ -720,6 +698,8 @@ static void named_totals_l2(enum emu_profile p, unsigned flags)
 	emu_truth(&b);
 	t = truth_between(&a, &b);
 	assert_int_equal(td_named_totals(&n, &tot), 0);
+	/* this handle's calls, and no other handle's left open */
+	assert_int_equal(tot.calls, 600);
 	assert_int_equal(tot.total.flags & (TD_RESULT_L2 | TD_RESULT_L2_FE_BE |
 					    TD_RESULT_MULTIPLEXED),
 			 TD_RESULT_L2 | TD_RESULT_MULTIPLEXED | flags);
@@ -733,43 +713,7 @@ static void named_totals_l2(enum emu_profile p, unsigned flags)
 					   ? 0
 					   : t.l2[i],
 				   2e-3);
-	td_close(td);
-}
-
-static void test_skl_named_totals_l2(void **state)
-{
-	(void)state;
-	named_totals_l2(EMU_SKL, 0);
-}
-
-static void test_snb_named_totals_l2(void **state)
-{
-	(void)state;
-	named_totals_l2(EMU_SNB_AS_HSW, 0);
-}
-
-static void test_hsw_named_totals_l2(void **state)
-{
-	(void)state;
-	named_totals_l2(EMU_HSW, 0);
-}
-
-static void test_bdw_named_totals_l2(void **state)
-{
-	(void)state;
-	named_totals_l2(EMU_BDW_AS_HSW, 0);
-}
-
-static void test_grt_named_totals_l2(void **state)
-{
-	(void)state;
-	named_totals_l2(EMU_GRT, 0);
-}
-
-static void test_cmt_named_totals_l2(void **state)
-{
-	(void)state;
-	named_totals_l2(EMU_CMT, TD_RESULT_L2_FE_BE);
+	close_l2(td);
 }
 
 /*
@@ -788,7 +732,7 @@ static void test_env_multiplex(void **state)
 
 		assert_levels(td, 2, TD_INFO_MULTIPLEXED,
 			      TD_INFO_L2_NEEDS_MULTIPLEX);
-		td_close(td);
+		close_l2(td);
 	}
 	unsetenv("TOPDOWN_L2");
 }
@@ -831,47 +775,82 @@ static void test_atoms_without_l2(void **state)
 					      TD_INFO_L2_NEEDS_MULTIPLEX);
 			measure(td, 3000000, &MIX_CHAIN, &r, &t);
 			assert_false(r.flags & TD_RESULT_L2);
-			td_close(td);
+			close_l2(td);
 		}
 	}
+}
+
+/*
+ * One profile's end-to-end test: run(p, flags) through cmocka's state,
+ * so that each profile's test has its own name (PROFILE_TEST in main)
+ * without a wrapper function of its own.
+ */
+struct profile_case {
+	void (*run)(enum emu_profile p, unsigned flags);
+	enum emu_profile p;
+	unsigned flags;
+};
+
+static void test_profile_case(void **state)
+{
+	const struct profile_case *c = *state;
+
+	c->run(c->p, c->flags);
 }
 
 /* The settings this file's tests make, put back after each test. */
 TD_TEST_SAVED_ENV({ "TOPDOWN_L2", NULL })
 
+/* teardown_env, after closing the handle a failed check left open. */
+static int teardown_l2(void **state)
+{
+	if (test_td)
+		close_l2(test_td);
+	return teardown_env(state);
+}
+
 int main(void)
 {
+#define PROFILE_TEST(name, fn, profile, fl)                               \
+	{ #name, test_profile_case, NULL, teardown_l2,                    \
+	  &(struct profile_case){ .run = fn, .p = profile, .flags = fl } }
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_skl_formula_vs_perf),
 		cmocka_unit_test(test_snb_bdw_formula_vs_perf),
 		cmocka_unit_test(test_snb_bdw_models),
 		cmocka_unit_test(test_grt_formula_vs_perf),
-		cmocka_unit_test_teardown(test_skl_l1_by_default, teardown_env),
-		cmocka_unit_test_teardown(test_grt_l1_by_default, teardown_env),
-		cmocka_unit_test_teardown(test_skl_l2_multiplexed, teardown_env),
-		cmocka_unit_test_teardown(test_skl_l2_smt, teardown_env),
-		cmocka_unit_test_teardown(test_hsw_l1_by_default, teardown_env),
-		cmocka_unit_test_teardown(test_snb_l2_multiplexed, teardown_env),
-		cmocka_unit_test_teardown(test_hsw_l2_multiplexed, teardown_env),
-		cmocka_unit_test_teardown(test_bdw_l2_multiplexed, teardown_env),
-		cmocka_unit_test_teardown(test_snb_named_totals_l2,
-					  teardown_env),
-		cmocka_unit_test_teardown(test_hsw_named_totals_l2,
-					  teardown_env),
-		cmocka_unit_test_teardown(test_bdw_named_totals_l2,
-					  teardown_env),
-		cmocka_unit_test_teardown(test_grt_l2_multiplexed, teardown_env),
-		cmocka_unit_test_teardown(test_cmt_l2_fe_be, teardown_env),
-		cmocka_unit_test_teardown(test_skl_named_totals_l2,
-					  teardown_env),
-		cmocka_unit_test_teardown(test_grt_named_totals_l2,
-					  teardown_env),
-		cmocka_unit_test_teardown(test_cmt_named_totals_l2,
-					  teardown_env),
-		cmocka_unit_test_teardown(test_env_multiplex, teardown_env),
+		PROFILE_TEST(test_skl_l1_by_default, l1_by_default, EMU_SKL, 0),
+		PROFILE_TEST(test_grt_l1_by_default, l1_by_default, EMU_GRT, 0),
+		PROFILE_TEST(test_skl_l2_multiplexed, long_regions,
+			     EMU_SKL, TD_OPT_L2_MULTIPLEX),
+		cmocka_unit_test_teardown(test_skl_l2_smt, teardown_l2),
+		PROFILE_TEST(test_hsw_l1_by_default, l1_by_default, EMU_HSW, 0),
+		PROFILE_TEST(test_snb_l2_multiplexed, long_regions,
+			     EMU_SNB_AS_HSW, TD_OPT_L2_MULTIPLEX),
+		PROFILE_TEST(test_hsw_l2_multiplexed, long_regions,
+			     EMU_HSW, TD_OPT_L2_MULTIPLEX),
+		PROFILE_TEST(test_bdw_l2_multiplexed, long_regions,
+			     EMU_BDW_AS_HSW, TD_OPT_L2_MULTIPLEX),
+		PROFILE_TEST(test_snb_named_totals_l2, named_totals_l2,
+			     EMU_SNB_AS_HSW, 0),
+		PROFILE_TEST(test_hsw_named_totals_l2, named_totals_l2,
+			     EMU_HSW, 0),
+		PROFILE_TEST(test_bdw_named_totals_l2, named_totals_l2,
+			     EMU_BDW_AS_HSW, 0),
+		PROFILE_TEST(test_grt_l2_multiplexed, long_regions,
+			     EMU_GRT, TD_OPT_L2_MULTIPLEX),
+		cmocka_unit_test_teardown(test_cmt_l2_fe_be, teardown_l2),
+		PROFILE_TEST(test_skl_named_totals_l2, named_totals_l2,
+			     EMU_SKL, 0),
+		PROFILE_TEST(test_grt_named_totals_l2, named_totals_l2,
+			     EMU_GRT, 0),
+		PROFILE_TEST(test_cmt_named_totals_l2, named_totals_l2,
+			     EMU_CMT, TD_RESULT_L2_FE_BE),
+		cmocka_unit_test_teardown(test_env_multiplex, teardown_l2),
 		cmocka_unit_test_teardown(test_env_bad_value, teardown_env),
-		cmocka_unit_test_teardown(test_atoms_without_l2, teardown_env),
+		cmocka_unit_test_teardown(test_atoms_without_l2, teardown_l2),
 	};
+#undef PROFILE_TEST
 
 	return cmocka_run_group_tests(tests, save_env, free_env);
 }
