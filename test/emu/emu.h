@@ -291,6 +291,14 @@ void emu_name_meteor_lake(void);
  * FRONTEND_LATENCY and ALLOC_RESTRICTIONS modelled with the truth.
  */
 void emu_hybrid_skymont(void);
+/*
+ * After emu_setup(EMU_ADL): a Meteor Lake instead (family 6 model 0xaa),
+ * its E-cores Crestmont: 6 wide, 8 general counters, the kernel's adl
+ * topdown-* strings on cpu_atom (topdown-retiring 0xc2, not Crestmont's
+ * TOPDOWN_RETIRING.ALL 0x72), and perf's meteorlake TopdownL2 events
+ * FRONTEND_LATENCY and ALLOC_RESTRICTIONS modelled with the truth.
+ */
+void emu_hybrid_crestmont(void);
 void emu_migrate(int cpu);          /* now, between two instructions */
 
 /*

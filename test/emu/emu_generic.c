@@ -131,8 +131,14 @@ static const struct map tnt_map[] = {
 	{ 0x3c, SIG_CYCLES }, { 0x71, SIG_FE }, { 0x673, SIG_BAD },
 	{ 0xc2, SIG_RET }, { 0x74, SIG_BE }, { 0, 0 },
 };
-/* Crestmont's TopdownL2 (srf-metrics.json): FRONTEND_LATENCY 0x71/0x72,
- * ALLOC_RESTRICTIONS 0x74/0x1; no retiring split there. */
+/*
+ * Crestmont's TopdownL2 (srf-metrics.json): FRONTEND_LATENCY 0x71/0x72,
+ * ALLOC_RESTRICTIONS 0x74/0x1; no retiring split there.  Meteor Lake's
+ * cpu_atom counts the same (perf's meteorlake pipeline.json, cpu_atom);
+ * there the kernel's topdown-retiring alias is the adl string 0xc2,
+ * UOPS_RETIRED.ALL on Crestmont, which this map leaves uncounted so
+ * that a formula taking the alias for retiring cannot pass.
+ */
 static const struct map cmt_map[] = {
 	{ 0x3c, SIG_CYCLES }, { 0x71, SIG_FE }, { 0x73, SIG_BAD },
 	{ 0x72, SIG_RET }, { 0x74, SIG_BE },
@@ -225,6 +231,9 @@ const char *emu_cpuinfo(void)
 	case EMU_ADL: /* emu_hybrid_skymont: Lunar Lake, INTEL_LUNARLAKE_M */
 		if (emu.atom_skymont)
 			return "processor\t: 0\nvendor_id\t: GenuineIntel\ncpu family\t: 6\nmodel\t\t: 189\n";
+		/* emu_hybrid_crestmont: INTEL_METEORLAKE_L */
+		if (emu.atom_crestmont)
+			return "processor\t: 0\nvendor_id\t: GenuineIntel\ncpu family\t: 6\nmodel\t\t: 170\nmodel name\t: Intel(R) Core(TM) Ultra 7 155H\n";
 		return "processor\t: 0\nvendor_id\t: GenuineIntel\ncpu family\t: 6\nmodel\t\t: 151\n";
 	case EMU_LNL:
 		return "processor\t: 0\nvendor_id\t: GenuineIntel\ncpu family\t: 6\nmodel\t\t: 189\n";
@@ -241,6 +250,8 @@ int emu_gen_signal(uint64_t config)
 			      : emu.profile == EMU_HSW ? hsw_map
 			      : emu.profile == EMU_TNT ? tnt_map
 			      : emu.profile == EMU_CMT ? cmt_map
+			      : emu.profile == EMU_ADL && emu.atom_crestmont
+				? cmt_map
 			      : emu.profile == EMU_SKT ? skt_map
 			      : emu.profile == EMU_GRT ? grt_map
 			      : emu.profile == EMU_ADL && emu.atom_skymont
@@ -628,7 +639,15 @@ static void grt_bad_parts(uint64_t slots, const struct emu_mix *m,
 static bool gracemont(void)
 {
 	return emu.profile == EMU_GRT ||
-	       (emu.profile == EMU_ADL && !emu.atom_skymont);
+	       (emu.profile == EMU_ADL && !emu.atom_skymont &&
+		!emu.atom_crestmont);
+}
+
+/* Crestmont: Sierra Forest, or Meteor Lake's E-cores. */
+static bool crestmont(void)
+{
+	return emu.profile == EMU_CMT ||
+	       (emu.profile == EMU_ADL && emu.atom_crestmont);
 }
 
 /* The mix's level-2 share i of slots, at most parent. */
@@ -778,7 +797,7 @@ static void split(uint64_t slots, const struct emu_mix *m,
 	p->be = slots - p->ret - p->bad - p->fe - p->smt;
 	if (gracemont())
 		grt_bad_parts(slots, m, p);
-	if (gracemont() || emu.profile == EMU_CMT || emu.atom_skymont)
+	if (gracemont() || crestmont() || emu.atom_skymont)
 		atom_l2_parts(slots, m, p);
 	if (emu.arm) { /* level 2: within their parents */
 		p->fe_lat = (uint64_t)((double)slots * m->f[6]);

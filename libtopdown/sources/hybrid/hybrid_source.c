@@ -121,8 +121,8 @@ static bool ecore_region(const struct td_counts *a, const struct td_counts *b,
  * a region of some millions of slots.  A shorter region that ends so
  * loses level 2, as does one with more real work on the E-cores, unless
  * all of its slots came from E-cores whose group counts their own level
- * 2 (Skymont: hybrid.c ecore_l2_counts, the frontend and backend
- * children, TD_RESULT_L2_FE_BE; Gracemont and Crestmont with
+ * 2 (Skymont, Crestmont: hybrid.c ecore_l2_counts, the frontend and
+ * backend children, TD_RESULT_L2_FE_BE; Gracemont with
  * TD_OPT_L2_MULTIPLEX: ecore_mux_l2), which then reports the E-cores'
  * level 2 (ecore_delta).  A region on both
  * core types beyond that bound has none: the two trees' nodes are not
@@ -174,7 +174,7 @@ static void clamp_child(int64_t *c, int64_t parent)
 }
 
 /*
- * A region all on Gracemont or Crestmont E-cores, TD_OPT_L2_MULTIPLEX
+ * A region all on Gracemont E-cores, TD_OPT_L2_MULTIPLEX
  * (hybrid.c ecore_mux_fold): the Atom level-2 tree from the level-2
  * groups' counts over the region (td_formula_atom_l2, as the standalone
  * cores' multiplexed mode: each node its event per the level-2 group's
@@ -202,8 +202,8 @@ static unsigned ecore_mux_l2(const struct td *td, const struct td_counts *a,
 
 /*
  * A region with E-core slots: the E-cores' own level 2 where all of its
- * slots came from them and their group measures it (Skymont in the
- * group, Gracemont and Crestmont multiplexed: their E-core counts then
+ * slots came from them and their group measures it (Skymont and
+ * Crestmont in the group, Gracemont multiplexed: its E-core counts then
  * scaled, the region flagged TD_RESULT_MULTIPLEXED); else
  * ecore_share_delta's rule.  Out of line, as that is.
  */
