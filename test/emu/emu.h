@@ -151,7 +151,9 @@ void emu_set_smt(bool active, bool anythread_ok);
 /*
  * EMU_HSW as another V4.5 core before Skylake, by its model number
  * (arch/x86/include/asm/intel-family.h): 0x2a Sandy Bridge, 0x3a Ivy
- * Bridge, 0x3d Broadwell.  Level 1 as Haswell's (INT_MISC.RECOVERY_
+ * Bridge, 0x3d Broadwell; the servers 0x2d Sandy Bridge-EP, 0x3e Ivy
+ * Bridge-EP, 0x3f Haswell-EP (the core's execution cycles, as Haswell),
+ * 0x4f Broadwell-EP, 0x56 Broadwell-DE.  Level 1 as Haswell's (INT_MISC.RECOVERY_
  * CYCLES umask 3 on all four), level 2 with the thread's execution
  * cycles (event 0xb1 umask 0x01: perf's sandybridge UOPS_DISPATCHED.
  * THREAD, ivybridge and broadwell UOPS_EXECUTED.CYCLES_GE_n) where

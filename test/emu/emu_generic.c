@@ -195,6 +195,36 @@ void emu_gp_set_period(uint64_t left)
 	emu.gp_left = left;
 }
 
+/*
+ * The server parts of the V4.5 cores (arch/x86/include/asm/intel-family.h:
+ * SANDYBRIDGE_X, IVYBRIDGE_X, HASWELL_X, BROADWELL_X, BROADWELL_D), whose
+ * perf lists are jaketown, ivytown, haswellx, broadwellx and broadwellde.
+ */
+static const char *v45_server(unsigned model)
+{
+	switch (model) {
+	case 0x2d:
+		return "processor\t: 0\nvendor_id\t: GenuineIntel\ncpu family\t: 6\nmodel\t\t: 45\nmodel name\t: Intel(R) Xeon(R) CPU E5-2680 0\n";
+	case 0x3e:
+		return "processor\t: 0\nvendor_id\t: GenuineIntel\ncpu family\t: 6\nmodel\t\t: 62\nmodel name\t: Intel(R) Xeon(R) CPU E5-2680 v2\n";
+	case 0x3f:
+		return "processor\t: 0\nvendor_id\t: GenuineIntel\ncpu family\t: 6\nmodel\t\t: 63\nmodel name\t: Intel(R) Xeon(R) CPU E5-2680 v3\n";
+	case 0x4f:
+		return "processor\t: 0\nvendor_id\t: GenuineIntel\ncpu family\t: 6\nmodel\t\t: 79\nmodel name\t: Intel(R) Xeon(R) CPU E5-2680 v4\n";
+	case 0x56:
+		return "processor\t: 0\nvendor_id\t: GenuineIntel\ncpu family\t: 6\nmodel\t\t: 86\nmodel name\t: Intel(R) Xeon(R) CPU D-1540\n";
+	default:
+		return NULL;
+	}
+}
+
+/* Haswell's models count the core's execution cycles (hsw_map). */
+static bool haswell(unsigned model)
+{
+	return model == 0 || model == 0x3c || model == 0x3f || model == 0x45 ||
+	       model == 0x46;
+}
+
 const char *emu_cpuinfo(void)
 {
 	if (emu.arm)
@@ -211,6 +241,8 @@ const char *emu_cpuinfo(void)
 	case EMU_SLM:
 		return "processor\t: 0\nvendor_id\t: GenuineIntel\ncpu family\t: 6\nmodel\t\t: 77\nmodel name\t: Intel(R) Atom(TM) CPU C2750\n";
 	case EMU_HSW:
+		if (emu.v45_model && v45_server(emu.v45_model))
+			return v45_server(emu.v45_model);
 		if (emu.v45_model == 0x2a)
 			return "processor\t: 0\nvendor_id\t: GenuineIntel\ncpu family\t: 6\nmodel\t\t: 42\nmodel name\t: Intel(R) Core(TM) i7-2600\n";
 		if (emu.v45_model == 0x3a)
@@ -245,7 +277,7 @@ const char *emu_cpuinfo(void)
 int emu_gen_signal(uint64_t config)
 {
 	const struct map *m = emu.profile == EMU_SKL ? skl_map
-			      : emu.profile == EMU_HSW && emu.v45_model
+			      : emu.profile == EMU_HSW && !haswell(emu.v45_model)
 				? thread_exe_map
 			      : emu.profile == EMU_HSW ? hsw_map
 			      : emu.profile == EMU_TNT ? tnt_map

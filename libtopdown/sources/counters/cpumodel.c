@@ -359,7 +359,13 @@ static void hybrid_l2_in_group(struct td_gen_model *m)
 	m->l2_in_group = true;
 }
 
-/* Family 6 model numbers: the kernel's arch/x86/include/asm/intel-family.h. */
+/*
+ * Family 6 model numbers: the kernel's arch/x86/include/asm/intel-family.h.
+ * The V4.5 servers (0x2d, 0x3e, 0x3f, 0x4f, 0x56) take their client's
+ * level 2: perf's jaketown/jkt-, ivytown/ivt-, haswellx/hsx-, broadwellx/
+ * bdx- and broadwellde/bdwde-metrics.json give the same TopdownL2
+ * expressions, with the same events, as snb-, ivb-, hsw- and bdw-.
+ */
 static int intel_lookup(unsigned family, unsigned model,
 			struct td_gen_model *m)
 {
