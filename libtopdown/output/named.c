@@ -53,7 +53,10 @@ struct td_named_acc {
 	 * The flags a reliable call lacked: TD_RESULT_L2 (a call without
 	 * level 2: hybrid E-cores), TD_RESULT_L2_FE_BE (a call with every
 	 * level-2 node, beside a Skymont hybrid's E-only calls with the
-	 * frontend and backend children of another tree)
+	 * frontend and backend children of another tree),
+	 * TD_RESULT_MULTIPLEXED (a call that passed no raw level-2 words:
+	 * on a hybrid handle multiplexing its E-cores' level 2, one on
+	 * P-cores only, whose tree is not the E-cores')
 	 */
 	unsigned lacked;
 };
@@ -438,6 +441,8 @@ static void named_add(struct td_named *n, const struct td_record *rec,
 				  TD_RESULT_FE_UNREFINED |
 				  TD_RESULT_BE_UNREFINED);
 	p->lacked |= ~rec->flags & (TD_RESULT_L2 | TD_RESULT_L2_FE_BE);
+	if (!l2raw) /* not multiplexed: a hybrid handle's P-only call */
+		p->lacked |= TD_RESULT_MULTIPLEXED;
 	add_mem(p, rec);
 	add_extremes(p, rec->cat);
 }
@@ -524,14 +529,16 @@ static void acc_totals(const struct td_named_acc *p, struct td_totals *t)
 	 * groups.
 	 */
 	if ((p->flags & TD_RESULT_MULTIPLEXED) && p->src &&
-	    p->src->fold_named) {
+	    p->src->fold_named && !(p->lacked & TD_RESULT_MULTIPLEXED)) {
 		unsigned src = p->src->fold_named(p->l2raw, &d);
 
 		td_decode_src(&d, src & TD_RESULT_L2, src, &t->total);
 	} else {
 		/* a hybrid's P-core and E-core trees do not add up */
-		bool mixed = (p->lacked & TD_RESULT_L2_FE_BE) &&
-			     (p->flags & TD_RESULT_L2_FE_BE);
+		bool mixed = ((p->lacked & TD_RESULT_L2_FE_BE) &&
+			      (p->flags & TD_RESULT_L2_FE_BE)) ||
+			     ((p->lacked & TD_RESULT_MULTIPLEXED) &&
+			      (p->flags & TD_RESULT_MULTIPLEXED));
 
 		l2 = (p->flags & TD_RESULT_L2) &&
 		     !(p->lacked & TD_RESULT_L2) && !mixed;

@@ -151,7 +151,9 @@ void emu_set_smt(bool active, bool anythread_ok);
 /*
  * EMU_HSW as another V4.5 core before Skylake, by its model number
  * (arch/x86/include/asm/intel-family.h): 0x2a Sandy Bridge, 0x3a Ivy
- * Bridge, 0x3d Broadwell.  Level 1 as Haswell's (INT_MISC.RECOVERY_
+ * Bridge, 0x3d Broadwell; the servers 0x2d Sandy Bridge-EP, 0x3e Ivy
+ * Bridge-EP, 0x3f Haswell-EP (the core's execution cycles, as Haswell),
+ * 0x4f Broadwell-EP, 0x56 Broadwell-DE.  Level 1 as Haswell's (INT_MISC.RECOVERY_
  * CYCLES umask 3 on all four), level 2 with the thread's execution
  * cycles (event 0xb1 umask 0x01: perf's sandybridge UOPS_DISPATCHED.
  * THREAD, ivybridge and broadwell UOPS_EXECUTED.CYCLES_GE_n) where
@@ -291,6 +293,14 @@ void emu_name_meteor_lake(void);
  * FRONTEND_LATENCY and ALLOC_RESTRICTIONS modelled with the truth.
  */
 void emu_hybrid_skymont(void);
+/*
+ * After emu_setup(EMU_ADL): a Meteor Lake instead (family 6 model 0xaa),
+ * its E-cores Crestmont: 6 wide, 8 general counters, the kernel's adl
+ * topdown-* strings on cpu_atom (topdown-retiring 0xc2, not Crestmont's
+ * TOPDOWN_RETIRING.ALL 0x72), and perf's meteorlake TopdownL2 events
+ * FRONTEND_LATENCY and ALLOC_RESTRICTIONS modelled with the truth.
+ */
+void emu_hybrid_crestmont(void);
 void emu_migrate(int cpu);          /* now, between two instructions */
 
 /*

@@ -131,8 +131,14 @@ static const struct map tnt_map[] = {
 	{ 0x3c, SIG_CYCLES }, { 0x71, SIG_FE }, { 0x673, SIG_BAD },
 	{ 0xc2, SIG_RET }, { 0x74, SIG_BE }, { 0, 0 },
 };
-/* Crestmont's TopdownL2 (srf-metrics.json): FRONTEND_LATENCY 0x71/0x72,
- * ALLOC_RESTRICTIONS 0x74/0x1; no retiring split there. */
+/*
+ * Crestmont's TopdownL2 (srf-metrics.json): FRONTEND_LATENCY 0x71/0x72,
+ * ALLOC_RESTRICTIONS 0x74/0x1; no retiring split there.  Meteor Lake's
+ * cpu_atom counts the same (perf's meteorlake pipeline.json, cpu_atom);
+ * there the kernel's topdown-retiring alias is the adl string 0xc2,
+ * UOPS_RETIRED.ALL on Crestmont, which this map leaves uncounted so
+ * that a formula taking the alias for retiring cannot pass.
+ */
 static const struct map cmt_map[] = {
 	{ 0x3c, SIG_CYCLES }, { 0x71, SIG_FE }, { 0x73, SIG_BAD },
 	{ 0x72, SIG_RET }, { 0x74, SIG_BE },
@@ -189,6 +195,36 @@ void emu_gp_set_period(uint64_t left)
 	emu.gp_left = left;
 }
 
+/*
+ * The server parts of the V4.5 cores (arch/x86/include/asm/intel-family.h:
+ * SANDYBRIDGE_X, IVYBRIDGE_X, HASWELL_X, BROADWELL_X, BROADWELL_D), whose
+ * perf lists are jaketown, ivytown, haswellx, broadwellx and broadwellde.
+ */
+static const char *v45_server(unsigned model)
+{
+	switch (model) {
+	case 0x2d:
+		return "processor\t: 0\nvendor_id\t: GenuineIntel\ncpu family\t: 6\nmodel\t\t: 45\nmodel name\t: Intel(R) Xeon(R) CPU E5-2680 0\n";
+	case 0x3e:
+		return "processor\t: 0\nvendor_id\t: GenuineIntel\ncpu family\t: 6\nmodel\t\t: 62\nmodel name\t: Intel(R) Xeon(R) CPU E5-2680 v2\n";
+	case 0x3f:
+		return "processor\t: 0\nvendor_id\t: GenuineIntel\ncpu family\t: 6\nmodel\t\t: 63\nmodel name\t: Intel(R) Xeon(R) CPU E5-2680 v3\n";
+	case 0x4f:
+		return "processor\t: 0\nvendor_id\t: GenuineIntel\ncpu family\t: 6\nmodel\t\t: 79\nmodel name\t: Intel(R) Xeon(R) CPU E5-2680 v4\n";
+	case 0x56:
+		return "processor\t: 0\nvendor_id\t: GenuineIntel\ncpu family\t: 6\nmodel\t\t: 86\nmodel name\t: Intel(R) Xeon(R) CPU D-1540\n";
+	default:
+		return NULL;
+	}
+}
+
+/* Haswell's models count the core's execution cycles (hsw_map). */
+static bool haswell(unsigned model)
+{
+	return model == 0 || model == 0x3c || model == 0x3f || model == 0x45 ||
+	       model == 0x46;
+}
+
 const char *emu_cpuinfo(void)
 {
 	if (emu.arm)
@@ -205,6 +241,8 @@ const char *emu_cpuinfo(void)
 	case EMU_SLM:
 		return "processor\t: 0\nvendor_id\t: GenuineIntel\ncpu family\t: 6\nmodel\t\t: 77\nmodel name\t: Intel(R) Atom(TM) CPU C2750\n";
 	case EMU_HSW:
+		if (emu.v45_model && v45_server(emu.v45_model))
+			return v45_server(emu.v45_model);
 		if (emu.v45_model == 0x2a)
 			return "processor\t: 0\nvendor_id\t: GenuineIntel\ncpu family\t: 6\nmodel\t\t: 42\nmodel name\t: Intel(R) Core(TM) i7-2600\n";
 		if (emu.v45_model == 0x3a)
@@ -225,6 +263,9 @@ const char *emu_cpuinfo(void)
 	case EMU_ADL: /* emu_hybrid_skymont: Lunar Lake, INTEL_LUNARLAKE_M */
 		if (emu.atom_skymont)
 			return "processor\t: 0\nvendor_id\t: GenuineIntel\ncpu family\t: 6\nmodel\t\t: 189\n";
+		/* emu_hybrid_crestmont: INTEL_METEORLAKE_L */
+		if (emu.atom_crestmont)
+			return "processor\t: 0\nvendor_id\t: GenuineIntel\ncpu family\t: 6\nmodel\t\t: 170\nmodel name\t: Intel(R) Core(TM) Ultra 7 155H\n";
 		return "processor\t: 0\nvendor_id\t: GenuineIntel\ncpu family\t: 6\nmodel\t\t: 151\n";
 	case EMU_LNL:
 		return "processor\t: 0\nvendor_id\t: GenuineIntel\ncpu family\t: 6\nmodel\t\t: 189\n";
@@ -236,11 +277,13 @@ const char *emu_cpuinfo(void)
 int emu_gen_signal(uint64_t config)
 {
 	const struct map *m = emu.profile == EMU_SKL ? skl_map
-			      : emu.profile == EMU_HSW && emu.v45_model
+			      : emu.profile == EMU_HSW && !haswell(emu.v45_model)
 				? thread_exe_map
 			      : emu.profile == EMU_HSW ? hsw_map
 			      : emu.profile == EMU_TNT ? tnt_map
 			      : emu.profile == EMU_CMT ? cmt_map
+			      : emu.profile == EMU_ADL && emu.atom_crestmont
+				? cmt_map
 			      : emu.profile == EMU_SKT ? skt_map
 			      : emu.profile == EMU_GRT ? grt_map
 			      : emu.profile == EMU_ADL && emu.atom_skymont
@@ -628,7 +671,15 @@ static void grt_bad_parts(uint64_t slots, const struct emu_mix *m,
 static bool gracemont(void)
 {
 	return emu.profile == EMU_GRT ||
-	       (emu.profile == EMU_ADL && !emu.atom_skymont);
+	       (emu.profile == EMU_ADL && !emu.atom_skymont &&
+		!emu.atom_crestmont);
+}
+
+/* Crestmont: Sierra Forest, or Meteor Lake's E-cores. */
+static bool crestmont(void)
+{
+	return emu.profile == EMU_CMT ||
+	       (emu.profile == EMU_ADL && emu.atom_crestmont);
 }
 
 /* The mix's level-2 share i of slots, at most parent. */
@@ -778,7 +829,7 @@ static void split(uint64_t slots, const struct emu_mix *m,
 	p->be = slots - p->ret - p->bad - p->fe - p->smt;
 	if (gracemont())
 		grt_bad_parts(slots, m, p);
-	if (gracemont() || emu.profile == EMU_CMT || emu.atom_skymont)
+	if (gracemont() || crestmont() || emu.atom_skymont)
 		atom_l2_parts(slots, m, p);
 	if (emu.arm) { /* level 2: within their parents */
 		p->fe_lat = (uint64_t)((double)slots * m->f[6]);

@@ -211,6 +211,7 @@ struct emu_state {
 	unsigned gen_width;     /* generic profiles: pipeline width, else 0 */
 	unsigned atom_width;    /* EMU_ADL: the E-cores' width (Gracemont 5) */
 	bool atom_skymont;      /* EMU_ADL's E-cores Skymont (emu_hybrid_skymont) */
+	bool atom_crestmont;    /* ... or Crestmont (emu_hybrid_crestmont) */
 	unsigned v45_model;     /* EMU_HSW as another model (emu_hsw_model),
 				   0: Haswell's 0x3c */
 	bool anythread_ok;      /* AnyThread events allowed */

@@ -333,6 +333,7 @@ void emu_setup(enum emu_profile profile)
 	emu.clear_rate = 0.002; /* 1% of the slots, on Ice Lake */
 	emu.atom_width = profile == EMU_ADL ? 5 : 0;
 	emu.atom_skymont = false;
+	emu.atom_crestmont = false;
 	emu.v45_model = 0;
 	/* x86 max_period, full width; Arm: half of each counter's range */
 	emu.gp_left = emu.arm ? UINT64_MAX >> 1 : (UINT64_C(1) << 47) - 1;

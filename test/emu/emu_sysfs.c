@@ -232,6 +232,27 @@ void emu_hybrid_skymont(void)
 	put("cpu_core/caps/pmu_name", "lunarlake_hybrid");
 }
 
+/*
+ * Meteor Lake (arch/x86/events/intel/core.c intel_pmu_init, case
+ * INTEL_METEORLAKE_L: intel_pmu_init_hybrid(hybrid_big_small), cpu_core
+ * by intel_pmu_init_glc, PERF_METRICS with level 2, num_topdown_events
+ * 8, as the Alder Lake profile's P-cores; cpu_atom by intel_pmu_init_grt
+ * with intel_cmt_extra_regs; td_attr = adl_hybrid_events_attrs, so
+ * cpu_atom's topdown-* strings are the adl ones emu_sysfs_create wrote).
+ * Each core type's counters from CPUID leaf 0x23 (update_pmu_cap,
+ * added with Meteor Lake's support): 8 general counters on Crestmont as
+ * on Redwood Cove.  Crestmont is 6 wide (perf's mtl-metrics.json,
+ * cpu_atom: 6 * CPU_CLK_UNHALTED.CORE).
+ */
+void emu_hybrid_crestmont(void)
+{
+	emu.atom_crestmont = true;
+	emu.atom_width = 6;
+	emu.gp_counters = 8;
+	put("cpuinfo", emu_cpuinfo());
+	put("cpu_core/caps/pmu_name", "meteorlake_hybrid");
+}
+
 /* /sys/devices/system/cpu/smt/active, served from the fake tree. */
 void emu_sysfs_smt(bool active)
 {

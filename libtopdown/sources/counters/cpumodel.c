@@ -337,8 +337,20 @@ static void skymont(struct td_gen_model *m, const char *name)
  * E-core group itself: level 1 takes fixed counters 4-6 and one general
  * counter there, and the list gives its cpu_atom events general
  * counters 0-7, so two more fit beside level 1 with no multiplexing.
+ *
+ * Meteor Lake's and Arrow Lake-U's Crestmont E-cores the same way
+ * (meteorlake/mtl-metrics.json, Unit cpu_atom: the same two events over
+ * 6 x clocks; encodings from meteorlake pipeline.json): Crestmont has 8
+ * general counters (perf's grandridge counter.json; the kernel takes
+ * each hybrid PMU's own from CPUID leaf 0x23, update_pmu_cap), and its
+ * 7 events fit them, the clocks on fixed counter 1 or a general counter
+ * (arch/x86/events/intel/core.c intel_pmu_check_event_constraints
+ * extends 0x003c's constraint to the general counters).  So a separate
+ * level-2 group would not take turns with level 1's but count beside
+ * it, where the multiplexed mode (hybrid.c ecore_mux_fold) assumes the
+ * two never count together.
  */
-static void skymont_hybrid_l2(struct td_gen_model *m)
+static void hybrid_l2_in_group(struct td_gen_model *m)
 {
 	m->config[TD_V2_FE_LAT] = EV(0x71, 0x72, 0);
 	m->config[TD_V2_ALLOC] = EV(0x74, 0x01, 0);
@@ -347,7 +359,13 @@ static void skymont_hybrid_l2(struct td_gen_model *m)
 	m->l2_in_group = true;
 }
 
-/* Family 6 model numbers: the kernel's arch/x86/include/asm/intel-family.h. */
+/*
+ * Family 6 model numbers: the kernel's arch/x86/include/asm/intel-family.h.
+ * The V4.5 servers (0x2d, 0x3e, 0x3f, 0x4f, 0x56) take their client's
+ * level 2: perf's jaketown/jkt-, ivytown/ivt-, haswellx/hsx-, broadwellx/
+ * bdx- and broadwellde/bdwde-metrics.json give the same TopdownL2
+ * expressions, with the same events, as snb-, ivb-, hsw- and bdw-.
+ */
 static int intel_lookup(unsigned family, unsigned model,
 			struct td_gen_model *m)
 {
@@ -427,17 +445,18 @@ static int intel_lookup(unsigned family, unsigned model,
  * own.  (Arrow Lake-H's low-power E-cores are a third PMU, cpu_lowpower,
  * whose retiring alias is 0xc2 too; the library opens cpu_atom only.)
  *
- * Level 2 of the Gracemont and Crestmont E-cores (TD_OPT_L2_MULTIPLEX,
- * hybrid.c): the standalone cores' events and formula.  perf's
+ * Level 2 of the Gracemont E-cores (TD_OPT_L2_MULTIPLEX, hybrid.c): the
+ * standalone core's events and formula.  perf's
  * alderlake/adl-metrics.json, Unit cpu_atom, has Gracemont's tree
  * (tma_ms_uops, tma_base, tma_branch_mispredicts, tma_core_bound =
  * TOPDOWN_BE_BOUND.ALLOC_RESTRICTIONS / (5 x CPU_CLK_UNHALTED.CORE),
  * tma_resource_bound, and the frontend's latency/bandwidth split:
- * TOPDOWN_FE_BOUND.FRONTEND_LATENCY over the slots);
- * meteorlake/mtl-metrics.json, Unit cpu_atom, Crestmont's over 6 x
- * clocks (tma_ifetch_latency, tma_core_bound, tma_resource_bound,
- * tma_branch_mispredicts, tma_machine_clears; no tma_ms_uops or tma_base:
- * frontend and backend children only, as on Sierra Forest).
+ * TOPDOWN_FE_BOUND.FRONTEND_LATENCY over the slots).  Crestmont's
+ * (meteorlake/mtl-metrics.json, Unit cpu_atom, over 6 x clocks:
+ * tma_ifetch_latency, tma_core_bound, tma_resource_bound,
+ * tma_branch_mispredicts, tma_machine_clears; no tma_ms_uops or tma_base)
+ * and Skymont's: the frontend and backend children, in the E group
+ * (hybrid_l2_in_group).
  */
 int td_hybrid_atom_lookup(unsigned family, unsigned model,
 			  struct td_gen_model *m)
@@ -452,11 +471,11 @@ int td_hybrid_atom_lookup(unsigned family, unsigned model,
 		return 0;
 	case 0xaa: case 0xac: case 0xb5:
 		crestmont(m, ALIAS(TD_V2_RET));
-		crestmont_l2(m);
+		hybrid_l2_in_group(m);
 		return 0;
 	case 0xbd: case 0xc5: case 0xc6:
 		skymont(m, "skymont");
-		skymont_hybrid_l2(m);
+		hybrid_l2_in_group(m);
 		return 0;
 	default:
 		return -ENOSYS;

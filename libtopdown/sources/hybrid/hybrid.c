@@ -100,19 +100,22 @@ void td_hybrid_close(struct td *td)
  */
 /*
  * TD_OPT_L2_MULTIPLEX on E-cores whose level 2 does not fit beside level
- * 1 (Gracemont, Crestmont: the model's config2): its groups on cpu_atom
+ * 1 (Gracemont: the model's config2): its groups on cpu_atom
  * too (counters_open.c td_gen_open_mux_groups), which the kernel rotates
  * with the level-1 group while the thread is on an E-core
  * (perf_rotate_context).  The two never count together: each counts
- * CPU_CLK_UNHALTED.CORE, which the kernel schedules on fixed counter 1
- * alone (arch/x86/events/intel/core.c intel_grt_event_constraints,
- * FIXED_EVENT_CONSTRAINT(0x003c, 1); perf_event.h: the constraint's mask
- * is that counter's bit only), and on Gracemont their general-counter
- * events (four each) exceed its 6 too (intel_pmu_init, case
- * INTEL_ALDERLAKE: cpu_atom keeps the boot CPU's counters, cpu_core gets
- * two more).  So the E-cores' time is the sum of the groups' times
- * running (ecore_mux_fold); should they ever count together, that sum
- * exceeds it and pair_times' account flags the regions, not skews them.
+ * CPU_CLK_UNHALTED.CORE, on fixed counter 1 or, that taken, a general
+ * counter (arch/x86/events/intel/core.c intel_grt_event_constraints,
+ * FIXED_EVENT_CONSTRAINT(0x003c, 1), which
+ * intel_pmu_check_event_constraints extends to the general counters),
+ * and the groups' general-counter events, four and five with those
+ * clocks, exceed Gracemont's 6 (intel_pmu_init, case INTEL_ALDERLAKE:
+ * cpu_atom keeps the boot CPU's counters, cpu_core gets two more).
+ * (Crestmont's 8 would hold both: its level 2 goes in the level-1
+ * group, cpumodel.c hybrid_l2_in_group.)  So the E-cores' time is the
+ * sum of the groups' times running (ecore_mux_fold); should they ever
+ * count together, that sum exceeds it and pair_times' account flags the
+ * regions, not skews them.
  * Not with the memory drill-down, whose nodes take
  * the entries the level-2 values would (hybrid.h TD_C_ECORE_L2).  A
  * failure leaves the E-cores at level 1.

@@ -22,7 +22,7 @@ _Static_assert(TD_C_ECORE_SLOTS > TD_M_SMT,
 	       "the E-cores' slots must not be a result category");
 
 /*
- * TD_OPT_L2_MULTIPLEX on Gracemont and Crestmont E-cores: the level-2
+ * TD_OPT_L2_MULTIPLEX on Gracemont E-cores: the level-2
  * groups' cumulative event counts (TD_A2_*, config2 order), raw, in the
  * entries PERF_METRICS leaves free without the memory drill-down (whose
  * nodes take the same entries: the two are not combined, hybrid.c).

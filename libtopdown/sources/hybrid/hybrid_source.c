@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "arch.h"
 #include "counter_group.h"
@@ -121,8 +122,8 @@ static bool ecore_region(const struct td_counts *a, const struct td_counts *b,
  * a region of some millions of slots.  A shorter region that ends so
  * loses level 2, as does one with more real work on the E-cores, unless
  * all of its slots came from E-cores whose group counts their own level
- * 2 (Skymont: hybrid.c ecore_l2_counts, the frontend and backend
- * children, TD_RESULT_L2_FE_BE; Gracemont and Crestmont with
+ * 2 (Skymont, Crestmont: hybrid.c ecore_l2_counts, the frontend and
+ * backend children, TD_RESULT_L2_FE_BE; Gracemont with
  * TD_OPT_L2_MULTIPLEX: ecore_mux_l2), which then reports the E-cores'
  * level 2 (ecore_delta).  A region on both
  * core types beyond that bound has none: the two trees' nodes are not
@@ -174,7 +175,7 @@ static void clamp_child(int64_t *c, int64_t parent)
 }
 
 /*
- * A region all on Gracemont or Crestmont E-cores, TD_OPT_L2_MULTIPLEX
+ * A region all on Gracemont E-cores, TD_OPT_L2_MULTIPLEX
  * (hybrid.c ecore_mux_fold): the Atom level-2 tree from the level-2
  * groups' counts over the region (td_formula_atom_l2, as the standalone
  * cores' multiplexed mode: each node its event per the level-2 group's
@@ -201,11 +202,65 @@ static unsigned ecore_mux_l2(const struct td *td, const struct td_counts *a,
 }
 
 /*
+ * Named totals of the multiplexed mode (struct td_delta l2raw, summed
+ * over a named region's calls: hybrid_fold_named): the level-2 groups'
+ * event counts (TD_A2_*), then how many calls passed them (never 0: no
+ * call is "unsampled", named_counted_word) and how many of those had
+ * E-core slots only, and the tag: the E-cores' width and tree.
+ */
+enum { HYBRID_RAW_CALLS = TD_A2_NR, HYBRID_RAW_ECORE_ONLY };
+_Static_assert(HYBRID_RAW_ECORE_ONLY < TD_L2RAW_TAG, "struct td_delta.l2raw");
+#define HYBRID_RAW_TAG(m) \
+	((m)->width | (uint64_t)(m)->l2_fe_be << 8 | UINT64_C(1) << 16)
+
+static void ecore_mux_raw(const struct td_gen_model *m,
+			  const struct td_counts *a, const struct td_counts *b,
+			  bool ecore_only, struct td_delta *d)
+{
+	memset(d->l2raw, 0, sizeof(d->l2raw));
+	for (unsigned i = 0; i < m->nr2; i++)
+		d->l2raw[i] = b->cat[TD_C_ECORE_L2 + i] -
+			      a->cat[TD_C_ECORE_L2 + i];
+	d->l2raw[HYBRID_RAW_CALLS] = 1;
+	d->l2raw[HYBRID_RAW_ECORE_ONLY] = ecore_only;
+	d->l2raw[TD_L2RAW_TAG] = HYBRID_RAW_TAG(m);
+}
+
+/*
+ * A named region's totals in the multiplexed mode (named.c acc_totals,
+ * when every reliable call passed ecore_mux_raw's words): where every
+ * call ran on E-cores only, the Atom tree from the level-2 groups'
+ * counts summed over the calls, applied to the summed level 1, as
+ * ecore_mux_l2 does for one region (perf stat's estimate from
+ * multiplexed counts); none where a call also ran on P-cores (two
+ * trees) or the level-2 groups counted too little.
+ */
+static unsigned hybrid_fold_named(const uint64_t *raw, struct td_delta *d)
+{
+	uint64_t w[TD_L2_VALUES] = { 0 };
+	unsigned width = (unsigned)(raw[TD_L2RAW_TAG] & 0xff);
+	bool fe_be = raw[TD_L2RAW_TAG] >> 8 & 1;
+	unsigned l2;
+
+	memset(d->cat + TD_NR_L1, 0, TD_NR_L1 * sizeof(d->cat[0]));
+	if (!(raw[TD_L2RAW_TAG] >> 16) ||
+	    raw[HYBRID_RAW_ECORE_ONLY] != raw[HYBRID_RAW_CALLS])
+		return 0;
+	memcpy(w, raw, TD_A2_NR * sizeof(w[0]));
+	if (width * w[TD_A2_CLK] < TD_SHORT_SLOTS)
+		return 0;
+	l2 = td_formula_atom_l2(width, fe_be, w, d->slots, d->cat);
+	for (unsigned i = TD_NR_L1; i < TD_NR_METRICS; i++)
+		clamp_child(&d->cat[i], d->cat[i - TD_NR_L1]);
+	return l2;
+}
+
+/*
  * A region with E-core slots: the E-cores' own level 2 where all of its
- * slots came from them and their group measures it (Skymont in the
- * group, Gracemont and Crestmont multiplexed: their E-core counts then
- * scaled, the region flagged TD_RESULT_MULTIPLEXED); else
- * ecore_share_delta's rule.  Out of line, as that is.
+ * slots came from them and their group measures it (Skymont and
+ * Crestmont in the group, Gracemont multiplexed: its E-core counts then
+ * scaled, the region flagged TD_RESULT_MULTIPLEXED, its named totals'
+ * words kept); else ecore_share_delta's rule.  Out of line, as that is.
  */
 static __attribute__((noinline)) unsigned
 ecore_delta(const struct td *td, const struct td_counts *a,
@@ -213,8 +268,10 @@ ecore_delta(const struct td *td, const struct td_counts *a,
 {
 	const struct td_gen *g = td_hybrid_of(td)->ecore;
 
-	if (g->mux[0])
+	if (g->mux[0]) {
 		flags |= TD_RESULT_MULTIPLEXED;
+		ecore_mux_raw(&g->m, a, b, ecore_region(a, b, d), d);
+	}
 	if (ecore_region(a, b, d) && g->m.l2_in_group) {
 		d->cat[TD_M_HEAVY_OPS] = 0;
 		d->cat[TD_M_BR_MISPREDICT] = 0;
@@ -225,6 +282,21 @@ ecore_delta(const struct td *td, const struct td_counts *a,
 	return ecore_share_delta(a, b, flags, d);
 }
 
+/*
+ * TD_OPT_L2_MULTIPLEX: the E-cores' level-2 groups counted in a region
+ * whose level-1 group did not (all of its E-core time in their turns:
+ * no E-core slots, the region flagged for its lost level 1), whose
+ * counts named totals still take (ecore_mux_raw).
+ */
+static bool ecore_l2_only(const struct td *td, const struct td_counts *a,
+			  const struct td_counts *b)
+{
+	const struct td_gen *g = td_hybrid_of(td)->ecore;
+
+	return g && g->mux[0] && b->cat[TD_C_ECORE_L2 + TD_A2_CLK] !=
+					 a->cat[TD_C_ECORE_L2 + TD_A2_CLK];
+}
+
 /* The common region, no E-core slot: as PERF_METRICS' delta alone. */
 static unsigned hybrid_delta(const struct td *td, const struct td_counts *a,
 			     uint64_t raw_slots, uint64_t raw,
@@ -232,7 +304,8 @@ static unsigned hybrid_delta(const struct td *td, const struct td_counts *a,
 {
 	unsigned flags = td_pm_delta(td, a, raw_slots, raw, b, d);
 
-	if (TD_LIKELY(b->cat[TD_C_ECORE_SLOTS] == a->cat[TD_C_ECORE_SLOTS]))
+	if (TD_LIKELY(b->cat[TD_C_ECORE_SLOTS] == a->cat[TD_C_ECORE_SLOTS]) &&
+	    !ecore_l2_only(td, a, b))
 		return flags;
 	return ecore_delta(td, a, b, flags, d);
 }
@@ -263,7 +336,9 @@ static void hybrid_info(const struct td *td, struct td_info *i)
 #define HYBRID_OPS                                                       \
 	.name = "hybrid", .handle_size = sizeof(struct td_hybrid_handle),  \
 	.open = hybrid_open, .close = hybrid_close, .reset = td_pm_reset, \
-	.consistent = td_pm_consistent, .info = hybrid_info
+	.consistent = td_pm_consistent, .info = hybrid_info,              \
+	.fold_named = hybrid_fold_named,                                   \
+	.named_counted_word = HYBRID_RAW_CALLS
 
 const struct td_source_ops td_source_hybrid = {
 	HYBRID_OPS,
