@@ -2,8 +2,9 @@
 /*
  * The memory drill-down (TD_OPT_MEMORY, TOPDOWN_MEMORY=1) on the
  * emulator: the nodes against the work's true composition of memory
- * bound on Sapphire Rapids, on Alder Lake's P-cores and on Ice Lake, the
- * option's absence, and the refusals where a CPU has no drill-down.
+ * bound on Sapphire Rapids, on Alder Lake's P-cores and on Ice Lake (Meteor
+ * Lake's: test_hybrid_cmt), the option's absence, and the refusals where
+ * a CPU has no drill-down.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -432,6 +433,35 @@ static void expect_refusal(enum emu_profile p, int err, const char *says)
 	td_close(td);
 }
 
+/*
+ * Lion Cove P-cores (Lunar Lake, Arrow Lake): perf's lnl-metrics.json
+ * counts the nodes on MEMORY_STALLS.*, not Golden Cove's events, so the
+ * drill-down is refused with that reason: on the Lunar Lake profile, on
+ * the hybrid one with Skymont E-cores, and on the Alder Lake one offering
+ * metrics-clear (the emulator's Arrow Lake, whose pmu keeps the Alder
+ * Lake name: metrics-clear marks Lion Cove).
+ */
+static void test_lion_cove_refused(void **state)
+{
+	static void (*const variants[])(void) = { emu_hybrid_skymont,
+						   emu_offer_metrics_clear };
+	struct td_options o = TD_OPTIONS_INIT;
+	struct td *td = NULL;
+
+	(void)state;
+	expect_refusal(EMU_LNL, -EOPNOTSUPP, "MEMORY_STALLS");
+	o.flags = TD_OPT_MEMORY;
+	for (size_t i = 0; i < sizeof(variants) / sizeof(variants[0]); i++) {
+		emu_setup(EMU_ADL);
+		variants[i]();
+		assert_int_equal(td_open(&td, &o), -EOPNOTSUPP);
+		assert_null(td);
+		assert_non_null(strstr(td_strerror(-EOPNOTSUPP),
+				       "Lion Cove P-cores"));
+		emu_teardown();
+	}
+}
+
 static void test_refusals(void **state)
 {
 	(void)state;
@@ -477,6 +507,8 @@ int main(void)
 		cmocka_unit_test_teardown(test_environment, teardown_env),
 		cmocka_unit_test_teardown(test_off_by_default, teardown_env),
 		cmocka_unit_test_teardown(test_refusals, teardown_env),
+		cmocka_unit_test_teardown(test_lion_cove_refused,
+					  teardown_env),
 		cmocka_unit_test_teardown(test_refusal_text_cleared,
 					  teardown_env),
 	};

@@ -1078,12 +1078,26 @@ void emu_set_int_misc_clears(double per_slot)
 	emu.clear_rate = per_slot;
 }
 
+/*
+ * The P-cores that count the Golden Cove events: Sapphire Rapids, Alder
+ * Lake's and Meteor Lake's (Redwood Cove: perf's meteorlake memory.json
+ * and pipeline.json give them the same encodings).  Not Lion Cove's (the
+ * Alder Lake profile offering metrics-clear or with Skymont E-cores, the
+ * emulator's Arrow and Lunar Lake), whose lunarlake memory.json has
+ * MEMORY_STALLS.* instead, not modelled here.
+ */
+static bool counts_gc_memory(void)
+{
+	return emu.profile == EMU_SPR ||
+	       (emu.profile == EMU_ADL && !emu.has_metrics_clear &&
+		!emu.atom_skymont);
+}
+
 int emu_mem_signal(uint64_t config)
 {
 	const struct map *m = emu.profile == EMU_ICL ? icl_mem_map
-			      : emu.profile == EMU_SPR || emu.profile == EMU_ADL
-				      ? gc_mem_map
-				      : NULL;
+			      : counts_gc_memory() ? gc_mem_map
+						   : NULL;
 
 	if (config == (emu.profile == EMU_ICL ? EMU_UOP_DROPPING_ICL
 					      : EMU_UOP_DROPPING) &&

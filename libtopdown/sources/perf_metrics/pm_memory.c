@@ -72,14 +72,19 @@ struct td_pm_mem_model {
 
 /*
  * Golden Cove P-cores: Sapphire Rapids (and Emerald Rapids, which the
- * kernel names the same) and Alder Lake's / Raptor Lake's cpu_core.
- * Encodings from perf's sapphirerapids and alderlake pipeline.json and
- * memory.json; the formulas (perf_nodes) from spr-metrics.json and
- * adl-metrics.json (Unit cpu_core), which agree.  Pmu names: caps/pmu_name
- * (arch/x86/events/intel/core.c intel_pmu_init).
+ * kernel names the same) and Alder Lake's / Raptor Lake's cpu_core; and
+ * Redwood Cove, Meteor Lake's cpu_core, whose nodes are the same:
+ * meteorlake/mtl-metrics.json (Unit cpu_core) gives tma_l1_bound,
+ * tma_l2_bound, tma_l3_bound, tma_dram_bound and tma_store_bound with
+ * adl-metrics.json's expressions and events, and meteorlake
+ * pipeline.json and memory.json give those events alderlake's
+ * encodings.  Encodings from perf's sapphirerapids and alderlake
+ * pipeline.json and memory.json; the formulas (perf_nodes) from
+ * spr-metrics.json and adl-metrics.json (Unit cpu_core), which agree.
+ * Pmu names: caps/pmu_name (arch/x86/events/intel/core.c intel_pmu_init).
  */
 static const char *const golden_cove_pmus[] = {
-	"sapphire_rapids", "alderlake_hybrid", NULL
+	"sapphire_rapids", "alderlake_hybrid", "meteorlake_hybrid", NULL
 };
 
 static const struct td_pm_mem_model golden_cove = {
@@ -142,19 +147,45 @@ static const struct td_pm_mem_model icelake = {
 	.pmus = icelake_pmus,
 };
 
-/* Why a PERF_METRICS core has no drill-down here, for td_strerror. */
-static const char *refusal(void)
+/*
+ * Lion Cove P-cores (Lunar Lake, Arrow Lake): perf's lunarlake/
+ * lnl-metrics.json (Unit cpu_core) counts each node on a stall event of
+ * its own, tma_l1_bound = MEMORY_STALLS.L1 / clks .. tma_dram_bound =
+ * MEMORY_STALLS.MEM / clks, not Golden Cove's differences of
+ * MEMORY_ACTIVITY stalls: none of the models here.  The kernel names
+ * those PMUs "lunarlake_hybrid" and "arrowlake_h_hybrid" and offers
+ * RDPMC metrics-clear mode (format/metrics_clear) on them only, which
+ * marks them whatever their name (as pm_uop.c takes it).
+ */
+static bool lion_cove(const struct td *td, const char *pmu_name)
 {
-	return "this PERF_METRICS core's nodes are not in the library's "
-	       "table (Ice Lake, Sapphire Rapids, Alder/Raptor Lake P-cores)";
+	return td_pm_of(td)->pm.pmu.metrics_clear_config1 ||
+	       strcmp(pmu_name, "lunarlake_hybrid") == 0 ||
+	       strcmp(pmu_name, "arrowlake_h_hybrid") == 0;
 }
 
-static const struct td_pm_mem_model *model_of(const char *pmu_name)
+/* Why a PERF_METRICS core has no drill-down here, for td_strerror. */
+static const char *refusal(const struct td *td, const char *pmu_name)
+{
+	if (lion_cove(td, pmu_name))
+		return "Lion Cove P-cores (Lunar Lake, Arrow Lake) count "
+		       "the nodes on MEMORY_STALLS.L1 .. .MEM (perf's "
+		       "lnl-metrics.json), which the library does not "
+		       "implement";
+	return "this PERF_METRICS core's nodes are not in the library's "
+	       "table (Ice Lake, Sapphire Rapids, Alder/Raptor/Meteor Lake "
+	       "P-cores)";
+}
+
+static const struct td_pm_mem_model *model_of(const struct td *td,
+					      const char *pmu_name)
 {
 	static const struct td_pm_mem_model *const models[] = {
 		&golden_cove, &icelake,
 	};
 
+	if (lion_cove(td, pmu_name))
+		return NULL;
 	for (size_t i = 0; i < sizeof(models) / sizeof(models[0]); i++)
 		for (const char *const *n = models[i]->pmus; *n; n++)
 			if (strcmp(pmu_name, *n) == 0)
@@ -222,9 +253,9 @@ int td_pm_mem_open(struct td *td, const struct td_open_req *req)
 	if (!req->memory)
 		return 0;
 	td_pm_pmu_name(td, pmu_name, sizeof(pmu_name));
-	m->model = model_of(pmu_name);
+	m->model = model_of(td, pmu_name);
 	if (!m->model) {
-		td_set_mem_refusal(refusal());
+		td_set_mem_refusal(refusal(td, pmu_name));
 		return -EOPNOTSUPP;
 	}
 	m->on = true;
@@ -355,9 +386,10 @@ static double pos(double x)
 }
 
 /*
- * perf's nodes, fractions of clocks, Golden Cove (spr-metrics.json and
- * adl-metrics.json, the same expressions; models: sapphire_rapids,
- * alderlake_hybrid's cpu_core):
+ * perf's nodes, fractions of clocks, Golden Cove and Redwood Cove
+ * (spr-metrics.json, adl-metrics.json and mtl-metrics.json, the same
+ * expressions; models: sapphire_rapids, alderlake_hybrid's and
+ * meteorlake_hybrid's cpu_core):
  *   tma_l1_bound    max((EXE_ACTIVITY.BOUND_ON_LOADS -
  *                        MEMORY_ACTIVITY.STALLS_L1D_MISS) / clks, 0)
  *   tma_l2_bound    (MEMORY_ACTIVITY.STALLS_L1D_MISS -
@@ -456,10 +488,24 @@ static double icelake_err(const int64_t *e, const struct td_result *res,
 }
 
 /*
+ * A region whose level 2 is the P-cores' (PERF_METRICS'), over which
+ * cpu_core's memory events counted.  Not one all of whose slots came
+ * from Crestmont or Skymont E-cores (the hybrid source's
+ * TD_RESULT_L2_FE_BE): its level 2 is the E-cores' tree, whose
+ * memory-bound entry holds their resource bound, and the events did not
+ * count there (perf's meteorlake list has no tma_l1_bound .. for
+ * cpu_atom).
+ */
+static bool pcore_level2(unsigned flags)
+{
+	return (flags & (TD_RESULT_L2 | TD_RESULT_L2_FE_BE)) == TD_RESULT_L2;
+}
+
+/*
  * The region's memory bound and its nodes' parts; false where it has
  * none.  Golden Cove: level 2's memory bound, only where the region
- * measured it (not on a hybrid region that ran on E-cores, whose
- * cpu_core events did not count there).  Ice Lake: from the events and
+ * measured the P-cores' (pcore_level2: not on a hybrid region that ran
+ * on E-cores, whose cpu_core events did not count there).  Ice Lake: from the events and
  * level 1 (icelake_ratio), err raised to cover the nodes (icelake_err).
  */
 static bool mem_bound(const struct td *td, const struct td_delta *d,
@@ -468,7 +514,7 @@ static bool mem_bound(const struct td *td, const struct td_delta *d,
 	const int64_t *e = &d->cat[TD_PM_MEM0];
 
 	if (!td_pm_of(td)->pm.mem.model->memory_bound) {
-		if (!(res->flags & TD_RESULT_L2))
+		if (!pcore_level2(res->flags))
 			return false;
 		mem_parts(d, part);
 		*mb = res->l2[TD_MEM_BOUND];
@@ -508,7 +554,7 @@ void td_pm_mem_record(const struct td *td, const struct td_delta *d,
 	struct td_result res;
 
 	if (!td_pm_of(td)->pm.mem.model->memory_bound) {
-		if (!(rec->flags & TD_RESULT_L2))
+		if (!pcore_level2(rec->flags))
 			return;
 		mem_parts(d, part);
 		td_mem_parts_pack(part, rec->reserved);
