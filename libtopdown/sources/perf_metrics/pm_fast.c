@@ -409,6 +409,22 @@ static void record_clears(struct td *td, const struct td_region_priv *p,
 }
 
 /*
+ * td_pm_store_halves, each half by a store of its own: x86's two 32-bit
+ * stores in asm, or the compiler joins them first through vector
+ * registers (two moves, an unpack and a store).
+ */
+static inline __attribute__((always_inline)) void store_halves_apart(
+	int64_t *w, uint32_t lo, uint32_t hi)
+{
+#if defined(__x86_64__)
+	__asm__("movl %k1, %0\n\tmovl %k2, 4+%0"
+		: "=m"(*w) : "r"(lo), "r"(hi));
+#else
+	td_pm_store_halves((uint64_t *)w, lo, hi);
+#endif
+}
+
+/*
  * Records attached, nothing folded since the begin: the record keeps the
  * two boundary readings and decodes nothing (pm_record.c does, later,
  * as end_same_snap does); the policy learns the length as a fast end
@@ -418,7 +434,8 @@ static void record_clears(struct td *td, const struct td_region_priv *p,
  */
 static inline __attribute__((always_inline)) void end_to_record(
 	struct td *td, struct td_region_priv *p, uint64_t slots,
-	uint32_t metrics_lo, uint32_t metrics_hi, bool uop, uint64_t aux)
+	uint32_t metrics_lo, uint32_t metrics_hi, bool uop, uint64_t aux,
+	bool clears)
 {
 	struct td_sink *k = &td->sink;
 	struct td_record *rec;
@@ -441,7 +458,7 @@ static inline __attribute__((always_inline)) void end_to_record(
 	rec->qerr = p->slots;
 	rec->cat[0] = (int64_t)p->raw;
 	/* PERF_METRICS at end as RDPMC gave it: two halves, little endian */
-	td_pm_store_halves((uint64_t *)&rec->cat[1], metrics_lo, metrics_hi);
+	store_halves_apart(&rec->cat[1], metrics_lo, metrics_hi);
 	/* resets 0, name NULL: pm_record.c finish_readings */
 	flags = k->readings_flags;
 	if (!uop) {
@@ -453,21 +470,44 @@ static inline __attribute__((always_inline)) void end_to_record(
 		flags |= TD_RESULT_FE_UNREFINED;
 	}
 	rec->flags = flags;
-	if (TD_UNLIKELY(td_pm_of(td)->pm.uop.be_wanted)) /* Ice Lake's cores */
-		record_clears(td, p, rec);
+	if (clears && TD_UNLIKELY(td_pm_of(td)->pm.uop.be_wanted))
+		record_clears(td, p, rec); /* Ice Lake's cores */
 	rec->reserved[0] = (uintptr_t)&td_pm_readings_finisher;
 }
 
-/* The same, INT_MISC.UOP_DROPPING read here where it is counted. */
+/* end_to_record_now's other cores, out of line (their registers). */
+static __attribute__((noinline)) void end_to_record_other(
+	struct td *td, struct td_region_priv *p, uint64_t slots,
+	uint32_t metrics_lo, uint32_t metrics_hi)
+{
+	if (td_pm_of(td)->pm.uop.on)
+		end_to_record(td, p, slots, metrics_lo, metrics_hi, true,
+			      td_pm_uop_now(td), true);
+	else
+		end_to_record(td, p, slots, metrics_lo, metrics_hi, false, 0,
+			      true);
+}
+
+/*
+ * The same, INT_MISC.UOP_DROPPING read here where it is counted: the
+ * common case (on_l2: no second counter) tested once, its base loaded
+ * after the read (one register fewer across it).
+ */
 static inline __attribute__((always_inline)) void end_to_record_now(
 	struct td *td, struct td_region_priv *p, uint64_t slots,
 	uint32_t metrics_lo, uint32_t metrics_hi)
 {
-	if (TD_LIKELY(td_pm_of(td)->pm.uop.on))
-		end_to_record(td, p, slots, metrics_lo, metrics_hi, true,
-			      td_pm_uop_now(td));
-	else
-		end_to_record(td, p, slots, metrics_lo, metrics_hi, false, 0);
+	const struct td_pm_uop *u = &td_pm_of(td)->pm.uop;
+	uint64_t aux;
+
+	if (TD_UNLIKELY(!u->on_l2)) {
+		end_to_record_other(td, p, slots, metrics_lo, metrics_hi);
+		return;
+	}
+	aux = td_rdpmc(u->sel);
+	td_compiler_barrier();
+	end_to_record(td, p, slots, metrics_lo, metrics_hi, true,
+		      aux + u->offset, false);
 }
 
 static int end_unusual(struct td *td, struct td_region *r, uint64_t slots);
@@ -619,18 +659,28 @@ __attribute__((noinline)) int td_pm_end_reading_result(
 
 /*
  * td_pm_end_reading without a result (res NULL): a record, a named
- * region's end.  Its caller's arguments, so that it is entered by a jump.
+ * region's end.  Its caller's arguments, so that it is entered by a jump
+ * (noipa: GCC's interprocedural passes would drop res, a constant
+ * there, and move every other argument to a new register).
  */
-static __attribute__((noinline)) int end_reading_sink(
+static __attribute__((noipa)) int end_reading_sink(
 	struct td *td, struct td_region_priv *p, struct td_result *res,
 	uint64_t slots, uint64_t metrics, uint64_t aux)
 {
+	const struct td_pm_uop *u = &td_pm_of(td)->pm.uop;
+
 	if ((td->end_key & (TD_END_KEY_SINK | TD_END_KEY_NAMED)) ==
 		    TD_END_KEY_SINK &&
 	    same_epoch(td, p)) {
-		end_to_record(td, p, slots, (uint32_t)metrics,
-			      (uint32_t)(metrics >> 32),
-			      td_pm_of(td)->pm.uop.on, aux);
+		/* the common case (on_l2: no second counter) tested once */
+		if (TD_LIKELY(u->on_l2))
+			end_to_record(td, p, slots, (uint32_t)metrics,
+				      (uint32_t)(metrics >> 32), true, aux,
+				      false);
+		else
+			end_to_record(td, p, slots, (uint32_t)metrics,
+				      (uint32_t)(metrics >> 32), u->on, aux,
+				      true);
 		return 0;
 	}
 	return td_end_with_reading(td, p, res, slots, metrics, aux);
