@@ -55,6 +55,17 @@
 #define TD_RDPMC_SLOTS   ((1u << 30) | 3)
 #define TD_RDPMC_METRICS (1u << 29)
 
+/*
+ * Out of line, with the arguments its callers pass (so that they reach
+ * it by a jump): GCC's noipa also keeps its interprocedural passes
+ * (constprop, isra) from giving it others; clang has no such attribute.
+ */
+#if defined(__clang__)
+#define TD_NOIPA __attribute__((noinline))
+#else
+#define TD_NOIPA __attribute__((noipa))
+#endif
+
 /* SLOTS is fixed counter 3, 48 bits wide. */
 static inline uint64_t td_join48(uint64_t lo, uint64_t hi)
 {
@@ -188,13 +199,13 @@ static __attribute__((noinline)) int end_inconsistent(struct td_result *res)
 /*
  * Readings too large for the exact doubles of decode.h: integers.  Six
  * arguments, so that its callers reach it by a jump (no frame, none of
- * theirs pushed on the stack; noipa: not given other arguments by
+ * theirs pushed on the stack; TD_NOIPA: not given other arguments by
  * GCC's interprocedural passes either): level 2, the drop's move and the flags
  * found again from the handle, as end_same_snap chose them (an unrefined
  * core's flags, 0 where the counters count: the copy of Ice Lake's cores
  * that counts the clears is end_same_snap_refined's, not this one).
  */
-static __attribute__((noipa)) int end_decode_wide(
+static TD_NOIPA int end_decode_wide(
 	const struct td *td, const struct td_region_priv *p,
 	struct td_result *res, uint64_t s1, uint64_t m1, int64_t drop)
 {
@@ -356,7 +367,7 @@ static inline __attribute__((always_inline)) int end_same_snap(
  * compared, so that what it says of the reads holds all the more (a
  * write since then sends the end to the slow path, which reads again).
  */
-static __attribute__((noipa)) int end_result_keyed(
+static TD_NOIPA int end_result_keyed(
 	struct td *td, struct td_region_priv *p, struct td_result *res,
 	uint64_t slots, uint64_t metrics, uint64_t aux)
 {
@@ -660,10 +671,10 @@ __attribute__((noinline)) int td_pm_end_reading_result(
 /*
  * td_pm_end_reading without a result (res NULL): a record, a named
  * region's end.  Its caller's arguments, so that it is entered by a jump
- * (noipa: GCC's interprocedural passes would drop res, a constant
+ * (TD_NOIPA: GCC's interprocedural passes would drop res, a constant
  * there, and move every other argument to a new register).
  */
-static __attribute__((noipa)) int end_reading_sink(
+static TD_NOIPA int end_reading_sink(
 	struct td *td, struct td_region_priv *p, struct td_result *res,
 	uint64_t slots, uint64_t metrics, uint64_t aux)
 {
