@@ -102,21 +102,45 @@ static const char hybrid_window_why[] =
 	"(16), which would need the guarded end inlined in the entry";
 
 /*
+ * PERF_METRICS' own rows (spr), where they stay above its targets: what
+ * its pair and pair+result hold beyond the reads, counted on spr's rows
+ * at this writing the same way.
+ */
+static const char spr_why[] =
+	"spr's pair (77) and pair+result (239) stay above 60 and 200: beyond "
+	"the entries' checks, the reads and the stores of the readings, the "
+	"begin reads INT_MISC.UOP_DROPPING next to PERF_METRICS (7: its test, "
+	"selector, halves joined, base added, store; perf's frontend refinement "
+	"on Sapphire Rapids), and both ends keep the reset policy's accounts "
+	"(core's: the budget's threshold compared at the begin, 4, the stretch "
+	"of open regions opened, 5, and closed, 3 or 4, the region's length "
+	"learnt, 6); the end with a result reads the counter again (4), takes "
+	"the drop's difference and whether the begin read it (5) and moves its "
+	"share in the decode (about 15: a product, a quotient and a truncation, "
+	"the general route's arithmetic bit for bit, then its bounds); its "
+	"window (14) holds the entry's test for a result and its jump (3) and "
+	"the register that keeps the result across RDPMC (1).  pair+records "
+	"(124) stores the readings as well as the drop's difference and its "
+	"flags in the record";
+
+/*
  * Metrics-clear mode's window (pm_clear_fast.c), counted on lnl's and
  * arl-pcore's pair at this writing, the same way.  Every RDPMC of the
  * trigger clears both registers, so no read may run before the checks
  * that the registers are this thread's.
  */
 static const char clear_window_why[] =
-	"metrics-clear window (lnl 37, arl-pcore 92) stays: after the "
-	"begin's last read (lnl 15), PERF_METRICS' halves joined (2), the "
-	"page's lock after the reads (4: a schedule-in during them may "
-	"have restored another context's registers, which the slow path "
-	"must judge), the reading kept for the next fold and the region's "
-	"begin and error scale (7), the return (2); before the end's first "
-	"read (lnl 22), the entry's fast-handle compare (4), the dispatch "
-	"to the source's end (9), the trigger's compare (2), the region "
-	"and result pointers out of RDPMC's registers (2), the page's lock "
+	"metrics-clear window (lnl 35, arl-pcore 91) stays: after the "
+	"begin's last read (lnl 13), PERF_METRICS' halves joined (2), the "
+	"page's lock after the reads (3, its page's address loaded before "
+	"them: a schedule-in during them may have restored another "
+	"context's registers, which the slow path must judge), the reading "
+	"kept for the next fold and the region's begin and error scale (6: "
+	"values the reads give; who owns the pending reading is stored "
+	"before them), the return (2); before the end's first read (lnl "
+	"22), the entry's fast-handle compare (4), the dispatch to the "
+	"source's end (9), the trigger's compare (2), the region and "
+	"result pointers out of RDPMC's registers (2), the page's lock "
 	"before any read (4: a clearing read while a schedule-in since the "
 	"last reading may have handed the registers to another context "
 	"would destroy what the slow path must judge) and the selector "
@@ -124,7 +148,11 @@ static const char clear_window_why[] =
 	"registration before the first read, its exit after the last: no "
 	"RDPMC of a fixed selector on an E-core), the source's check that "
 	"its E-cores stayed quiet and the registers the guard needs saved "
-	"and restored";
+	"and restored.  Below 20 would take the entry's own dispatch to "
+	"this end (the 13 of the entry and the general end, core's), and "
+	"a begin that keeps only the raw reading, the region's fields made "
+	"from it later: the fold would then write into a region its caller "
+	"may have dropped unended";
 
 static const struct ovh_targets profile_targets[] = {
 	{ "spr", 60, 200, 12, 80 },
@@ -403,6 +431,7 @@ void ovh_report_footer(void)
 	printf("# %s\n", ord_window_why);
 	printf("# %s\n", hybrid_window_why);
 	printf("# %s\n", clear_window_why);
+	printf("# %s\n", spr_why);
 	for (unsigned i = 0; i < nr_lines; i++)
 		puts(lines[i]);
 }

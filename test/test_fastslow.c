@@ -649,6 +649,30 @@ static void op_planted_stint(struct sequence *q)
 	op_end(q, i, true);
 }
 
+/*
+ * PERF_METRICS' profiles, once at the end of each sequence that never
+ * resets: a region whose end reads SLOTS at 2^43 or more since the
+ * handle's last reset, past the exact doubles of the fast end's decode
+ * (pm_decode.h TD_DECODE_EXACT_SLOTS), so that its integer route is
+ * compared too, which the random operations' lengths never reach.
+ */
+static void op_planted_wide(struct sequence *q)
+{
+	unsigned i = pick(&q->rng, q->open, NR_REGIONS, false);
+	struct emu_mix mix = mix_of(q, below(&q->rng, 4));
+	uint64_t slots = (UINT64_C(1) << 43) + below(&q->rng, 1u << 20);
+
+	if (q->open[i])
+		return; /* every region open: none to plant */
+	note(q, "planted: a region of %" PRIu64 " slots", slots);
+	op_begin_region(q, i);
+	note_ecore_work(q, slots);
+	for (; slots > WORK_PIECE; slots -= WORK_PIECE)
+		emu_run(WORK_PIECE, &mix);
+	emu_run(slots, &mix);
+	op_end(q, i, true);
+}
+
 /* Hybrid: to any CPU, P-core or E-core; elsewhere a context switch. */
 static void op_migrate(struct sequence *q)
 {
@@ -887,6 +911,8 @@ static unsigned run_sequence(const struct profile *p, unsigned seq,
 		one_op(&q);
 	if (p->hybrid)
 		op_planted_stint(&q);
+	if (!p->generic && seq % 3 == 1) /* TD_RESET_NEVER: open_handle */
+		op_planted_wide(&q);
 	close_handle(&q);
 	*l2_with_ecore += q.l2_with_ecore;
 	return q.fast_at_open | (unsigned)q.fast_at_close << 1;

@@ -651,6 +651,48 @@ static void switch_inside_clear_read(bool arl, bool stale)
 	close_clearing();
 }
 
+/*
+ * The same switch inside a nested region's begin, at its first RDPMC:
+ * the enclosing region's begin reading was folded first (the nested
+ * begin's), then the fast begin read, and the page it finds moved sends
+ * it to the slow path with its reading kept (pm_clear_fast.c
+ * begin_page_moved).  The enclosing region's reading, taken after 6e7
+ * slots since the one before, is folded once: the enclosing region ends
+ * right or flagged, and the region after both is right.
+ */
+static void switch_inside_clear_begin(bool arl)
+{
+	struct td_region r0 = { { 0 } }, r1 = { { 0 } };
+	struct emu_sched_event ev = { .kind = EMU_SCHED_MIGRATE, .cpu = 1 };
+	struct td_result res;
+	struct emu_truth a0, b;
+	struct td *td = open_clearing(arl, 0);
+
+	measure_region(td, &r1, 100000, &MIX_CHAIN, NULL); /* the probe */
+	measure_region(td, &r1, 100000, &MIX_CHAIN, NULL); /* fast now */
+	measure_region(td, &r0, 100000, &MIX_CHAIN, NULL);
+	emu_run(60000000, &MIX_DRAM);
+	emu_truth(&a0);
+	assert_int_equal(td_region_begin(td, &r0), 0);
+	emu_run(20000000, &MIX_BRANCHY);
+	emu_schedule(EMU_AT_RDPMC, &ev);
+	assert_int_equal(td_region_begin(td, &r1), 0);
+	assert_false(emu_sched_pending(EMU_AT_RDPMC));
+	emu_run(20000000, &MIX_CHAIN);
+	assert_int_equal(td_region_end(td, &r1, &res), 0);
+	emu_truth(&b);
+	assert_int_equal(td_region_end(td, &r0, &res), 0);
+	assert_right_or_flagged(&res, &a0, &b);
+	emu_truth(&a0);
+	assert_int_equal(td_region_begin(td, &r0), 0);
+	emu_run(30000000, &MIX_CHAIN);
+	emu_truth(&b);
+	assert_int_equal(td_region_end(td, &r0, &res), 0);
+	assert_right_or_flagged(&res, &a0, &b);
+	assert_false(res.flags & TD_RESULT_UNRELIABLE);
+	close_clearing();
+}
+
 static void test_switch_inside_clearing_read(void **state)
 {
 	(void)state;
@@ -658,6 +700,8 @@ static void test_switch_inside_clearing_read(void **state)
 	switch_inside_clear_read(false, true);
 	switch_inside_clear_read(true, false);
 	switch_inside_clear_read(true, true);
+	switch_inside_clear_begin(false);
+	switch_inside_clear_begin(true);
 }
 
 static void test_switch_after_clearing_read(void **state)

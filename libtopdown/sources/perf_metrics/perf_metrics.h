@@ -74,8 +74,9 @@ struct td_pm_mem {
 struct td_pm_uop {
 	bool wanted;     /* perf refines frontend bound on this core */
 	bool on;         /* counting: results refined (else flagged) */
-	bool on_l2;      /* on, level 2 decoded: the fast ends' common
-			    case, tested once (pm_fast.c) */
+	bool on_l2;      /* on, level 2 decoded, no second counter wanted
+			    (INT_MISC.CLEARS_COUNT below): the fast
+			    paths' common case, tested once (pm_fast.c) */
 	int fd;
 	struct perf_event_mmap_page *pc;
 	unsigned fe_flag; /* TD_RESULT_FE_UNREFINED where wanted, not on */

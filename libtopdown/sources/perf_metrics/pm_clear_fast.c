@@ -199,6 +199,7 @@ begin_page_moved(struct td *td, struct td_region_priv *p, uint32_t lock,
 		 uint64_t slots, uint64_t metrics)
 {
 	policy_open_undo(td);
+	td_pm_of(td)->pm.pending = NULL; /* begin_read's, before its reads */
 	page_moved_keep(td, lock, slots, metrics);
 	return td_slow_begin(td, p);
 }
@@ -208,6 +209,7 @@ static __attribute__((noinline, cold)) int
 begin_unread(struct td *td, struct td_region_priv *p)
 {
 	policy_open_undo(td);
+	td_pm_of(td)->pm.pending = NULL; /* begin_read's, before its reads */
 	return td_slow_begin(td, p);
 }
 
@@ -268,6 +270,7 @@ begin_read(struct td *td, struct td_region_priv *p, bool guarded,
 {
 	struct td_pm *pm = &td_pm_of(td)->pm;
 	uint64_t slots, metrics, qerr, key = td->epoch_hi;
+	const struct perf_event_mmap_page *pc = NULL;
 	uint32_t lock;
 
 	if (TD_UNLIKELY(p->key != key)) {
@@ -277,16 +280,33 @@ begin_read(struct td *td, struct td_region_priv *p, bool guarded,
 	qerr = td->snap.qerr_base;
 	p->owner = td;
 	policy_open_early(td, p);
+	/*
+	 * Whatever does not need the reading, before the reads: the
+	 * pending reading's owner (its value comes after them; the
+	 * routes that leave without one put NULL back), and, unguarded,
+	 * the page's address in a register (the empty asm), so that after
+	 * the last read the check is a load and a compare (the guard's
+	 * section needs the registers)
+	 */
+	pm->pending = p;
+	if (!guarded) {
+		pc = td_pm_of(td)->slots_pc;
+		__asm__("" : "+r"(pc));
+	}
 	td_compiler_barrier(); /* the copy before the reads */
 	if (TD_UNLIKELY(!clear_read2(td, guarded, by_metrics, &slots,
 				     &metrics)))
 		return begin_unread(td, p);
-	lock = lock_after(td);
+	if (guarded) {
+		lock = lock_after(td);
+	} else {
+		td_compiler_barrier();
+		lock = td_load_once(pc->lock); /* lock_after's load */
+	}
 	if (TD_UNLIKELY(lock != td->last_lock))
 		return begin_page_moved(td, p, lock, slots, metrics);
 	pm->pend_slots = slots;
 	pm->pend_metrics = metrics;
-	pm->pending = p;
 	p->slots = slots;
 	p->raw = metrics;
 	p->snap.qerr_base = qerr + 2 * slots;

@@ -55,6 +55,17 @@
 #define TD_RDPMC_SLOTS   ((1u << 30) | 3)
 #define TD_RDPMC_METRICS (1u << 29)
 
+/*
+ * Out of line, with the arguments its callers pass (so that they reach
+ * it by a jump): GCC's noipa also keeps its interprocedural passes
+ * (constprop, isra) from giving it others; clang has no such attribute.
+ */
+#if defined(__clang__)
+#define TD_NOIPA __attribute__((noinline))
+#else
+#define TD_NOIPA __attribute__((noipa))
+#endif
+
 /* SLOTS is fixed counter 3, 48 bits wide. */
 static inline uint64_t td_join48(uint64_t lo, uint64_t hi)
 {
@@ -138,7 +149,11 @@ int td_region_begin(struct td *td, struct td_region *r)
 	p->slots = slots;
 	p->owner = td;
 	td_policy_open(&td->policy, slots + p->snap.base.slots);
-	if (td_pm_of(td)->pm.uop.on) { /* next to PERF_METRICS' read */
+	/* the drop's count next to PERF_METRICS' read; the common case
+	 * (on_l2: no second counter) tested once */
+	if (TD_LIKELY(td_pm_of(td)->pm.uop.on_l2)) {
+		p->aux = td_pm_uop_now(td);
+	} else if (td_pm_of(td)->pm.uop.on) {
 		p->aux = td_pm_uop_now(td);
 		/* Ice Lake's cores: INT_MISC.CLEARS_COUNT too (be_on implies
 		 * on), before PERF_METRICS: outside the window */
@@ -181,16 +196,27 @@ static __attribute__((noinline)) int end_inconsistent(struct td_result *res)
 	return 0;
 }
 
-/* Readings too large for the exact doubles of decode.h: integers. */
-static __attribute__((noinline)) int end_decode_wide(
-	const struct td_region_priv *p, uint64_t s1, uint64_t m1, bool l2,
-	bool uop, int64_t drop, unsigned fe_flag, struct td_result *res)
+/*
+ * Readings too large for the exact doubles of decode.h: integers.  Six
+ * arguments, so that its callers reach it by a jump (no frame, none of
+ * theirs pushed on the stack; TD_NOIPA: not given other arguments by
+ * GCC's interprocedural passes either): level 2, the drop's move and the flags
+ * found again from the handle, as end_same_snap chose them (an unrefined
+ * core's flags, 0 where the counters count: the copy of Ice Lake's cores
+ * that counts the clears is end_same_snap_refined's, not this one).
+ */
+static TD_NOIPA int end_decode_wide(
+	const struct td *td, const struct td_region_priv *p,
+	struct td_result *res, uint64_t s1, uint64_t m1, int64_t drop)
 {
-	bool ok = td_decode_readings_uop(p->slots, p->raw, s1, m1, l2, uop,
-					 drop, res);
+	const struct td_pm_uop *u = &td_pm_of(td)->pm.uop;
+	bool ok = td_decode_readings_uop(
+		p->slots, p->raw, s1, m1,
+		td_pm_of(td)->pm.pmu.nr_metrics == TD_NR_METRICS, u->on, drop,
+		res);
 
 	res->resets = 0;
-	res->flags |= fe_flag;
+	res->flags |= u->fe_flag | u->be_flag;
 	if (!ok)
 		td_record_mark_unreliable(res);
 	return 0;
@@ -282,8 +308,7 @@ static inline __attribute__((always_inline)) int end_same_snap_l2(
 	 * Last, so that marking a rare inconsistent delta is a tail call.
 	 */
 	if (TD_UNLIKELY(!td_decode_readings_exact(UINT64_C(0), slots)))
-		return end_decode_wide(p, slots, metrics, l2, uop, drop,
-				       fe_flag, res);
+		return end_decode_wide(td, p, res, slots, metrics, drop);
 	if (TD_UNLIKELY(!td_decode_readings_end(p->slots, &p->raw, slots,
 						metrics, l2, uop, drop,
 						fe_flag, res)))
@@ -337,15 +362,16 @@ static inline __attribute__((always_inline)) int end_same_snap(
  * write (end_key poisoned, lock as last seen: the reading stands), the
  * handle's state changed since the begin (the same), or a page update
  * (the slow path reads again).  The rest of the fast path's checks held
- * already.  res last: in R9, the sixth argument's register, which
- * neither RDPMC nor its selector touches, end_with_result keeps it there
- * across both reads with no save.
+ * already.  Six arguments, so that end_result reaches it by a jump: the
+ * page's lock loaded again, later still than the one end_result
+ * compared, so that what it says of the reads holds all the more (a
+ * write since then sends the end to the slow path, which reads again).
  */
-static __attribute__((noinline)) int end_result_keyed(
-	struct td *td, struct td_region_priv *p, uint64_t slots,
-	uint64_t metrics, uint64_t lock, struct td_result *res, uint64_t aux)
+static TD_NOIPA int end_result_keyed(
+	struct td *td, struct td_region_priv *p, struct td_result *res,
+	uint64_t slots, uint64_t metrics, uint64_t aux)
 {
-	if (lock != td->last_lock)
+	if (td_load_once(td_pm_of(td)->slots_pc->lock) != td->last_lock)
 		return td_slow_end(td, (struct td_region *)(void *)p, res);
 	return td_end_with_reading(td, p, res, slots, metrics, aux);
 }
@@ -370,7 +396,7 @@ static inline __attribute__((always_inline)) int end_result(
 	if (TD_LIKELY(lock == td->end_key && same_epoch(td, p)))
 		return end_same_snap(td, p, res, slots, metrics, aux, on_l2,
 				     clears);
-	return end_result_keyed(td, p, slots, metrics, lock, res, aux);
+	return end_result_keyed(td, p, res, slots, metrics, aux);
 }
 
 /*
@@ -394,6 +420,22 @@ static void record_clears(struct td *td, const struct td_region_priv *p,
 }
 
 /*
+ * td_pm_store_halves, each half by a store of its own: x86's two 32-bit
+ * stores in asm, or the compiler joins them first through vector
+ * registers (two moves, an unpack and a store).
+ */
+static inline __attribute__((always_inline)) void store_halves_apart(
+	int64_t *w, uint32_t lo, uint32_t hi)
+{
+#if defined(__x86_64__)
+	__asm__("movl %k1, %0\n\tmovl %k2, 4+%0"
+		: "=m"(*w) : "r"(lo), "r"(hi));
+#else
+	td_pm_store_halves((uint64_t *)w, lo, hi);
+#endif
+}
+
+/*
  * Records attached, nothing folded since the begin: the record keeps the
  * two boundary readings and decodes nothing (pm_record.c does, later,
  * as end_same_snap does); the policy learns the length as a fast end
@@ -403,7 +445,8 @@ static void record_clears(struct td *td, const struct td_region_priv *p,
  */
 static inline __attribute__((always_inline)) void end_to_record(
 	struct td *td, struct td_region_priv *p, uint64_t slots,
-	uint32_t metrics_lo, uint32_t metrics_hi, bool uop, uint64_t aux)
+	uint32_t metrics_lo, uint32_t metrics_hi, bool uop, uint64_t aux,
+	bool clears)
 {
 	struct td_sink *k = &td->sink;
 	struct td_record *rec;
@@ -426,7 +469,7 @@ static inline __attribute__((always_inline)) void end_to_record(
 	rec->qerr = p->slots;
 	rec->cat[0] = (int64_t)p->raw;
 	/* PERF_METRICS at end as RDPMC gave it: two halves, little endian */
-	td_pm_store_halves((uint64_t *)&rec->cat[1], metrics_lo, metrics_hi);
+	store_halves_apart(&rec->cat[1], metrics_lo, metrics_hi);
 	/* resets 0, name NULL: pm_record.c finish_readings */
 	flags = k->readings_flags;
 	if (!uop) {
@@ -438,21 +481,44 @@ static inline __attribute__((always_inline)) void end_to_record(
 		flags |= TD_RESULT_FE_UNREFINED;
 	}
 	rec->flags = flags;
-	if (TD_UNLIKELY(td_pm_of(td)->pm.uop.be_wanted)) /* Ice Lake's cores */
-		record_clears(td, p, rec);
+	if (clears && TD_UNLIKELY(td_pm_of(td)->pm.uop.be_wanted))
+		record_clears(td, p, rec); /* Ice Lake's cores */
 	rec->reserved[0] = (uintptr_t)&td_pm_readings_finisher;
 }
 
-/* The same, INT_MISC.UOP_DROPPING read here where it is counted. */
+/* end_to_record_now's other cores, out of line (their registers). */
+static __attribute__((noinline)) void end_to_record_other(
+	struct td *td, struct td_region_priv *p, uint64_t slots,
+	uint32_t metrics_lo, uint32_t metrics_hi)
+{
+	if (td_pm_of(td)->pm.uop.on)
+		end_to_record(td, p, slots, metrics_lo, metrics_hi, true,
+			      td_pm_uop_now(td), true);
+	else
+		end_to_record(td, p, slots, metrics_lo, metrics_hi, false, 0,
+			      true);
+}
+
+/*
+ * The same, INT_MISC.UOP_DROPPING read here where it is counted: the
+ * common case (on_l2: no second counter) tested once, its base loaded
+ * after the read (one register fewer across it).
+ */
 static inline __attribute__((always_inline)) void end_to_record_now(
 	struct td *td, struct td_region_priv *p, uint64_t slots,
 	uint32_t metrics_lo, uint32_t metrics_hi)
 {
-	if (TD_LIKELY(td_pm_of(td)->pm.uop.on))
-		end_to_record(td, p, slots, metrics_lo, metrics_hi, true,
-			      td_pm_uop_now(td));
-	else
-		end_to_record(td, p, slots, metrics_lo, metrics_hi, false, 0);
+	const struct td_pm_uop *u = &td_pm_of(td)->pm.uop;
+	uint64_t aux;
+
+	if (TD_UNLIKELY(!u->on_l2)) {
+		end_to_record_other(td, p, slots, metrics_lo, metrics_hi);
+		return;
+	}
+	aux = td_rdpmc(u->sel);
+	td_compiler_barrier();
+	end_to_record(td, p, slots, metrics_lo, metrics_hi, true,
+		      aux + u->offset, false);
 }
 
 static int end_unusual(struct td *td, struct td_region *r, uint64_t slots);
@@ -524,6 +590,29 @@ static __attribute__((noinline)) int end_with_result_clears(
 }
 
 /*
+ * end_with_result's other cores: the drop's counter not counting, or
+ * level 2 not decoded (Ice Lake's cores, their copy reading
+ * INT_MISC.CLEARS_COUNT too), out of line so that the common copy keeps
+ * its registers to itself.  The drop's count next to the reads.
+ */
+static __attribute__((noinline)) int end_with_result_other(
+	struct td *td, struct td_region *r, struct td_result *res,
+	uint64_t slots, uint64_t metrics)
+{
+	const struct td_pm_uop *u = &td_pm_of(td)->pm.uop;
+	uint64_t aux = 0;
+
+	if (u->on) {
+		aux = td_pm_uop_now(td);
+		if (TD_UNLIKELY(u->be_wanted))
+			return end_with_result_clears(td, r, res, slots,
+						      metrics, aux);
+	}
+	td_compiler_barrier();
+	return end_result(td, r, res, slots, metrics, aux, false, false);
+}
+
+/*
  * End with a result on the fast handle: both registers (and
  * INT_MISC.UOP_DROPPING next to them where it counts), then the checks.
  * The common case, the counter counting and level 2 decoded, tested once
@@ -533,26 +622,35 @@ static __attribute__((noinline)) int end_with_result(struct td *td,
 						     struct td_region *r,
 						     struct td_result *res)
 {
-	const struct td_pm_uop *u = &td_pm_of(td)->pm.uop;
-	uint64_t lo, hi, mlo, mhi, aux = 0;
+	uint64_t lo, hi, mlo, mhi, slots, metrics, aux;
+#if defined(__x86_64__)
+	/* res out of RDX, which RDPMC writes, into a register it does not:
+	 * R9, not a callee-saved one (a push and a pop) */
+	register struct td_result *kept __asm__("r9") = res;
+#else
+	struct td_result *kept = res;
+#endif
 
+	__asm__("" : "+r"(kept));
 	td_rdpmc_pair(TD_RDPMC_SLOTS, TD_RDPMC_METRICS, &lo, &hi, &mlo, &mhi);
-	if (TD_LIKELY(u->on_l2)) {
-		aux = td_pm_uop_now(td);
-		td_compiler_barrier();
-		return end_result(td, r, res, td_join48(lo, hi),
-				  (mhi << 32) | mlo, aux, true, false);
-	}
-	if (u->on) { /* next to them */
-		aux = td_pm_uop_now(td);
-		if (TD_UNLIKELY(u->be_wanted))
-			return end_with_result_clears(td, r, res,
-						      td_join48(lo, hi),
-						      (mhi << 32) | mlo, aux);
-	}
+	/*
+	 * Both joined before the third read (volatile: not moved past it),
+	 * so that two registers, not four, hold them across it
+	 */
+	slots = td_join48(lo, hi);
+	metrics = (mhi << 32) | mlo;
+	__asm__ __volatile__("" : "+r"(slots), "+r"(metrics), "+r"(kept));
+	res = kept;
+	if (TD_UNLIKELY(!td_pm_of(td)->pm.uop.on_l2))
+		return end_with_result_other(td, r, res, slots, metrics);
+	/*
+	 * td_pm_uop_now, its base loaded after the read (the barrier): one
+	 * register fewer across the read, no callee-saved one to push
+	 */
+	aux = td_rdpmc(td_pm_of(td)->pm.uop.sel);
 	td_compiler_barrier();
-	return end_result(td, r, res, td_join48(lo, hi), (mhi << 32) | mlo,
-			  aux, false, false);
+	aux += td_pm_of(td)->pm.uop.offset;
+	return end_result(td, r, res, slots, metrics, aux, true, false);
 }
 
 /* td_pm_end_reading with a result: its caller knows it has one. */
@@ -572,18 +670,28 @@ __attribute__((noinline)) int td_pm_end_reading_result(
 
 /*
  * td_pm_end_reading without a result (res NULL): a record, a named
- * region's end.  Its caller's arguments, so that it is entered by a jump.
+ * region's end.  Its caller's arguments, so that it is entered by a jump
+ * (TD_NOIPA: GCC's interprocedural passes would drop res, a constant
+ * there, and move every other argument to a new register).
  */
-static __attribute__((noinline)) int end_reading_sink(
+static TD_NOIPA int end_reading_sink(
 	struct td *td, struct td_region_priv *p, struct td_result *res,
 	uint64_t slots, uint64_t metrics, uint64_t aux)
 {
+	const struct td_pm_uop *u = &td_pm_of(td)->pm.uop;
+
 	if ((td->end_key & (TD_END_KEY_SINK | TD_END_KEY_NAMED)) ==
 		    TD_END_KEY_SINK &&
 	    same_epoch(td, p)) {
-		end_to_record(td, p, slots, (uint32_t)metrics,
-			      (uint32_t)(metrics >> 32),
-			      td_pm_of(td)->pm.uop.on, aux);
+		/* the common case (on_l2: no second counter) tested once */
+		if (TD_LIKELY(u->on_l2))
+			end_to_record(td, p, slots, (uint32_t)metrics,
+				      (uint32_t)(metrics >> 32), true, aux,
+				      false);
+		else
+			end_to_record(td, p, slots, (uint32_t)metrics,
+				      (uint32_t)(metrics >> 32), u->on, aux,
+				      true);
 		return 0;
 	}
 	return td_end_with_reading(td, p, res, slots, metrics, aux);

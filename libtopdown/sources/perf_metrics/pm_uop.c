@@ -172,14 +172,15 @@ void td_pm_uop_open(struct td *td, const struct td_open_req *req)
 		if (open_counter(td, &u->fd, &u->pc, core->drop,
 				 req->include_kernel)) {
 			u->on = true;
-			u->on_l2 = td_pm_of(td)->pm.pmu.nr_metrics ==
-				   TD_NR_METRICS;
 			u->fe_flag = 0;
 		} else { /* no counter: results flagged unrefined */
 			close_counter(td, &u->fd, &u->pc);
 		}
 	}
 	open_clears(td, req, core ? core->clears : 0);
+	/* the fast paths' common case: one counter, level 2 decoded */
+	u->on_l2 = u->on && !u->be_wanted &&
+		   td_pm_of(td)->pm.pmu.nr_metrics == TD_NR_METRICS;
 }
 
 void td_pm_uop_close(struct td *td)
