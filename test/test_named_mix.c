@@ -281,6 +281,68 @@ static void test_two_mux_handles_pool(void **state)
 	memset(&n, 0, sizeof(n));
 }
 
+/* SPR: named calls of 6M slots of mix on a handle, then closed. */
+static void run_memory_handle(struct td_named *n, bool memory,
+			      const struct emu_mix *mix)
+{
+	struct td_options o = TD_OPTIONS_INIT;
+	struct td *td;
+
+	o.flags = memory ? TD_OPT_MEMORY : 0;
+	o.reset_policy = TD_RESET_ALWAYS; /* each call's err near 2/255 */
+	assert_int_equal(td_open(&td, &o), 0);
+	run_calls(td, n, 10, 6000000, mix);
+	td_close(td);
+}
+
+/*
+ * The memory drill-down on one handle and not on the other: the nodes
+ * are not reported (half the calls have none), levels 1 and 2 still
+ * hold to the truth of both within the totals' err; on both, the nodes
+ * too.
+ */
+static void memory_pair(bool both)
+{
+	/* every handle closed before the return: no slot outlives n */
+	struct td_named n = TD_NAMED_INIT("memory");
+	struct emu_truth a, b;
+	struct td_totals tot;
+	struct truth_frac t;
+
+	emu_setup(EMU_SPR);
+	emu_set_mem_shares((const double[5]){ 0.10, 0.20, 0.30, 0.25, 0.15 });
+	emu_truth(&a);
+	run_memory_handle(&n, true, &MIX_CHAIN);
+	run_memory_handle(&n, both, &MIX_DRAM);
+	emu_truth(&b);
+	assert_int_equal(td_named_totals(&n, &tot), 0);
+	t = truth_for(&tot.total, &a, &b);
+	assert_int_equal(tot.calls, 20);
+	assert_true(tot.total.flags & TD_RESULT_L2);
+	assert_within(&tot.total, &t, 0.01);
+	assert_int_equal(!!(tot.total.flags & TD_RESULT_MEMORY), both);
+	for (int i = 0; both && i < TD_MEM_COUNT; i++) {
+		double truth = (double)(b.mem[i] - a.mem[i]) /
+			       (double)(b.slots - a.slots);
+
+		if (fabs(tot.total.mem[i] - truth) > tot.total.err + 1e-12)
+			fail_msg("node %d: %.6f, truth %.6f, err %.6f", i,
+				 tot.total.mem[i], truth, tot.total.err);
+	}
+}
+
+static void test_memory_on_one_handle(void **state)
+{
+	(void)state;
+	memory_pair(false);
+}
+
+static void test_memory_on_both_handles(void **state)
+{
+	(void)state;
+	memory_pair(true);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -292,6 +354,10 @@ int main(void)
 		cmocka_unit_test_teardown(test_mux_other_thread,
 					  teardown_emu),
 		cmocka_unit_test_teardown(test_two_mux_handles_pool,
+					  teardown_emu),
+		cmocka_unit_test_teardown(test_memory_on_one_handle,
+					  teardown_emu),
+		cmocka_unit_test_teardown(test_memory_on_both_handles,
 					  teardown_emu),
 	};
 
