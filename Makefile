@@ -89,7 +89,8 @@ TESTS := test_decode test_open test_region test_harness test_misuse \
 	 test_budget test_hybrid_ecore test_smt_v1 test_arm test_zen_l2 \
 	 test_env_report test_counters_fast test_policy test_guards \
 	 test_fastslow test_functions test_intel_l2 test_memory \
-	 test_uopdrop test_read_path test_hybrid_cmt test_v45_servers
+	 test_uopdrop test_read_path test_hybrid_cmt test_v45_servers \
+	 test_named_mix
 TEST_BINS := $(foreach t,$(TESTS),$(B)/test/$(t)-static) \
 	     $(foreach t,$(filter-out test_decode test_generic test_arm \
 		test_fastslow test_intel_l2,$(TESTS)),$(B)/test/$(t)-shared)

@@ -59,6 +59,12 @@ struct td_named_acc {
 	 * P-cores only, whose tree is not the E-cores')
 	 */
 	unsigned lacked;
+	/*
+	 * Multiplexed totals made slots by the source's fold_named: their
+	 * categories are the estimate, l2raw no longer summed (acc_merge,
+	 * when unlike totals meet).
+	 */
+	bool folded;
 };
 
 _Static_assert(sizeof(struct td_named_acc) <=
@@ -447,10 +453,86 @@ static void named_add(struct td_named *n, const struct td_record *rec,
 	add_extremes(p, rec->cat);
 }
 
-/* into += from: sums add up, extremes are the extremes of both. */
-static void acc_merge(struct td_named_acc *into,
-		      const struct td_named_acc *from)
+/*
+ * Totals held as a multiplexing source's raw sums: only that source's
+ * fold_named, given the raw level-2 words of its own formula, makes
+ * their slots and level 2.  Not when a call passed no raw words (a
+ * hybrid handle's P-only call): the words then miss its slots, and the
+ * category slots are what add up.
+ */
+static bool acc_raw(const struct td_named_acc *p)
 {
+	return (p->flags & TD_RESULT_MULTIPLEXED) && p->src &&
+	       p->src->fold_named && !p->folded &&
+	       !(p->lacked & TD_RESULT_MULTIPLEXED);
+}
+
+/*
+ * Raw sums that pool: of one source and one formula (the tag of its raw
+ * words), the same estimate as one handle's calls make over all of
+ * them; or either side holds no call, so nothing is pooled.
+ */
+static bool acc_raw_alike(const struct td_named_acc *a,
+			  const struct td_named_acc *b)
+{
+	if (!a->calls || !b->calls)
+		return true;
+	if (!acc_raw(a) && !acc_raw(b))
+		return true;
+	return acc_raw(a) && acc_raw(b) && a->src == b->src &&
+	       a->l2raw[TD_L2RAW_TAG] == b->l2raw[TD_L2RAW_TAG];
+}
+
+/*
+ * Raw multiplexed sums to what they estimate, with their own source's
+ * formula: slots and category slots x 255 (level 1 scaled by the time
+ * enabled / running, level 2 where the groups counted enough), which
+ * add to other totals' as any record's do.  Level 2 is then as the
+ * fold made it: present, or lacked (so that totals it is merged into
+ * report none).
+ */
+static void acc_fold(struct td_named_acc *p)
+{
+	const unsigned l2 = TD_RESULT_L2 | TD_RESULT_L2_FE_BE;
+	struct td_delta d;
+	unsigned got;
+
+	memset(&d, 0, sizeof(d));
+	d.slots = (int64_t)p->slots;
+	memcpy(d.cat, p->cat, sizeof(p->cat));
+	d.qerr = p->qerr;
+	got = p->src->fold_named(p->l2raw, &d);
+	p->slots = d.slots < 0 ? 0 : (uint64_t)d.slots;
+	memcpy(p->cat, d.cat, sizeof(p->cat));
+	p->qerr = d.qerr;
+	memset(p->l2raw, 0, sizeof(p->l2raw));
+	p->flags = (p->flags & ~l2) | (got & l2);
+	p->lacked = (p->lacked & ~l2) | (~got & l2);
+	p->folded = true;
+}
+
+/*
+ * into += from: sums add up, extremes are the extremes of both.  Raw
+ * multiplexed sums add only to those of the same formula; unlike totals
+ * (another source or model, or one not multiplexed) are each made slots
+ * first, so that no raw word is read with another handle's formula.
+ */
+static void acc_merge(struct td_named_acc *into,
+		      const struct td_named_acc *from_in)
+{
+	struct td_named_acc from_folded;
+	const struct td_named_acc *from = from_in;
+
+	if (!acc_raw_alike(into, from)) {
+		if (acc_raw(into))
+			acc_fold(into);
+		if (acc_raw(from)) {
+			from_folded = *from;
+			acc_fold(&from_folded);
+			from = &from_folded;
+		}
+		into->folded = true;
+	}
 	for (int i = 0; from->counted && i < TD_NR_L1; i++) {
 		add_extreme(into, i, from->min_num[i], from->min_den[i],
 			    !into->counted);
@@ -478,6 +560,7 @@ static void acc_merge(struct td_named_acc *into,
 		into->mem[i] += from->mem[i];
 	into->mem_call |= from->mem_call;
 	into->no_mem_call |= from->no_mem_call;
+	into->folded |= from->folded;
 }
 
 /*
@@ -528,8 +611,7 @@ static void acc_totals(const struct td_named_acc *p, struct td_totals *t)
 	 * tree), or as an estimate when the handle multiplexes its level-2
 	 * groups.
 	 */
-	if ((p->flags & TD_RESULT_MULTIPLEXED) && p->src &&
-	    p->src->fold_named && !(p->lacked & TD_RESULT_MULTIPLEXED)) {
+	if (acc_raw(p)) {
 		unsigned src = p->src->fold_named(p->l2raw, &d);
 
 		td_decode_src(&d, src & TD_RESULT_L2, src, &t->total);
