@@ -30,11 +30,22 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "arch.h"
 #include "barrier.h"
 #include "x86_formulas.h"
 #include "hybrid.h"
 
 #define TD_CPULIST_MAX 4096 /* "0-4095" patterns: plenty for one list */
+
+/* The bitmap's size in bits: every CPU number the guard may test. */
+static uint32_t guard_bits(uint32_t n)
+{
+#ifdef TD_GUARD_CPUS
+	return n > TD_GUARD_CPUS ? n : TD_GUARD_CPUS;
+#else
+	return n;
+#endif
+}
 
 static int pcore_bitmap(struct td *td)
 {
@@ -50,8 +61,14 @@ static int pcore_bitmap(struct td *td)
 	err = td_sys_read_file(path, list, TD_CPULIST_MAX);
 	if (err >= 0)
 		err = td_cpulist_parse(list, NULL, 0, &n);
+#ifdef TD_GUARD_CPUS
+	/* the fast path's bit test covers TD_GUARD_CPUS bits (arch_x86.h) */
+	if (err >= 0 && n > TD_GUARD_CPUS)
+		err = -ERANGE;
+#endif
 	if (err >= 0) {
-		uint64_t *map = calloc((n + 63) / 64, sizeof(uint64_t));
+		uint64_t *map = calloc((guard_bits(n) + 63) / 64,
+				       sizeof(uint64_t));
 
 		err = map ? td_cpulist_parse(list, map, n, &n) : -ENOMEM;
 		td_hybrid_of(td)->pcores = map;

@@ -99,6 +99,10 @@ struct td_region_priv;
 TD_HIDDEN int td_hybrid_fast_begin(struct td *td, struct td_region_priv *p);
 TD_HIDDEN int td_hybrid_fast_end(struct td *td, struct td_region_priv *p,
 				 struct td_result *res);
+TD_HIDDEN int td_hybrid_fast_begin_uop(struct td *td,
+				       struct td_region_priv *p);
+TD_HIDDEN int td_hybrid_fast_end_uop(struct td *td, struct td_region_priv *p,
+				     struct td_result *res);
 TD_HIDDEN void td_hybrid_fast_setup(struct td *td);
 TD_HIDDEN void td_hybrid_clear_fast_setup(struct td *td);
 
