@@ -125,7 +125,8 @@ fast_begin(struct td *td, struct td_region_priv *p, bool uop)
 	if (TD_UNLIKELY(td_load_once(pc->lock) != (uint32_t)p->key))
 		return begin_undo(td, p);
 	h->last_raw_slots = slots;
-	h->last_pair_slots = slots; /* a pair: a foreign reset folds it */
+	/* a pair: a foreign reset folds it; one store, unmerged */
+	td_store_once(h->last_pair_slots, slots);
 	h->last_raw_metrics_half[0] = lo;
 	h->last_raw_metrics_half[1] = hi;
 	return 0;
@@ -230,8 +231,7 @@ void td_hybrid_clear_fast_setup(struct td *td)
 	td->src_fast = guard_armed(td) && td_pm_of(td)->pm.clear_mode;
 }
 #else
-static inline __attribute__((always_inline)) int
-fast_begin(struct td *td, struct td_region_priv *p, bool uop)
+int td_hybrid_fast_begin(struct td *td, struct td_region_priv *p)
 {
 	return td_slow_begin(td, p);
 }
