@@ -104,7 +104,7 @@ static const char hybrid_window_why[] =
  * that the registers are this thread's.
  */
 static const char clear_window_why[] =
-	"metrics-clear window (lnl 37, arl-pcore 92) stays: after the "
+	"metrics-clear window (lnl 37, arl-pcore 85) stays: after the "
 	"begin's last read (lnl 15), PERF_METRICS' halves joined (2), the "
 	"page's lock after the reads (4: a schedule-in during them may "
 	"have restored another context's registers, which the slow path "
@@ -119,8 +119,9 @@ static const char clear_window_why[] =
 	"(1); arl-pcore adds the rseq guard's section (its CPU check and "
 	"registration before the first read, its exit after the last: no "
 	"RDPMC of a fixed selector on an E-core), the source's check that "
-	"its E-cores stayed quiet and the registers the guard needs saved "
-	"and restored";
+	"its E-cores stayed quiet (a call: one load and one compare past "
+	"the page's lock, hybrid.h quiet_lock) and the registers the guard "
+	"needs saved and restored";
 
 static const struct ovh_targets profile_targets[] = {
 	{ "spr", 60, 200, 12, 80 },

@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The hybrid source's fast path: PERF_METRICS' begin and end (pm_fast.c)
- * with the reads inside the rseq guard (arch_x86.h td_rdpmc_guarded and
- * td_rdpmc_guarded3: the fixed selectors exist only on P-cores) and one
- * more check, that the E-core group did not run since the slow path last
- * looked at it.
+ * with the reads inside rseq sections (arch_x86.h td_rseq_read48x,
+ * td_rseq_read_halves, td_rseq_read3: the fixed selectors exist only on
+ * P-cores) and one more check, that the E-core group did not run since
+ * the slow path last looked at it.
  *
  * What the slow path would do at such a reading is nothing but keep the
  * raw SLOTS and PERF_METRICS: cpu_core's page unchanged (the region's key,
@@ -26,12 +26,13 @@
 #include "source.h"
 
 #if TD_HAVE_RSEQ_GUARD
-/* The E-core group has not run since its values were cached. */
+/*
+ * The E-core group has not run since its values were cached (hybrid.h
+ * quiet_lock: td_hybrid_ecore_cached in one load and one compare).
+ */
 static inline bool ecore_quiet(const struct td_hybrid *h)
 {
-	const struct td_gen *g = h->ecore;
-
-	return !g || td_hybrid_ecore_cached(g, td_load_once(g->pc[0]->lock));
+	return td_load_once(*h->quiet_lock) == h->quiet_want;
 }
 
 /*
@@ -215,6 +216,7 @@ void td_hybrid_fast_setup(struct td *td)
 	const struct td_gen *e = td_hybrid_of(td)->ecore;
 	bool uop = td_pm_of(td)->pm.uop.on;
 
+	td_hybrid_quiet_update(td_hybrid_of(td));
 	td->src_fast = guard_armed(td) && !td_pm_of(td)->pm.clear_mode &&
 		       /* the copy that reads the counters the handle has */
 		       td->src->fast_end == (uop ? td_hybrid_fast_end_uop
@@ -227,6 +229,7 @@ void td_hybrid_fast_setup(struct td *td)
 /* The same in metrics-clear mode (td_source_hybrid_clear): the guard armed. */
 void td_hybrid_clear_fast_setup(struct td *td)
 {
+	td_hybrid_quiet_update(td_hybrid_of(td));
 	td_pm_of(td)->pm.clear_fast_stands = clear_fast_stands;
 	td->src_fast = guard_armed(td) && td_pm_of(td)->pm.clear_mode;
 }
