@@ -73,33 +73,29 @@ static const char ord_window_why[] =
 
 /*
  * The hybrid source's window (adl-pcore), counted on its pair the same
- * way: its three reads (SLOTS, PERF_METRICS, INT_MISC.UOP_DROPPING) are
- * one rseq section, so that none runs on an E-core, and the begin's
- * checks need its SLOTS reading, so they follow the section; the end's
- * reads come after the general entry's dispatch and the guard's setup.
+ * way (hybrid_fast.c): the begin reads SLOTS and INT_MISC.UOP_DROPPING
+ * in one rseq section, makes its checks and opens the region, and reads
+ * PERF_METRICS alone in a second section, so that none runs on an
+ * E-core; the end reads all three in one section, its checks after.
  */
 static const char hybrid_window_why[] =
-	"adl-pcore's window (pair 85) stays: after the begin's last read "
-	"(42), the drop count joined and its base added (3), the rseq "
-	"section left and its outcome tested (6: a reading taken on an "
-	"E-core or across a preemption is refused), the readings moved "
-	"out of the asm's registers (2), cpu_core's page lock after the "
-	"read (4: the seqlock's validation, a trip to an E-core and back "
-	"shows there), SLOTS' 48 bits (2), the reset checks and SLOTS "
-	"backwards (6), the readings and the region stored (9), the "
-	"stretch of open regions (4), the frame and the return (6); "
-	"before the end's first read (43), the entry's fast-handle "
-	"compare (4), the general end's checks and the dispatch to the "
-	"source's end (9), the frame (7), both pages' indices loaded and "
-	"tested (10: index 0, the group not counting here, would make "
-	"RDPMC's selector 0xffffffff, a #GP), the drop counter's test and "
-	"the guard's operands (5), the rseq section armed (2), the CPU "
-	"looked up in the P-cores' bitmap (5: RDPMC of a fixed counter on "
-	"an E-core is a #GP) and the first selector (1).  Not yet moved "
-	"out: the begin's stores, stretch and frame (19), which would "
-	"need SLOTS read in a section before PERF_METRICS' (as spr's begin "
-	"checks before its last read), and the end's dispatch and frame "
-	"(16), which would need the guarded end inlined in the entry";
+	"adl-pcore's window (pair 36) stays: after the begin's last read "
+	"(12), the rseq section left (1: rseq_cs cleared, no pointer into "
+	"the library outlives the section), PERF_METRICS stored in the "
+	"region as RDPMC gave it (2), cpu_core's page lock after the read "
+	"(3: a trip to an E-core or a switch before or between the "
+	"sections shows there, outside them nothing aborts), the handle's "
+	"last readings (4: the pair a foreign reset folds, stored once the "
+	"lock stands) and the return (2); before the end's first read "
+	"(24), the entry's fast-handle compare (4), the general end's "
+	"checks and the dispatch to the source's end (9), the region and "
+	"result pointers out of RDPMC's registers and a register saved "
+	"(3), the rseq section armed (3: the area, the descriptor "
+	"registered), the CPU's bit tested in the P-cores' bitmap (4: "
+	"RDPMC of a fixed counter on an E-core is a #GP) and the first "
+	"selector (1).  Not moved out: the end's dispatch (13), which "
+	"would need the guarded end inlined in the library's entry "
+	"(pm_fast.c td_region_end)";
 
 /*
  * PERF_METRICS' own rows (spr), where they stay above its targets: what
@@ -130,7 +126,7 @@ static const char spr_why[] =
  * that the registers are this thread's.
  */
 static const char clear_window_why[] =
-	"metrics-clear window (lnl 35, arl-pcore 91) stays: after the "
+	"metrics-clear window (lnl 35, arl-pcore 85) stays: after the "
 	"begin's last read (lnl 13), PERF_METRICS' halves joined (2), the "
 	"page's lock after the reads (3, its page's address loaded before "
 	"them: a schedule-in during them may have restored another "
@@ -147,12 +143,13 @@ static const char clear_window_why[] =
 	"(1); arl-pcore adds the rseq guard's section (its CPU check and "
 	"registration before the first read, its exit after the last: no "
 	"RDPMC of a fixed selector on an E-core), the source's check that "
-	"its E-cores stayed quiet and the registers the guard needs saved "
-	"and restored.  Below 20 would take the entry's own dispatch to "
-	"this end (the 13 of the entry and the general end, core's), and "
-	"a begin that keeps only the raw reading, the region's fields made "
-	"from it later: the fold would then write into a region its caller "
-	"may have dropped unended";
+	"its E-cores stayed quiet (a call: one load and one compare past "
+	"the page's lock, hybrid.h quiet_lock) and the registers the guard "
+	"needs saved and restored.  Below 20 would take the entry's own "
+	"dispatch to this end (the 13 of the entry and the general end, "
+	"core's), and a begin that keeps only the raw reading, the region's "
+	"fields made from it later: the fold would then write into a region "
+	"its caller may have dropped unended";
 
 static const struct ovh_targets profile_targets[] = {
 	{ "spr", 60, 200, 12, 80 },

@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "helpers.h"
+#include "internal.h"
 #include <linux/perf_event.h>
 
 static struct td *open_adl(void)
@@ -399,12 +400,15 @@ static unsigned long rdpmcs_migrated_at(struct td *td, struct td_region *r,
 
 /*
  * The fast path's three reads (SLOTS, PERF_METRICS, INT_MISC.
- * UOP_DROPPING) share one rseq section, the last one inside it too: a
- * move to an E-core just before it aborts the section, so that it does
- * not execute there (an ordinary counter's selector may name a counter
- * the E-core lacks, or another's).  Against a move before the section's
- * first RDPMC, at the begin and at the end: exactly the section's first
- * two RDPMCs more, whatever the slow path that follows reads.
+ * UOP_DROPPING) are all inside rseq sections, the drop's counter too:
+ * the end's one section reads it third, the begin's first section
+ * second (after SLOTS; PERF_METRICS alone in its second).  A move to an
+ * E-core just before the drop's RDPMC aborts its section, so that it
+ * does not execute there (an ordinary counter's selector may name a
+ * counter the E-core lacks, or another's).  Against a move before the
+ * section's first RDPMC, at the begin and at the end: exactly the
+ * RDPMCs before the drop's in its section more, whatever the slow path
+ * that follows reads.
  */
 static void test_fast_path_uop_in_section(void **state)
 {
@@ -414,10 +418,11 @@ static void test_fast_path_uop_in_section(void **state)
 	(void)state;
 	emu_run(1000000, &MIX_STREAM);
 	for (int end = 0; end < 2; end++) {
+		unsigned before = end ? 2 : 1; /* RDPMCs before the drop's */
 		unsigned long first = rdpmcs_migrated_at(td, &r, 0, end);
-		unsigned long third = rdpmcs_migrated_at(td, &r, 2, end);
+		unsigned long drop = rdpmcs_migrated_at(td, &r, before, end);
 
-		assert_int_equal(third, first + 2);
+		assert_int_equal(drop, first + before);
 	}
 	td_close(td);
 }
@@ -444,6 +449,58 @@ static void test_fast_begin_stint_before_guard(void **state)
 	t = region_after_begin_stint(td, &r, &ev, &res);
 	assert_within(&res, &t, ECORE_END_BOUND(1.1e7, 2e6));
 	td_close(td);
+}
+
+/*
+ * The fast begin reads SLOTS in one rseq section and PERF_METRICS in a
+ * second (hybrid_fast.c), opening the region between them.  Planned at
+ * the begin's third RDPMC (SLOTS, INT_MISC.UOP_DROPPING, then
+ * PERF_METRICS): a stint on an E-core between the two sections (nothing
+ * aborts outside them), which moves cpu_core's page, or a signal inside
+ * the second, which aborts it.  Either way the begin is the slow path's,
+ * exact, and the stretch of open regions the fast begin opened is
+ * closed again: the region's stretch measures its own slots once, and
+ * nothing is left open after its end.
+ */
+static void begin_interrupted_between_sections(enum emu_sched_kind kind)
+{
+	struct td *td = open_adl();
+	struct td_region r = { { 0 } };
+	struct emu_sched_event ev = { .kind = kind, .cpu = 9, .skip = 2,
+				      .slots = 8000000, .mix = MIX_DRAM };
+	struct td_result res;
+	struct truth_frac t;
+	struct emu_truth a, b;
+	uint64_t measured;
+
+	emu_run(1000000, &MIX_STREAM);
+	warm(td, &r);
+	measured = td->policy.measured_less;
+	emu_schedule(EMU_AT_RDPMC, &ev);
+	assert_int_equal(td_region_begin(td, &r), 0);
+	assert_false(emu_sched_pending(EMU_AT_RDPMC));
+	emu_truth(&a);
+	emu_run(2000000, &MIX_BRANCHY);
+	emu_truth(&b);
+	assert_int_equal(td_region_end(td, &r, &res), 0);
+	t = truth_between(&a, &b);
+	assert_int_equal(res.slots, b.slots - a.slots);
+	assert_within(&res, &t, ECORE_END_BOUND(1.1e7, 2e6));
+	assert_int_equal(td->policy.open_less1, -1);
+	assert_int_equal(td->policy.measured_less - measured, res.slots);
+	td_close(td);
+}
+
+static void test_fast_begin_stint_between_sections(void **state)
+{
+	(void)state;
+	begin_interrupted_between_sections(EMU_SCHED_STINT);
+}
+
+static void test_fast_begin_signal_in_second_section(void **state)
+{
+	(void)state;
+	begin_interrupted_between_sections(EMU_SCHED_SIGNAL);
 }
 
 /*
@@ -1085,6 +1142,10 @@ int main(void)
 		cmocka_unit_test_teardown(test_clear_stint_before_guard,
 					  teardown),
 		cmocka_unit_test_teardown(test_fast_begin_stint_before_guard,
+					  teardown),
+		cmocka_unit_test_teardown(test_fast_begin_stint_between_sections,
+					  teardown),
+		cmocka_unit_test_teardown(test_fast_begin_signal_in_second_section,
 					  teardown),
 		cmocka_unit_test_teardown(test_fast_end_switched_out, teardown),
 		cmocka_unit_test_teardown(test_unguarded_rdpmc_dies, teardown),

@@ -280,6 +280,197 @@ static inline enum td_guard td_rdpmc_guarded1(struct rseq *rs,
 	return (enum td_guard)res;
 }
 
+/*
+ * The fast paths' sections (hybrid_fast.c): the same rules, laid out for
+ * the fewest instructions around the reads.  The CPU check is one bit
+ * test of the CPU's 16 low bits in a bitmap of TD_GUARD_CPUS bits (the
+ * kernel's CPU numbers stay below CONFIG_NR_CPUS, at most 8192 on x86:
+ * arch/x86/Kconfig NR_CPUS_RANGE_END), so no bound is compared; every
+ * way out but the commit (the abort handler, label 4, and the wrong-CPU
+ * exit, label 5, one address) clears rseq_cs and jumps to the caller's
+ * label: the commit falls through with no result to test.  The kernel
+ * clears rseq_cs itself before it enters an abort handler
+ * (kernel/rseq.c rseq_ip_fixup, clear_rseq_cs); the handler's clear is
+ * for the wrong-CPU exit it shares.  The bitmap's address is an operand
+ * in memory (cpus: where it is kept), loaded into RCX, which RDPMC's
+ * selector takes next: one register fewer live across the section.
+ */
+#define TD_GUARD_CPUS 65536
+
+#define TD_RSEQ_GOTO_ENTER                                                 \
+	".pushsection __rseq_cs, \"aw\"\n\t"                               \
+	".balign %c[cs_align]\n\t"                                         \
+	"3:\n\t"                                                           \
+	".long 0, 0\n\t"                                                   \
+	".quad 1f, 2f - 1f, 4f\n\t"                                        \
+	".popsection\n\t"                                                  \
+	"leaq 3b(%%rip), %%rax\n\t"                                        \
+	"movq %%rax, %c[cs](%[rs])\n\t"                                    \
+	"1:\n\t"                                                           \
+	"movzwl %c[cpu_id](%[rs]), %%eax\n\t"                              \
+	"movq %[cpus], %%rcx\n\t"                                          \
+	"btl %%eax, (%%rcx)\n\t"                                           \
+	"jnc 5f\n\t"
+
+#define TD_RSEQ_GOTO_LEAVE                                                 \
+	"2:\n\t"                                                           \
+	"movq $0, %c[cs](%[rs])\n\t"                                       \
+	".pushsection __rseq_failure, \"ax\"\n\t"                          \
+	".byte 0x0f, 0xb9, 0x3d\n\t" /* ud1 <sig>(%rip): never run */      \
+	".long %c[sig]\n\t"                                                \
+	"4:\n\t"                                                           \
+	"5:\n\t"                                                           \
+	"movq $0, %c[cs](%[rs])\n\t"                                       \
+	"jmp %l[off]\n\t"                                                  \
+	".popsection\n\t"
+
+#define TD_RSEQ_GOTO_CONSTANTS                                             \
+	[cs] "i"(offsetof(struct rseq, rseq_cs)),                          \
+	[cpu_id] "i"(offsetof(struct rseq, cpu_id)),                       \
+	[cs_align] "i"(_Alignof(struct rseq_cs)), [sig] "i"(TD_RSEQ_SIG)
+
+/*
+ * A fixed counter (sel) 48 bits wide, then, where with_x (a constant of
+ * the caller's copy), an ordinary counter (xsel), each joined in the
+ * section; false:
+ * the thread off cpus, or preempted, moved or signalled in the section.
+ */
+static inline __attribute__((always_inline)) bool
+td_rseq_read48x(struct rseq *rs, const uint64_t *const *cpus, uint32_t sel,
+		bool with_x, const uint32_t *xsel, uint64_t *value, uint64_t *x)
+{
+	uint64_t v, c;
+
+	if (!with_x) {
+		__asm__ goto(
+			TD_RSEQ_GOTO_ENTER
+			"movl %[sel], %%ecx\n\t"
+			"rdpmc\n\t"
+			"shlq $48, %%rdx\n\t"
+			"shrq $16, %%rdx\n\t"
+			"orq %%rdx, %%rax\n\t"
+			TD_RSEQ_GOTO_LEAVE
+			: "=&a"(v)
+			: [rs] "r"(rs), [cpus] "m"(*cpus), [sel] "ri"(sel),
+			  TD_RSEQ_GOTO_CONSTANTS
+			: "rcx", "rdx", "cc", "memory"
+			: off);
+		*value = v;
+		return true;
+	}
+	__asm__ goto(
+		TD_RSEQ_GOTO_ENTER
+		"movl %[sel], %%ecx\n\t"
+		"rdpmc\n\t"
+		"shlq $48, %%rdx\n\t"
+		"shrq $16, %%rdx\n\t"
+		"leaq (%%rax,%%rdx), %[v]\n\t"
+		"movl %[xsel], %%ecx\n\t"
+		"rdpmc\n\t"
+		"shlq $32, %%rdx\n\t"
+		"orq %%rdx, %%rax\n\t"
+		TD_RSEQ_GOTO_LEAVE
+		: [v] "=&r"(v), "=&a"(c)
+		: [rs] "r"(rs), [cpus] "m"(*cpus), [sel] "ri"(sel),
+		  [xsel] "m"(*xsel), TD_RSEQ_GOTO_CONSTANTS
+		: "rcx", "rdx", "cc", "memory"
+		: off);
+	*value = v;
+	*x = c;
+	return true;
+off:
+	return false;
+}
+
+/*
+ * A fixed counter alone, as RDPMC gives it: two halves, for the caller
+ * to store as they are (the fewest instructions after the read).
+ */
+static inline __attribute__((always_inline)) bool
+td_rseq_read_halves(struct rseq *rs, const uint64_t *const *cpus, uint32_t sel,
+		    uint32_t *lo, uint32_t *hi)
+{
+	uint32_t l, h;
+
+	__asm__ goto(
+		TD_RSEQ_GOTO_ENTER
+		"movl %[sel], %%ecx\n\t"
+		"rdpmc\n\t"
+		TD_RSEQ_GOTO_LEAVE
+		: "=&a"(l), "=&d"(h)
+		: [rs] "r"(rs), [cpus] "m"(*cpus), [sel] "ri"(sel),
+		  TD_RSEQ_GOTO_CONSTANTS
+		: "rcx", "cc", "memory"
+		: off);
+	*lo = l;
+	*hi = h;
+	return true;
+off:
+	return false;
+}
+
+/*
+ * Two fixed counters (the first 48 bits wide) and, where with_x, an
+ * ordinary one (xsel) after them, joined in the section.
+ */
+static inline __attribute__((always_inline)) bool
+td_rseq_read3(struct rseq *rs, const uint64_t *const *cpus, uint32_t sel1,
+	      uint32_t sel2, bool with_x, const uint32_t *xsel, uint64_t *v1,
+	      uint64_t *v2, uint64_t *x)
+{
+	uint64_t a, b, c;
+
+	if (!with_x) {
+		__asm__ goto(
+			TD_RSEQ_GOTO_ENTER
+			"movl %[sel1], %%ecx\n\t"
+			"rdpmc\n\t"
+			"shlq $48, %%rdx\n\t"
+			"shrq $16, %%rdx\n\t"
+			"leaq (%%rax,%%rdx), %[a]\n\t"
+			"movl %[sel2], %%ecx\n\t"
+			"rdpmc\n\t"
+			"shlq $32, %%rdx\n\t"
+			"orq %%rdx, %%rax\n\t"
+			TD_RSEQ_GOTO_LEAVE
+			: [a] "=&r"(a), "=&a"(b)
+			: [rs] "r"(rs), [cpus] "m"(*cpus), [sel1] "ri"(sel1),
+			  [sel2] "ri"(sel2), TD_RSEQ_GOTO_CONSTANTS
+			: "rcx", "rdx", "cc", "memory"
+			: off);
+		*v1 = a;
+		*v2 = b;
+		return true;
+	}
+	__asm__ goto(
+		TD_RSEQ_GOTO_ENTER
+		"movl %[sel1], %%ecx\n\t"
+		"rdpmc\n\t"
+		"shlq $48, %%rdx\n\t"
+		"shrq $16, %%rdx\n\t"
+		"leaq (%%rax,%%rdx), %[a]\n\t"
+		"movl %[sel2], %%ecx\n\t"
+		"rdpmc\n\t"
+		"shlq $32, %%rdx\n\t"
+		"leaq (%%rax,%%rdx), %[b]\n\t"
+		"movl %[xsel], %%ecx\n\t"
+		"rdpmc\n\t"
+		"shlq $32, %%rdx\n\t"
+		"orq %%rdx, %%rax\n\t"
+		TD_RSEQ_GOTO_LEAVE
+		: [a] "=&r"(a), [b] "=&r"(b), "=&a"(c)
+		: [rs] "r"(rs), [cpus] "m"(*cpus), [sel1] "ri"(sel1),
+		  [sel2] "ri"(sel2), [xsel] "m"(*xsel), TD_RSEQ_GOTO_CONSTANTS
+		: "rcx", "rdx", "cc", "memory"
+		: off);
+	*v1 = a;
+	*v2 = b;
+	*x = c;
+	return true;
+off:
+	return false;
+}
+
 #endif /* linux/rseq.h */
 #endif /* __x86_64__ */
 

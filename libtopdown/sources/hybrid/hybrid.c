@@ -30,11 +30,22 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "arch.h"
 #include "barrier.h"
 #include "x86_formulas.h"
 #include "hybrid.h"
 
 #define TD_CPULIST_MAX 4096 /* "0-4095" patterns: plenty for one list */
+
+/* The bitmap's size in bits: every CPU number the guard may test. */
+static uint32_t guard_bits(uint32_t n)
+{
+#ifdef TD_GUARD_CPUS
+	return n > TD_GUARD_CPUS ? n : TD_GUARD_CPUS;
+#else
+	return n;
+#endif
+}
 
 static int pcore_bitmap(struct td *td)
 {
@@ -50,8 +61,14 @@ static int pcore_bitmap(struct td *td)
 	err = td_sys_read_file(path, list, TD_CPULIST_MAX);
 	if (err >= 0)
 		err = td_cpulist_parse(list, NULL, 0, &n);
+#ifdef TD_GUARD_CPUS
+	/* the fast path's bit test covers TD_GUARD_CPUS bits (arch_x86.h) */
+	if (err >= 0 && n > TD_GUARD_CPUS)
+		err = -ERANGE;
+#endif
 	if (err >= 0) {
-		uint64_t *map = calloc((n + 63) / 64, sizeof(uint64_t));
+		uint64_t *map = calloc((guard_bits(n) + 63) / 64,
+				       sizeof(uint64_t));
 
 		err = map ? td_cpulist_parse(list, map, n, &n) : -ENOMEM;
 		td_hybrid_of(td)->pcores = map;
@@ -87,6 +104,7 @@ void td_hybrid_close(struct td *td)
 	h->pcores = NULL;
 	td_gen_free(td, h->ecore);
 	h->ecore = NULL;
+	td_hybrid_quiet_update(h);
 }
 
 /*
@@ -161,6 +179,7 @@ void td_hybrid_ecore_open(struct td *td, bool include_kernel,
 	g->cached_lock = td_load_once(g->pc[0]->lock) -
 			 (td_load_once(g->pc[0]->index) ? 1 : 0);
 	td_hybrid_of(td)->ecore = g;
+	td_hybrid_quiet_update(td_hybrid_of(td));
 	td_hybrid_of(td)->p_lock = td_load_once(td_pm_of(td)->slots_pc->lock);
 	td_pm_of(td)->pm.kcount_ok = true; /* base 0, the P group's counts 0 since enable */
 }
@@ -220,6 +239,25 @@ static int ecore_values_off(struct td_gen *g, uint64_t *v, uint64_t *t)
 }
 
 /*
+ * td_hybrid_ecore_cached, as the fast paths test it (hybrid.h
+ * quiet_lock): after every change of the E group's cache.
+ */
+void td_hybrid_quiet_update(struct td_hybrid *h)
+{
+	const struct td_gen *g = h->ecore;
+
+	if (!g) {
+		h->quiet_lock = &h->quiet_want;
+	} else if (g->cached) {
+		h->quiet_want = g->cached_lock;
+		h->quiet_lock = &g->pc[0]->lock;
+	} else {
+		h->quiet_not = ~h->quiet_want;
+		h->quiet_lock = &h->quiet_not;
+	}
+}
+
+/*
  * The E group's values: on the RDPMC path with the P reading valid, the
  * thread is on a P-core (ecore_values_off); when the P reading failed it
  * is most likely on an E-core, where RDPMC of the group's general-purpose
@@ -236,9 +274,14 @@ static int ecore_values(struct td *td, const struct td_sample *s,
 
 	if (td->path != TD_PATH_RDPMC || g->mux[0]) /* mux: times now */
 		return td_gen_values(g, false, v, t);
-	if (s->valid && !td_pm_of(td)->pm.saved.used)
-		return ecore_values_off(g, v, t);
+	if (s->valid && !td_pm_of(td)->pm.saved.used) {
+		int err = ecore_values_off(g, v, t);
+
+		td_hybrid_quiet_update(td_hybrid_of(td));
+		return err;
+	}
 	g->cached = false;
+	td_hybrid_quiet_update(td_hybrid_of(td));
 	return td_gen_values(g, g->rdpmc_ok, v, t);
 }
 

@@ -41,7 +41,7 @@ static bool guarded_read(const struct td *td, uint32_t sidx, uint32_t midx,
 #endif
 }
 
-static const struct td_source_ops hybrid_clear;
+static const struct td_source_ops hybrid_clear, hybrid_uop;
 
 /*
  * Metrics-clear mode where cpu_core offers it (Lunar Lake, Arrow Lake:
@@ -79,6 +79,8 @@ static int hybrid_open(struct td *td, const struct td_open_req *req)
 		td->src = &td_source_hybrid_memory;
 	if (err == 0)
 		td_pm_uop_open(td, req);
+	if (err == 0 && td->src == &td_source_hybrid && pm->uop.on)
+		td->src = &hybrid_uop; /* the fast path's copy that reads it */
 	return err;
 }
 
@@ -346,6 +348,20 @@ const struct td_source_ops td_source_hybrid = {
 	.delta = hybrid_delta,
 	.fast_begin = td_hybrid_fast_begin,
 	.fast_end = td_hybrid_fast_end,
+	.ready = td_hybrid_fast_setup,
+};
+
+/*
+ * The same where INT_MISC.UOP_DROPPING counts (pm_uop.c): the fast
+ * path's copy that reads it beside the fixed counters, chosen at open so
+ * that neither copy tests it at every boundary.
+ */
+static const struct td_source_ops hybrid_uop = {
+	HYBRID_OPS,
+	.sample = hybrid_sample,
+	.delta = hybrid_delta,
+	.fast_begin = td_hybrid_fast_begin_uop,
+	.fast_end = td_hybrid_fast_end_uop,
 	.ready = td_hybrid_fast_setup,
 };
 
