@@ -54,22 +54,27 @@ static unsigned long ord_records_target(unsigned long pair,
  * one of them is a check a reading needs or the way to the source's end.
  */
 static const char ord_window_why[] =
-	"ordinary counters' window (zen4/zen5/skl/grt 45, records 48; n2 "
-	"59, records 62) stays: after the begin's last read, the leader's "
-	"(x86 17), its 48-bit value (2), its page lock checked after the "
-	"read (the seqlock's validation: 4), the halves joined and the "
-	"guard's step (7), its store, the region marked begun and the "
-	"return (4); the library's entry and the dispatch to the source's "
-	"end (13: the fast handle's compare, the region's owner, the "
-	"source's operation); before the end's first read, the leader's "
-	"again (15), the arguments RDPMC's registers clobber saved (3), "
-	"whether records or a named region are attached and a result wanted "
-	"(4; records 3 more), the leader page's lock before any read (5: no "
-	"RDPMC while the view says the group is not counting here, else a "
-	"counter another context owns could be read), the leader's width "
-	"and its selector (3); on n2 the same steps, the MRS a call to a "
-	"stub that encodes the register (its frame and BTI landing pad), "
-	"and the entries' thread-pointer loads";
+	"ordinary counters' window (zen4/zen5/skl/grt 27, records 29; n2 "
+	"44, records 47) stays: after the begin's last read, the leader's "
+	"(x86 12), its page lock compared after the read (2: the seqlock's "
+	"validation, the view's words loaded before the read), its 48-bit "
+	"value (3), the guard's step against the last accepted value (3: "
+	"a page still naming a counter another context owns), the offset "
+	"added, the store and the return (4); the entry's fast-handle "
+	"compare (4, the PERF_METRICS entry's) and the jump to the handle's "
+	"end (4: this thread's fast handle, its end entry); before the end's "
+	"first read (7), the arguments RDPMC's registers clobber saved (3), "
+	"whether a result is wanted (2: an end asked for nothing reads "
+	"nothing; records and named regions 2 more), the group and the "
+	"leader's selector (2).  The region's owner, the records' and "
+	"widths' tests and the leader page's lock before the read follow "
+	"the end's first read on x86 (a reading for a region that is not "
+	"the handle's is discarded); n2 keeps that lock before its MRS (a "
+	"trap where the group is not counting here), and adds the MRS stub's "
+	"call (its frame and BTI landing pad) and the entries' "
+	"thread-pointer loads.  Not moved out: the begin's checks of its "
+	"last value, which a deferral to the end would lose where the page "
+	"is rewritten between (a region spanning a context switch)";
 
 /*
  * The hybrid source's window (adl-pcore), counted on its pair the same

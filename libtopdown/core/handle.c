@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "begin_state.h"
 #include "source.h"
 
 /*
@@ -59,6 +60,9 @@ int td_handle_open(struct td **out, const struct td_options *opts,
 	td->fast = false;
 	td->src_fast = false;
 #endif
+	td->src_end = td->src->fast_end;
+	td->end_entry = td->src->fast_end_first ? td->src->fast_end_first
+						: td_fast_end_checked;
 	if (td->fast || td->src_fast)
 		td_fast_claim(td);
 	if (hooks->opened)

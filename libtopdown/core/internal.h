@@ -373,6 +373,7 @@ struct td_handle_hooks {
 	void (*close)(struct td *td);
 };
 
+struct td_region_priv;
 struct td {
 	/* The TopDown source (source.h), chosen by td_open. */
 	const struct td_source_ops *src;
@@ -405,6 +406,15 @@ struct td {
 	bool fast;               /* that path may read them unchecked */
 	bool src_fast;           /* begin/end may take the source's own fast
 				    path (source.h fast_begin) */
+	/*
+	 * Where td_slow_end sends this thread's fast handle: the source's
+	 * fast_end_first, else the checks and then src_end, its fast_end
+	 * (kept here: one load less than through src).  Set at open.
+	 */
+	int (*end_entry)(struct td *td, struct td_region *r,
+			 struct td_result *res);
+	int (*src_end)(struct td *td, struct td_region_priv *p,
+		       struct td_result *res);
 	uint64_t foreign_resets; /* SLOTS went backwards: someone else reset */
 	uint64_t resets;         /* IOC_RESETs the library issued */
 	uint64_t untrusted;      /* foreign resets, deschedulings, unreadable */

@@ -273,14 +273,12 @@ void td_end_sampled(struct td *td, struct td_region_priv *p,
 	p->owner = NULL;
 }
 
-/* Anything but the plain fast end: own frame, out of the hot path. */
-int td_slow_end(struct td *td, struct td_region *r, struct td_result *res)
+/* The checks of an end and its way on (td_slow_end, td_end_checked). */
+static inline __attribute__((always_inline)) int
+end_checked(struct td *td, struct td_region *r, struct td_result *res)
 {
 	struct td_region_priv *p = priv(r);
 
-	/* a source's own fast end: the usual way here, laid out straight */
-	if (TD_LIKELY(td == td_fast_src_td && r && p->owner == td))
-		return td->src->fast_end(td, p, res);
 	if (TD_UNLIKELY(!td || !r))
 		return -EINVAL;
 	if (TD_UNLIKELY(!td_owner_ok(td)))
@@ -292,6 +290,36 @@ int td_slow_end(struct td *td, struct td_region *r, struct td_result *res)
 	if (td->src_fast && p->owner == td)
 		return td->src->fast_end(td, p, res);
 	return td_slow_end_read(td, p, res);
+}
+
+/*
+ * Anything but the plain fast end: own frame, out of the hot path.  A
+ * source's own fast end is the usual way here: this thread's fast handle
+ * (one compare stands for the NULL, thread and fork checks) goes to its
+ * end entry at once, which checks the region (td_fast_end_checked) or,
+ * where the source reads first (source.h fast_end_first), checks after
+ * its first read.
+ */
+int td_slow_end(struct td *td, struct td_region *r, struct td_result *res)
+{
+	if (TD_LIKELY(td == td_fast_src_td))
+		return td->end_entry(td, r, res);
+	return end_checked(td, r, res);
+}
+
+int td_fast_end_checked(struct td *td, struct td_region *r,
+			struct td_result *res)
+{
+	if (TD_LIKELY(r && priv(r)->owner == td))
+		return td->src_end(td, priv(r), res);
+	return td_end_checked(td, r, res);
+}
+
+__attribute__((noinline)) int td_end_checked(struct td *td,
+					     struct td_region *r,
+					     struct td_result *res)
+{
+	return end_checked(td, r, res);
 }
 
 /*

@@ -115,6 +115,16 @@ struct td_source_ops {
 	int (*fast_begin)(struct td *td, struct td_region_priv *p);
 	int (*fast_end)(struct td *td, struct td_region_priv *p,
 			struct td_result *res);
+	/*
+	 * Optional: where td_slow_end sends this thread's fast handle
+	 * (td_fast_src_td) at once, the region not yet checked (NULL, not
+	 * begun, begun on another handle): a fast end that reads before it
+	 * checks, so that the checks are not charged to the region, and
+	 * then, should they fail, discards the reading and returns
+	 * td_end_checked's answer.  NULL: the checks, then fast_end.
+	 */
+	int (*fast_end_first)(struct td *td, struct td_region *r,
+			      struct td_result *res);
 	bool (*begin_counts)(const struct td *td, const uint64_t *values,
 			     const struct td_sample *end,
 			     struct td_counts *c);

@@ -64,5 +64,6 @@ const struct td_source_ops td_source_arm = {
 	.info = arm_info,
 	.fast_begin = td_gen_fast_begin,
 	.fast_end = td_gen_fast_end,
+	.fast_end_first = td_gen_fast_end_first_locked,
 	.begin_counts = td_gen_begin_counts,
 };

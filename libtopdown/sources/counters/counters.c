@@ -462,5 +462,6 @@ const struct td_source_ops td_source_counters = {
 	.named_counted_word = TD_MUXRAW_RUN, /* level 1's time running */
 	.fast_begin = td_gen_fast_begin,
 	.fast_end = td_gen_fast_end,
+	.fast_end_first = td_gen_fast_end_first,
 	.begin_counts = td_gen_begin_counts,
 };

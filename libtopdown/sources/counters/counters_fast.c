@@ -52,6 +52,40 @@
 #endif
 
 /*
+ * Where the end may read the leader before checking its page's lock:
+ * x86, whose RDPMC of a counter the CPU has never faults while the
+ * kernel keeps CR4.PCE set for a process with an event mapped
+ * (arch/x86/events/core.c x86_pmu_event_mapped, perf_rdpmc_allowed),
+ * so that a reading a stale view names is only discarded by the lock
+ * checked after it.  Arm's MRS traps where the kernel has not granted
+ * EL0 access (PMUSERENR_EL0, armv8pmu_enable_user_access in
+ * arch/arm64/kernel/perf_event.c), as it may not while the group is not
+ * counting here: the lock first.
+ */
+#if defined(__x86_64__)
+#define TD_FAST_READ_FIRST 1
+#else
+#define TD_FAST_READ_FIRST 0
+#endif
+
+/* A counter's register as read: x86's RDPMC halves, else lo alone. */
+struct fast_reg {
+	uint64_t lo, hi;
+};
+
+static inline __attribute__((always_inline)) struct fast_reg
+fast_read_reg(const struct td_fast_counter *c)
+{
+	struct fast_reg r = { 0, 0 };
+
+	if (TD_FAST_FIXED_WIDTH == 48)
+		td_rdpmc_halves((uint32_t)c->reader, &r.lo, &r.hi);
+	else
+		r.lo = td_read_counter(c->reader);
+	return r;
+}
+
+/*
  * A counter's raw value sign-extended from its width (the UAPI
  * comment's pmc <<= 64 - width; pmc >>= 64 - width).  fixed, a constant
  * of each copy of the caller: every counter TD_FAST_FIXED_WIDTH bits
@@ -59,40 +93,99 @@
  * from the high half, or'ed with the low one; on Arm the value itself.
  */
 static inline __attribute__((always_inline)) int64_t
-fast_read_raw(const struct td_fast_counter *c, bool fixed)
+fast_extend(const struct td_fast_counter *c, struct fast_reg r, bool fixed)
 {
-	uint64_t raw, lo, hi;
+	uint64_t raw = r.lo;
 
-	if (TD_FAST_FIXED_WIDTH == 48 && fixed) {
-		td_rdpmc_halves((uint32_t)c->reader, &lo, &hi);
+	if (TD_FAST_FIXED_WIDTH == 48 && fixed)
 		/* lo < 2^32: RDPMC clears bits 32-63 of RAX (arch_x86.h) */
-		return (int64_t)(hi << 48) >> 16 | (int64_t)lo;
-	}
-	raw = td_read_counter(c->reader);
+		return (int64_t)(r.hi << 48) >> 16 | (int64_t)r.lo;
+	if (TD_FAST_FIXED_WIDTH == 48)
+		raw = r.hi << 32 | r.lo;
 	if (TD_FAST_FIXED_WIDTH == 64 && fixed)
 		return (int64_t)raw;
 	return (int64_t)(raw << c->shift) >> c->shift;
 }
 
 /*
- * One counter's value, or false when the view no longer holds: the lock
- * checked after the read says that nothing rewrote the page since the
- * view was taken, so the value is this event's.
+ * One counter's value from its register as read, or false when the view
+ * no longer holds: the lock checked after the read says that nothing
+ * rewrote the page since the view was taken, so the value is this
+ * event's.
  */
 static inline __attribute__((always_inline)) bool
-fast_read(const struct td_fast_counter *c, uint64_t *v, bool fixed)
+fast_accept(const struct td_fast_counter *c, struct fast_reg r, uint64_t *v,
+	    bool fixed)
 {
-	int64_t raw = fast_read_raw(c, fixed);
 	uint64_t val;
 
 	td_compiler_barrier();
 	if (TD_UNLIKELY(td_load_once(c->pc->lock) != c->lock))
 		return false;
-	val = c->offset + (uint64_t)raw;
+	val = c->offset + (uint64_t)fast_extend(c, r, fixed);
 	/* >= TD_GEN_STEP_MAX, a power of two: a shift and a branch */
 	if (TD_UNLIKELY((val - c->last) >> TD_GEN_STEP_SHIFT))
 		return false;
 	*v = val;
+	return true;
+}
+
+static inline __attribute__((always_inline)) bool
+fast_read(const struct td_fast_counter *c, uint64_t *v, bool fixed)
+{
+	return fast_accept(c, fast_read_reg(c), v, fixed);
+}
+
+/*
+ * The same for the begin's last read, the leader's: its view's words
+ * loaded before the read (the barrier keeps them there), so that what
+ * follows the read, in the region's window, compares and adds registers:
+ * the lock with the page's, the guard's bound (offset less the last
+ * accepted value) with the value.
+ */
+static inline __attribute__((always_inline)) bool
+fast_read_last(const struct td_fast_counter *c, uint64_t *v, bool fixed)
+{
+	const struct perf_event_mmap_page *pc = c->pc;
+	uint32_t lock = (uint32_t)c->lock; /* TD_FAST_STALE too: odd */
+	uint64_t offset = c->offset, bound = c->offset - c->last;
+	struct fast_reg r;
+	uint64_t raw;
+
+	td_compiler_barrier();
+	r = fast_read_reg(c);
+	/*
+	 * The barrier makes this a load of the page's lock after the read
+	 * (one aligned 32-bit load, which the compiler may fold into the
+	 * compare: not volatile)
+	 */
+	td_compiler_barrier();
+	if (TD_UNLIKELY(pc->lock != lock))
+		return false;
+	raw = (uint64_t)fast_extend(c, r, fixed);
+	if (TD_UNLIKELY((raw + bound) >> TD_GEN_STEP_SHIFT)) /* val - last */
+		return false;
+	*v = raw + offset;
+	return true;
+}
+
+/*
+ * Counter k's value kept (fast_take), from r where the caller read it
+ * already (the end's leader), else read here.
+ */
+static inline __attribute__((always_inline)) bool
+fast_keep(const struct td_gen *g, unsigned k, uint64_t val, uint64_t *v,
+	  const uint64_t *b, uint64_t *back)
+{
+	uint64_t d;
+
+	if (!b) {
+		v[k] = val;
+		return true;
+	}
+	d = val - b[k];
+	*back |= d;
+	v[g->ev[k]] = d;
 	return true;
 }
 
@@ -108,18 +201,11 @@ static inline __attribute__((always_inline)) bool
 fast_take(const struct td_gen *g, unsigned k, bool fixed, uint64_t *v,
 	  const uint64_t *b, uint64_t *back)
 {
-	uint64_t val, d;
+	uint64_t val;
 
 	if (!fast_read(&g->fast.c[k], &val, fixed))
 		return false;
-	if (!b) {
-		v[k] = val;
-		return true;
-	}
-	d = val - b[k];
-	*back |= d;
-	v[g->ev[k]] = d;
-	return true;
+	return fast_keep(g, k, val, v, b, back);
 }
 
 /*
@@ -130,22 +216,30 @@ fast_take(const struct td_gen *g, unsigned k, bool fixed, uint64_t *v,
  * too (td_gen_fast_refresh), so nothing is read while the view says the
  * group is not counting here.
  */
-/* Counter k's read, then on to counter k - 1 (fast_read_all's switch). */
+/* Counter k's read, then on to counter k - 1 (the switches below). */
 #define TD_FAST_READ(k, fixed)                                            \
 	if (!fast_take(g, k, fixed, v, b, back))                          \
 		return false;                                             \
 	__attribute__((fallthrough))
 
-/* Every counter's read, in the copy for fixed, its cases base + nr. */
-#define TD_FAST_READS(base, fixed)                                        \
+/*
+ * Counters 7 down to 2 in the copy for fixed, its cases base + nr, on to
+ * case base + 2, where the callers part: the begin reads counter 1 and
+ * the leader, the end (which read the leader first) counter 1 alone.
+ */
+#define TD_FAST_READS_TO_2(base, fixed)                                   \
 	case (base) + 8: TD_FAST_READ(7, fixed);                          \
 	case (base) + 7: TD_FAST_READ(6, fixed);                          \
 	case (base) + 6: TD_FAST_READ(5, fixed);                          \
 	case (base) + 5: TD_FAST_READ(4, fixed);                          \
 	case (base) + 4: TD_FAST_READ(3, fixed);                          \
-	case (base) + 3: TD_FAST_READ(2, fixed);                          \
+	case (base) + 3: TD_FAST_READ(2, fixed)
+
+/* Every counter's read, in the copy for fixed, its cases base + nr. */
+#define TD_FAST_READS(base, fixed)                                        \
+	TD_FAST_READS_TO_2(base, fixed);                                  \
 	case (base) + 2: TD_FAST_READ(1, fixed);                          \
-	case (base) + 1: return fast_take(g, 0, fixed, v, b, back)
+	case (base) + 1: return fast_read_last(&g->fast.c[0], v, fixed)
 
 /*
  * f->sel picks the copy for the counters' widths with the count, in one
@@ -178,44 +272,40 @@ fast_read_all(const struct td_gen *g, uint64_t *v, const uint64_t *b,
 }
 
 /*
- * An end's: the leader first, then the others last first.  The region's
- * window (from the begin's last read, the leader's, to the end's first)
- * then holds no dispatch over the counters, only the test of the
- * leader's width.
+ * An end's: the leader first (read by the caller, r: its register),
+ * then the others last first.  The region's window (from the begin's last read, the leader's, to the
+ * end's first) then holds no dispatch over the counters, nor the
+ * leader's width: both follow its read.
  */
 #define TD_FAST_REST(base, fixed)                                         \
-	case (base) + 8: TD_FAST_READ(7, fixed);                          \
-	case (base) + 7: TD_FAST_READ(6, fixed);                          \
-	case (base) + 6: TD_FAST_READ(5, fixed);                          \
-	case (base) + 5: TD_FAST_READ(4, fixed);                          \
-	case (base) + 4: TD_FAST_READ(3, fixed);                          \
-	case (base) + 3: TD_FAST_READ(2, fixed);                          \
+	TD_FAST_READS_TO_2(base, fixed);                                  \
 	case (base) + 2: return fast_take(g, 1, fixed, v, b, back);       \
 	case (base) + 1: return true
 
 static inline __attribute__((always_inline)) bool
-fast_read_end(const struct td_gen *g, uint64_t *v, const uint64_t *b,
+fast_read_end(const struct td_gen *g, struct fast_reg r, uint64_t *v, const uint64_t *b,
 	      uint64_t *back)
 {
 	const struct td_gen_fast *f = &g->fast;
+	uint64_t val;
 
-	if (TD_UNLIKELY(td_load_once(f->c[0].pc->lock) != f->c[0].lock))
-		return false;
 #if TD_FAST_FIXED_WIDTH
 	if (TD_LIKELY(f->sel < TD_FAST_ANY_WIDTH)) {
-		if (!fast_take(g, 0, true, v, b, back))
+		if (!fast_accept(&f->c[0], r, &val, true))
 			return false;
-	} else if (!fast_take(g, 0, false, v, b, back)) {
+	} else if (!fast_accept(&f->c[0], r, &val, false)) {
 		return false;
 	}
+	fast_keep(g, 0, val, v, b, back);
 	switch (f->sel) {
 	TD_FAST_REST(0, true);
 	TD_FAST_REST(TD_FAST_ANY_WIDTH, false);
 	default: __builtin_unreachable(); /* 1 <= nr <= TD_GEN_MAX */
 	}
 #else
-	if (!fast_take(g, 0, false, v, b, back))
+	if (!fast_accept(&f->c[0], r, &val, false))
 		return false;
+	fast_keep(g, 0, val, v, b, back);
 	switch (g->nr) {
 	TD_FAST_REST(0, false);
 	default: __builtin_unreachable(); /* 1 <= nr <= TD_GEN_MAX */
@@ -225,16 +315,23 @@ fast_read_end(const struct td_gen *g, uint64_t *v, const uint64_t *b,
 
 #undef TD_FAST_REST
 #undef TD_FAST_READS
+#undef TD_FAST_READS_TO_2
 #undef TD_FAST_READ
 
+/*
+ * The region is marked begun before the reads, so that the last one is
+ * followed by its checks, its store and the return alone; a begin that
+ * does not read here marks it again (td_slow_begin).
+ */
 int td_gen_fast_begin(struct td *td, struct td_region_priv *p)
 {
 	/* the key: epoch | last_lock, which ordinary counters leave 0 */
-	if (TD_UNLIKELY(p->key != td->epoch_hi) ||
-	    !fast_read_all(td_gen_of(td)->gen, td_begin_values(p), NULL,
-			   NULL))
+	if (TD_UNLIKELY(p->key != td->epoch_hi))
 		return td_slow_begin(td, p);
 	p->owner = td;
+	if (!fast_read_all(td_gen_of(td)->gen, td_begin_values(p), NULL, NULL))
+		/* td from the region: one register less across the reads */
+		return td_slow_begin((struct td *)(uintptr_t)p->owner, p);
 	return 0;
 }
 
@@ -513,38 +610,105 @@ static inline bool end_is_keyed(const struct td *td)
 }
 
 /*
- * The reads come first, into the handle's f->diff (this thread's alone):
- * no stack frame is built before them, so that the region is charged
- * for as few of the library's instructions as may be.
+ * The end once its leader is read (lo, hi: its register, fast_reg):
+ * the region checked, the rest read into the handle's f->diff (this
+ * thread's alone) and the numbers made.  Out of line, so that its frame
+ * is built after that read, outside the region's window.
  */
-int td_gen_fast_end(struct td *td, struct td_region_priv *p,
-		    struct td_result *res)
+static inline __attribute__((always_inline)) int end_after_lead(struct td *td,
+						    struct td_region *r,
+						    struct td_result *res,
+						    uint64_t lo, uint64_t hi)
 {
-	struct td_gen *g;
+	struct td_region_priv *p = priv(r);
+	struct td_gen *g = td_gen_of(td)->gen;
+	struct fast_reg lead = { lo, hi };
 	uint64_t back = 0; /* the differences' signs, or'ed */
 
-	/* records attached or a named region ending: end_key says so */
+	if (TD_UNLIKELY(!r || p->owner != td)) /* the reading is discarded */
+		return td_end_checked(td, r, res);
 	if (TD_UNLIKELY(end_is_keyed(td))) {
-		g = td_gen_of(td)->gen;
 		if ((td->end_key & TD_END_KEY_NAMED) || res) {
 			/* named, or a result and records: the values */
-			if (!fast_read_end(g, g->fast.end, NULL, NULL))
+			if (!fast_read_end(g, lead, g->fast.end, NULL,
+					   NULL))
 				return td_slow_end_read(td, p, res);
 			return end_values(td, p, res);
 		}
 		/* a record alone: the differences, as for a result */
-		if (!fast_read_end(g, g->fast.diff, td_begin_values(p), &back))
+		if (!fast_read_end(g, lead, g->fast.diff,
+				   td_begin_values(p), &back))
 			return td_slow_end_read(td, p, NULL);
 		return end_to_record(td, p, back);
 	}
-	if (!res) {
+	if (!fast_read_end(g, lead, g->fast.diff, td_begin_values(p),
+			   &back))
+		return td_slow_end_read(td, p, res);
+	return end_result(td, p, res, back); /* a result alone */
+}
+
+/* Where the leader's page says the group is not counting here. */
+static __attribute__((noinline)) int end_unread(struct td *td,
+						struct td_region *r,
+						struct td_result *res)
+{
+	if (TD_UNLIKELY(!r || priv(r)->owner != td))
+		return td_end_checked(td, r, res);
+	return td_slow_end_read(td, priv(r), res);
+}
+
+/*
+ * The end of this thread's fast handle, straight from the entry (its
+ * region unchecked: source.h fast_end_first): the leader read before
+ * the region is checked, so that the region is charged for as few of
+ * the library's instructions as may be; a reading for a region that is
+ * not this handle's is discarded (end_after_lead).  An end that returns
+ * nothing and writes no record reads nothing.  read_first, a constant of
+ * each copy: the leader read before its page's lock is checked
+ * (TD_FAST_READ_FIRST), on x86's core PMU only (the formula table's
+ * source); the Arm source checks it first wherever it runs.
+ */
+static inline __attribute__((always_inline)) int
+gen_fast_end_first(struct td *td, struct td_region *r, struct td_result *res,
+		   bool read_first)
+{
+	struct td_region_priv *p = priv(r);
+	const struct td_gen *g;
+	struct fast_reg lead;
+
+	/* records attached or a named region ending: end_key says so */
+	if (!res && TD_LIKELY(!end_is_keyed(td))) {
+		if (TD_UNLIKELY(!r || p->owner != td))
+			return td_end_checked(td, r, res);
 		p->owner = NULL; /* nothing to return: nothing to read */
 		return 0;
 	}
 	g = td_gen_of(td)->gen;
-	if (!fast_read_end(g, g->fast.diff, td_begin_values(p), &back))
-		return td_slow_end_read(td, p, res);
-	return end_result(td, p, res, back); /* a result alone */
+	if (!read_first &&
+	    TD_UNLIKELY(td_load_once(g->fast.c[0].pc->lock) !=
+			g->fast.c[0].lock))
+		return end_unread(td, r, res);
+	lead = fast_read_reg(&g->fast.c[0]);
+	return end_after_lead(td, r, res, lead.lo, lead.hi);
+}
+
+int td_gen_fast_end_first(struct td *td, struct td_region *r,
+			  struct td_result *res)
+{
+	return gen_fast_end_first(td, r, res, TD_FAST_READ_FIRST);
+}
+
+int td_gen_fast_end_first_locked(struct td *td, struct td_region *r,
+				 struct td_result *res)
+{
+	return gen_fast_end_first(td, r, res, false);
+}
+
+/* The same where the region is checked (td_end_checked). */
+int td_gen_fast_end(struct td *td, struct td_region_priv *p,
+		    struct td_result *res)
+{
+	return td->end_entry(td, (struct td_region *)(void *)p, res);
 }
 
 /*

@@ -67,6 +67,16 @@ TD_HIDDEN void td_gen_fast_refresh(struct td_gen *g, const uint64_t *open);
 TD_HIDDEN int td_gen_fast_begin(struct td *td, struct td_region_priv *p);
 TD_HIDDEN int td_gen_fast_end(struct td *td, struct td_region_priv *p,
 			      struct td_result *res);
+/*
+ * source.h fast_end_first: the end of this thread's fast handle; on x86
+ * the leader read before its page's lock is checked, the Arm source's
+ * (_locked) after, wherever it runs (counters_fast.c).
+ */
+struct td_region;
+TD_HIDDEN int td_gen_fast_end_first(struct td *td, struct td_region *r,
+				    struct td_result *res);
+TD_HIDDEN int td_gen_fast_end_first_locked(struct td *td, struct td_region *r,
+					   struct td_result *res);
 TD_HIDDEN bool td_gen_begin_counts(const struct td *td, const uint64_t *values,
 				   const struct td_sample *end,
 				   struct td_counts *c);
