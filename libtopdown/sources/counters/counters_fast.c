@@ -28,10 +28,10 @@
 
 /*
  * The guard (counters_read.c) in brief: a value must lie at or above
- * the last one the slow path accepted and less than TD_GEN_STEP_MAX above
- * it.  That catches a page naming a counter another context now owns
- * (its value jumps by the kernel's period, ~2^47, or goes backwards)
- * without a store per read; the slow path's full guard follows.
+ * the last accepted reading's, fast or slow, and less than
+ * TD_GEN_STEP_MAX above it.  That catches a page naming a counter another
+ * context now owns (its value jumps by the kernel's period, ~2^47, or
+ * goes backwards); the slow path's full guard follows.
  */
 
 /*
@@ -174,7 +174,7 @@ fast_read_last(const struct td_fast_counter *c, uint64_t *v, bool fixed)
  * already (the end's leader), else read here.
  */
 static inline __attribute__((always_inline)) bool
-fast_keep(const struct td_gen *g, unsigned k, uint64_t val, uint64_t *v,
+fast_keep(struct td_gen *g, unsigned k, uint64_t val, uint64_t *v,
 	  const uint64_t *b, uint64_t *back)
 {
 	uint64_t d;
@@ -183,6 +183,7 @@ fast_keep(const struct td_gen *g, unsigned k, uint64_t val, uint64_t *v,
 		v[k] = val;
 		return true;
 	}
+	g->fast.end[k] = val; /* the reading, for the guard (fast_commit) */
 	d = val - b[k];
 	*back |= d;
 	v[g->ev[k]] = d;
@@ -198,7 +199,7 @@ fast_keep(const struct td_gen *g, unsigned k, uint64_t val, uint64_t *v,
  * no pass over the values after the reads.
  */
 static inline __attribute__((always_inline)) bool
-fast_take(const struct td_gen *g, unsigned k, bool fixed, uint64_t *v,
+fast_take(struct td_gen *g, unsigned k, bool fixed, uint64_t *v,
 	  const uint64_t *b, uint64_t *back)
 {
 	uint64_t val;
@@ -248,7 +249,7 @@ fast_take(const struct td_gen *g, unsigned k, bool fixed, uint64_t *v,
  * is fixed, one copy, by nr.
  */
 static inline __attribute__((always_inline)) bool
-fast_read_all(const struct td_gen *g, uint64_t *v, const uint64_t *b,
+fast_read_all(struct td_gen *g, uint64_t *v, const uint64_t *b,
 	      uint64_t *back)
 {
 	const struct td_gen_fast *f = &g->fast;
@@ -283,10 +284,10 @@ fast_read_all(const struct td_gen *g, uint64_t *v, const uint64_t *b,
 	case (base) + 1: return true
 
 static inline __attribute__((always_inline)) bool
-fast_read_end(const struct td_gen *g, struct fast_reg r, uint64_t *v, const uint64_t *b,
-	      uint64_t *back)
+fast_read_end(struct td_gen *g, struct fast_reg r, uint64_t *v,
+	      const uint64_t *b, uint64_t *back)
 {
-	const struct td_gen_fast *f = &g->fast;
+	struct td_gen_fast *f = &g->fast;
 	uint64_t val;
 
 #if TD_FAST_FIXED_WIDTH
@@ -319,6 +320,21 @@ fast_read_end(const struct td_gen *g, struct fast_reg r, uint64_t *v, const uint
 #undef TD_FAST_READ
 
 /*
+ * A whole reading accepted (vals: its values, open order): the guard's
+ * base, each counter's, and the slow path's (td_gen_fast_last).  Only
+ * whole readings, after their reads: a reading one counter of refused
+ * leaves the others' bases as they were, so that the bases stay one
+ * reading's values, the one the build without fast paths last took
+ * (its guard compares counters with each other: categories_plausible).
+ */
+static inline __attribute__((always_inline)) void
+fast_commit(struct td_gen *g, const uint64_t *vals)
+{
+	for (unsigned k = 0; k < g->nr; k++)
+		g->fast.c[k].last = vals[k];
+}
+
+/*
  * The region is marked begun before the reads, so that the last one is
  * followed by its checks, its store and the return alone; a begin that
  * does not read here marks it again (td_slow_begin).
@@ -332,6 +348,7 @@ int td_gen_fast_begin(struct td *td, struct td_region_priv *p)
 	if (!fast_read_all(td_gen_of(td)->gen, td_begin_values(p), NULL, NULL))
 		/* td from the region: one register less across the reads */
 		return td_slow_begin((struct td *)(uintptr_t)p->owner, p);
+	fast_commit(td_gen_of(td)->gen, td_begin_values(p));
 	return 0;
 }
 
@@ -633,17 +650,20 @@ static inline __attribute__((always_inline)) int end_after_lead(struct td *td,
 			if (!fast_read_end(g, lead, g->fast.end, NULL,
 					   NULL))
 				return td_slow_end_read(td, p, res);
+			fast_commit(g, g->fast.end);
 			return end_values(td, p, res);
 		}
 		/* a record alone: the differences, as for a result */
 		if (!fast_read_end(g, lead, g->fast.diff,
 				   td_begin_values(p), &back))
 			return td_slow_end_read(td, p, NULL);
+		fast_commit(g, g->fast.end); /* fast_keep */
 		return end_to_record(td, p, back);
 	}
 	if (!fast_read_end(g, lead, g->fast.diff, td_begin_values(p),
 			   &back))
 		return td_slow_end_read(td, p, res);
+	fast_commit(g, g->fast.end); /* fast_keep */
 	return end_result(td, p, res, back); /* a result alone */
 }
 
@@ -754,6 +774,7 @@ void td_gen_fast_refresh(struct td_gen *g, const uint64_t *open)
 			c->offset = (uint64_t)td_load_once(pc->offset);
 			td_compiler_barrier();
 		} while (td_load_once(pc->lock) != seq);
+		c->last = open[k]; /* stale or not: the last accepted */
 		if (!pc->cap_user_rdpmc || !idx || !width || width > 64 ||
 		    !td_reader_exists(idx - 1)) {
 			c->lock = TD_FAST_STALE;
@@ -763,12 +784,33 @@ void td_gen_fast_refresh(struct td_gen *g, const uint64_t *open)
 		c->lock = seq;
 		c->reader = td_reader_of(idx - 1);
 		c->shift = 64 - width;
-		c->last = open[k];
 		fixed = fixed && width == TD_FAST_FIXED_WIDTH;
 	}
+	f->refreshed = true;
 	if (stale)
 		f->c[0].lock = TD_FAST_STALE;
 	f->sel = g->nr + (TD_FAST_FIXED_WIDTH && fixed ? 0 : TD_FAST_ANY_WIDTH);
+}
+
+/*
+ * The slow path's guard (counters_read.c) compares a reading with the
+ * last one accepted, g->last, which the fast path's readings do not
+ * write: the last whole reading's values are the view's (c->last,
+ * written by every whole fast reading, fast_commit, and every refresh),
+ * so the slow path takes them from there, as the build without fast
+ * paths compares with its last reading, and a counter below a fast reading is refused
+ * as it would be below a slow one (a stale page naming a counter another
+ * context owns, read after the fast path's reading of it).
+ */
+void td_gen_fast_last(struct td_gen *g)
+{
+	uint64_t open[TD_GEN_MAX];
+
+	if (!g->fast.refreshed) /* no view yet: g->last is the last */
+		return;
+	for (unsigned k = 0; k < g->nr; k++)
+		open[k] = g->fast.c[k].last;
+	td_gen_model_values(g, open, g->last);
 }
 
 /*
@@ -830,6 +872,7 @@ void td_gen_fast_setup(struct td *td)
 		td->src_fast = g->fast.recipe != NULL;
 	}
 	g->fast.sel = g->nr + TD_FAST_ANY_WIDTH; /* until a refresh */
+	g->fast.refreshed = false;
 	/* the positions no counter fills stay 0 (fast_take) */
 	memset(g->fast.diff, 0, sizeof(g->fast.diff));
 	/* every formula is linear but V4.5's SMT form, which halves */

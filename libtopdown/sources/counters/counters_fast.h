@@ -25,7 +25,8 @@ struct td_fast_counter {
 	uint64_t lock;      /* pc->lock then; TD_FAST_STALE: not usable
 			       (64 bits: loaded with pc in one pair) */
 	uint64_t offset;    /* pc->offset then */
-	uint64_t last;      /* a value accepted then (the guard's base) */
+	uint64_t last;      /* the last whole reading's value, fast or
+			       slow (the guard's base: fast_commit) */
 	uintptr_t reader;   /* counter index - 1, as arch.h reads it */
 	uint32_t shift;     /* 64 - pmc_width: sign extension */
 };
@@ -45,6 +46,8 @@ struct td_gen_fast {
 	uint8_t sel;        /* nr, + TD_FAST_ANY_WIDTH unless every counter
 			       is as wide as most are (x86 48 bits, Arm 64:
 			       counters_fast.c): the reads' copy */
+	bool refreshed;     /* the view was taken: c[].last hold the last
+			       accepted values (td_gen_fast_last) */
 	bool linear;        /* the counts of a difference of values are the
 			       difference of their counts (counters_fast.c) */
 	uint64_t slots_per[8]; /* linear: the slots one event of each adds */
@@ -63,6 +66,8 @@ struct td_region_priv;
 /* counters_fast.c: set up at open, refreshed by every slow reading. */
 TD_HIDDEN void td_gen_fast_setup(struct td *td);
 TD_HIDDEN void td_gen_fast_refresh(struct td_gen *g, const uint64_t *open);
+/* counters_fast.c: the slow path's guard base from the fast readings. */
+TD_HIDDEN void td_gen_fast_last(struct td_gen *g);
 /* counters_fast.c: the source operations (source.h) of this fast path. */
 TD_HIDDEN int td_gen_fast_begin(struct td *td, struct td_region_priv *p);
 TD_HIDDEN int td_gen_fast_end(struct td *td, struct td_region_priv *p,
