@@ -108,6 +108,16 @@ fast_extend(const struct td_fast_counter *c, struct fast_reg r, bool fixed)
 }
 
 /*
+ * f's seen at byte offset off (f->cur, or the other: f->cur ^
+ * sizeof(seen[0])): an add, no multiply, before the reads.
+ */
+static inline __attribute__((always_inline)) uint64_t *
+fast_seen(struct td_gen_fast *f, uint32_t off)
+{
+	return (uint64_t *)(void *)((char *)f->seen + off);
+}
+
+/*
  * One counter's value from its register as read, or false when the view
  * no longer holds: the lock checked after the read says that nothing
  * rewrote the page since the view was taken, so the value is this
@@ -115,7 +125,7 @@ fast_extend(const struct td_fast_counter *c, struct fast_reg r, bool fixed)
  */
 static inline __attribute__((always_inline)) bool
 fast_accept(const struct td_fast_counter *c, struct fast_reg r, uint64_t *v,
-	    bool fixed)
+	    bool fixed, uint64_t last)
 {
 	uint64_t val;
 
@@ -124,16 +134,17 @@ fast_accept(const struct td_fast_counter *c, struct fast_reg r, uint64_t *v,
 		return false;
 	val = c->offset + (uint64_t)fast_extend(c, r, fixed);
 	/* >= TD_GEN_STEP_MAX, a power of two: a shift and a branch */
-	if (TD_UNLIKELY((val - c->last) >> TD_GEN_STEP_SHIFT))
+	if (TD_UNLIKELY((val - last) >> TD_GEN_STEP_SHIFT))
 		return false;
 	*v = val;
 	return true;
 }
 
 static inline __attribute__((always_inline)) bool
-fast_read(const struct td_fast_counter *c, uint64_t *v, bool fixed)
+fast_read(const struct td_fast_counter *c, uint64_t *v, bool fixed,
+	  uint64_t last)
 {
-	return fast_accept(c, fast_read_reg(c), v, fixed);
+	return fast_accept(c, fast_read_reg(c), v, fixed, last);
 }
 
 /*
@@ -144,11 +155,12 @@ fast_read(const struct td_fast_counter *c, uint64_t *v, bool fixed)
  * accepted value) with the value.
  */
 static inline __attribute__((always_inline)) bool
-fast_read_last(const struct td_fast_counter *c, uint64_t *v, bool fixed)
+fast_read_last(const struct td_fast_counter *c, uint64_t *v, bool fixed,
+	       const uint64_t *last, uint64_t *next)
 {
 	const struct perf_event_mmap_page *pc = c->pc;
 	uint32_t lock = (uint32_t)c->lock; /* TD_FAST_STALE too: odd */
-	uint64_t offset = c->offset, bound = c->offset - c->last;
+	uint64_t offset = c->offset, bound = c->offset - last[0];
 	struct fast_reg r;
 	uint64_t raw;
 
@@ -166,6 +178,7 @@ fast_read_last(const struct td_fast_counter *c, uint64_t *v, bool fixed)
 	if (TD_UNLIKELY((raw + bound) >> TD_GEN_STEP_SHIFT)) /* val - last */
 		return false;
 	*v = raw + offset;
+	next[0] = *v;
 	return true;
 }
 
@@ -174,16 +187,16 @@ fast_read_last(const struct td_fast_counter *c, uint64_t *v, bool fixed)
  * already (the end's leader), else read here.
  */
 static inline __attribute__((always_inline)) bool
-fast_keep(struct td_gen *g, unsigned k, uint64_t val, uint64_t *v,
-	  const uint64_t *b, uint64_t *back)
+fast_keep(const struct td_gen *g, unsigned k, uint64_t val, uint64_t *v,
+	  const uint64_t *b, uint64_t *back, uint64_t *next)
 {
 	uint64_t d;
 
+	next[k] = val; /* the guard's next base, once the reading is whole */
 	if (!b) {
 		v[k] = val;
 		return true;
 	}
-	g->fast.end[k] = val; /* the reading, for the guard (fast_commit) */
 	d = val - b[k];
 	*back |= d;
 	v[g->ev[k]] = d;
@@ -199,14 +212,15 @@ fast_keep(struct td_gen *g, unsigned k, uint64_t val, uint64_t *v,
  * no pass over the values after the reads.
  */
 static inline __attribute__((always_inline)) bool
-fast_take(struct td_gen *g, unsigned k, bool fixed, uint64_t *v,
-	  const uint64_t *b, uint64_t *back)
+fast_take(const struct td_gen *g, unsigned k, bool fixed, uint64_t *v,
+	  const uint64_t *b, uint64_t *back, const uint64_t *last,
+	  uint64_t *next)
 {
 	uint64_t val;
 
-	if (!fast_read(&g->fast.c[k], &val, fixed))
+	if (!fast_read(&g->fast.c[k], &val, fixed, last[k]))
 		return false;
-	return fast_keep(g, k, val, v, b, back);
+	return fast_keep(g, k, val, v, b, back, next);
 }
 
 /*
@@ -219,7 +233,7 @@ fast_take(struct td_gen *g, unsigned k, bool fixed, uint64_t *v,
  */
 /* Counter k's read, then on to counter k - 1 (the switches below). */
 #define TD_FAST_READ(k, fixed)                                            \
-	if (!fast_take(g, k, fixed, v, b, back))                          \
+	if (!fast_take(g, k, fixed, v, b, back, last, next))              \
 		return false;                                             \
 	__attribute__((fallthrough))
 
@@ -240,7 +254,8 @@ fast_take(struct td_gen *g, unsigned k, bool fixed, uint64_t *v,
 #define TD_FAST_READS(base, fixed)                                        \
 	TD_FAST_READS_TO_2(base, fixed);                                  \
 	case (base) + 2: TD_FAST_READ(1, fixed);                          \
-	case (base) + 1: return fast_read_last(&g->fast.c[0], v, fixed)
+	case (base) + 1:                                                  \
+		return fast_read_last(&g->fast.c[0], v, fixed, last, next)
 
 /*
  * f->sel picks the copy for the counters' widths with the count, in one
@@ -252,7 +267,9 @@ static inline __attribute__((always_inline)) bool
 fast_read_all(struct td_gen *g, uint64_t *v, const uint64_t *b,
 	      uint64_t *back)
 {
-	const struct td_gen_fast *f = &g->fast;
+	struct td_gen_fast *f = &g->fast;
+	const uint64_t *last = fast_seen(f, f->cur);
+	uint64_t *next = fast_seen(f, f->cur ^ sizeof(f->seen[0]));
 
 	_Static_assert(TD_GEN_MAX == 8, "one case per counter");
 	if (TD_UNLIKELY(td_load_once(f->c[0].pc->lock) != f->c[0].lock))
@@ -280,7 +297,8 @@ fast_read_all(struct td_gen *g, uint64_t *v, const uint64_t *b,
  */
 #define TD_FAST_REST(base, fixed)                                         \
 	TD_FAST_READS_TO_2(base, fixed);                                  \
-	case (base) + 2: return fast_take(g, 1, fixed, v, b, back);       \
+	case (base) + 2: return fast_take(g, 1, fixed, v, b, back, last,  \
+					  next);                          \
 	case (base) + 1: return true
 
 static inline __attribute__((always_inline)) bool
@@ -288,25 +306,27 @@ fast_read_end(struct td_gen *g, struct fast_reg r, uint64_t *v,
 	      const uint64_t *b, uint64_t *back)
 {
 	struct td_gen_fast *f = &g->fast;
+	const uint64_t *last = fast_seen(f, f->cur);
+	uint64_t *next = fast_seen(f, f->cur ^ sizeof(f->seen[0]));
 	uint64_t val;
 
 #if TD_FAST_FIXED_WIDTH
 	if (TD_LIKELY(f->sel < TD_FAST_ANY_WIDTH)) {
-		if (!fast_accept(&f->c[0], r, &val, true))
+		if (!fast_accept(&f->c[0], r, &val, true, last[0]))
 			return false;
-	} else if (!fast_accept(&f->c[0], r, &val, false)) {
+	} else if (!fast_accept(&f->c[0], r, &val, false, last[0])) {
 		return false;
 	}
-	fast_keep(g, 0, val, v, b, back);
+	fast_keep(g, 0, val, v, b, back, next);
 	switch (f->sel) {
 	TD_FAST_REST(0, true);
 	TD_FAST_REST(TD_FAST_ANY_WIDTH, false);
 	default: __builtin_unreachable(); /* 1 <= nr <= TD_GEN_MAX */
 	}
 #else
-	if (!fast_accept(&f->c[0], r, &val, false))
+	if (!fast_accept(&f->c[0], r, &val, false, last[0]))
 		return false;
-	fast_keep(g, 0, val, v, b, back);
+	fast_keep(g, 0, val, v, b, back, next);
 	switch (g->nr) {
 	TD_FAST_REST(0, false);
 	default: __builtin_unreachable(); /* 1 <= nr <= TD_GEN_MAX */
@@ -320,18 +340,22 @@ fast_read_end(struct td_gen *g, struct fast_reg r, uint64_t *v,
 #undef TD_FAST_READ
 
 /*
- * A whole reading accepted (vals: its values, open order): the guard's
- * base, each counter's, and the slow path's (td_gen_fast_last).  Only
- * whole readings, after their reads: a reading one counter of refused
- * leaves the others' bases as they were, so that the bases stay one
- * reading's values, the one the build without fast paths last took
- * (its guard compares counters with each other: categories_plausible).
+ * Each read stores its value in the seen not in use (next, one store
+ * beside the one it makes for its region), and the guard compares with
+ * the other (last), so that a whole reading is committed by one xor
+ * rather than a pass over the counters inside the region's window.
+ *
+ * A whole reading accepted: the seen its reads filled becomes the guard's
+ * base, every counter's, and the slow path's (td_gen_fast_last).  Only
+ * whole readings: one a counter of was refused leaves seen[cur] as it
+ * was, so that the bases stay one reading's values, the one the build
+ * without fast paths last took (its guard compares counters with each
+ * other: categories_plausible).
  */
 static inline __attribute__((always_inline)) void
-fast_commit(struct td_gen *g, const uint64_t *vals)
+fast_commit(struct td_gen *g)
 {
-	for (unsigned k = 0; k < g->nr; k++)
-		g->fast.c[k].last = vals[k];
+	g->fast.cur ^= sizeof(g->fast.seen[0]);
 }
 
 /*
@@ -341,14 +365,17 @@ fast_commit(struct td_gen *g, const uint64_t *vals)
  */
 int td_gen_fast_begin(struct td *td, struct td_region_priv *p)
 {
+	struct td_gen *g;
+
 	/* the key: epoch | last_lock, which ordinary counters leave 0 */
 	if (TD_UNLIKELY(p->key != td->epoch_hi))
 		return td_slow_begin(td, p);
 	p->owner = td;
-	if (!fast_read_all(td_gen_of(td)->gen, td_begin_values(p), NULL, NULL))
+	g = td_gen_of(td)->gen;
+	if (!fast_read_all(g, td_begin_values(p), NULL, NULL))
 		/* td from the region: one register less across the reads */
 		return td_slow_begin((struct td *)(uintptr_t)p->owner, p);
-	fast_commit(td_gen_of(td)->gen, td_begin_values(p));
+	fast_commit(g); /* g: the register the reads used */
 	return 0;
 }
 
@@ -650,20 +677,20 @@ static inline __attribute__((always_inline)) int end_after_lead(struct td *td,
 			if (!fast_read_end(g, lead, g->fast.end, NULL,
 					   NULL))
 				return td_slow_end_read(td, p, res);
-			fast_commit(g, g->fast.end);
+			fast_commit(g);
 			return end_values(td, p, res);
 		}
 		/* a record alone: the differences, as for a result */
 		if (!fast_read_end(g, lead, g->fast.diff,
 				   td_begin_values(p), &back))
 			return td_slow_end_read(td, p, NULL);
-		fast_commit(g, g->fast.end); /* fast_keep */
+		fast_commit(g);
 		return end_to_record(td, p, back);
 	}
 	if (!fast_read_end(g, lead, g->fast.diff, td_begin_values(p),
 			   &back))
 		return td_slow_end_read(td, p, res);
-	fast_commit(g, g->fast.end); /* fast_keep */
+	fast_commit(g);
 	return end_result(td, p, res, back); /* a result alone */
 }
 
@@ -774,7 +801,7 @@ void td_gen_fast_refresh(struct td_gen *g, const uint64_t *open)
 			c->offset = (uint64_t)td_load_once(pc->offset);
 			td_compiler_barrier();
 		} while (td_load_once(pc->lock) != seq);
-		c->last = open[k]; /* stale or not: the last accepted */
+		fast_seen(f, f->cur)[k] = open[k]; /* stale or not */
 		if (!pc->cap_user_rdpmc || !idx || !width || width > 64 ||
 		    !td_reader_exists(idx - 1)) {
 			c->lock = TD_FAST_STALE;
@@ -795,12 +822,12 @@ void td_gen_fast_refresh(struct td_gen *g, const uint64_t *open)
 /*
  * The slow path's guard (counters_read.c) compares a reading with the
  * last one accepted, g->last, which the fast path's readings do not
- * write: the last whole reading's values are the view's (c->last,
- * written by every whole fast reading, fast_commit, and every refresh),
- * so the slow path takes them from there, as the build without fast
- * paths compares with its last reading, and a counter below a fast reading is refused
- * as it would be below a slow one (a stale page naming a counter another
- * context owns, read after the fast path's reading of it).
+ * write: the last whole reading's values are the view's (seen[cur],
+ * set by every whole fast reading, fast_commit, and every refresh), so
+ * the slow path takes them from there, as the build without fast paths
+ * compares with its last reading, and a counter below a fast reading is
+ * refused as it would be below a slow one (a stale page naming a counter
+ * another context owns, read after the fast path's reading of it).
  */
 void td_gen_fast_last(struct td_gen *g)
 {
@@ -809,7 +836,7 @@ void td_gen_fast_last(struct td_gen *g)
 	if (!g->fast.refreshed) /* no view yet: g->last is the last */
 		return;
 	for (unsigned k = 0; k < g->nr; k++)
-		open[k] = g->fast.c[k].last;
+		open[k] = fast_seen(&g->fast, g->fast.cur)[k];
 	td_gen_model_values(g, open, g->last);
 }
 
@@ -873,6 +900,7 @@ void td_gen_fast_setup(struct td *td)
 	}
 	g->fast.sel = g->nr + TD_FAST_ANY_WIDTH; /* until a refresh */
 	g->fast.refreshed = false;
+	g->fast.cur = 0;
 	/* the positions no counter fills stay 0 (fast_take) */
 	memset(g->fast.diff, 0, sizeof(g->fast.diff));
 	/* every formula is linear but V4.5's SMT form, which halves */

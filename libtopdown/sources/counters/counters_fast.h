@@ -25,8 +25,6 @@ struct td_fast_counter {
 	uint64_t lock;      /* pc->lock then; TD_FAST_STALE: not usable
 			       (64 bits: loaded with pc in one pair) */
 	uint64_t offset;    /* pc->offset then */
-	uint64_t last;      /* the last whole reading's value, fast or
-			       slow (the guard's base: fast_commit) */
 	uintptr_t reader;   /* counter index - 1, as arch.h reads it */
 	uint32_t shift;     /* 64 - pmc_width: sign extension */
 };
@@ -43,11 +41,17 @@ struct td_gen_fast {
 			       counter is: counters_fast.c fast_take) */
 	struct td_fast_counter c[8]; /* the group's open events, in order */
 	uint64_t end[8];    /* a keyed fast end's values, on their way */
+	uint64_t seen[2][8]; /* the last whole reading's values, fast or
+				slow, open order (the guard's base), at
+				cur; the other: the reading under way */
+	uint32_t cur;       /* the byte offset in seen of the one a whole
+			       reading last filled: 0 or sizeof(seen[0]),
+			       flipped by one xor (counters_fast.c) */
 	uint8_t sel;        /* nr, + TD_FAST_ANY_WIDTH unless every counter
 			       is as wide as most are (x86 48 bits, Arm 64:
 			       counters_fast.c): the reads' copy */
-	bool refreshed;     /* the view was taken: c[].last hold the last
-			       accepted values (td_gen_fast_last) */
+	bool refreshed;     /* the view was taken: seen[cur] holds the
+			       last accepted values (td_gen_fast_last) */
 	bool linear;        /* the counts of a difference of values are the
 			       difference of their counts (counters_fast.c) */
 	uint64_t slots_per[8]; /* linear: the slots one event of each adds */
