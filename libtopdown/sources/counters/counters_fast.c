@@ -107,14 +107,11 @@ fast_extend(const struct td_fast_counter *c, struct fast_reg r, bool fixed)
 	return (int64_t)(raw << c->shift) >> c->shift;
 }
 
-/*
- * f's seen at byte offset off (f->cur, or the other: f->cur ^
- * sizeof(seen[0])): an add, no multiply, before the reads.
- */
+/* The seen that is not f->last: the reading under way's. */
 static inline __attribute__((always_inline)) uint64_t *
-fast_seen(struct td_gen_fast *f, uint32_t off)
+fast_next(const struct td_gen_fast *f)
 {
-	return (uint64_t *)(void *)((char *)f->seen + off);
+	return (uint64_t *)((uintptr_t)f->last ^ f->flip);
 }
 
 /*
@@ -255,7 +252,10 @@ fast_take(const struct td_gen *g, unsigned k, bool fixed, uint64_t *v,
 	TD_FAST_READS_TO_2(base, fixed);                                  \
 	case (base) + 2: TD_FAST_READ(1, fixed);                          \
 	case (base) + 1:                                                  \
-		return fast_read_last(&g->fast.c[0], v, fixed, last, next)
+		if (!fast_read_last(&g->fast.c[0], v, fixed, last, next)) \
+			return false;                                     \
+		f->last = next; /* whole: fast_commit, one store */       \
+		return true
 
 /*
  * f->sel picks the copy for the counters' widths with the count, in one
@@ -268,8 +268,8 @@ fast_read_all(struct td_gen *g, uint64_t *v, const uint64_t *b,
 	      uint64_t *back)
 {
 	struct td_gen_fast *f = &g->fast;
-	const uint64_t *last = fast_seen(f, f->cur);
-	uint64_t *next = fast_seen(f, f->cur ^ sizeof(f->seen[0]));
+	const uint64_t *last = f->last;
+	uint64_t *next = fast_next(f);
 
 	_Static_assert(TD_GEN_MAX == 8, "one case per counter");
 	if (TD_UNLIKELY(td_load_once(f->c[0].pc->lock) != f->c[0].lock))
@@ -306,8 +306,8 @@ fast_read_end(struct td_gen *g, struct fast_reg r, uint64_t *v,
 	      const uint64_t *b, uint64_t *back)
 {
 	struct td_gen_fast *f = &g->fast;
-	const uint64_t *last = fast_seen(f, f->cur);
-	uint64_t *next = fast_seen(f, f->cur ^ sizeof(f->seen[0]));
+	const uint64_t *last = f->last;
+	uint64_t *next = fast_next(f);
 	uint64_t val;
 
 #if TD_FAST_FIXED_WIDTH
@@ -342,12 +342,15 @@ fast_read_end(struct td_gen *g, struct fast_reg r, uint64_t *v,
 /*
  * Each read stores its value in the seen not in use (next, one store
  * beside the one it makes for its region), and the guard compares with
- * the other (last), so that a whole reading is committed by one xor
- * rather than a pass over the counters inside the region's window.
+ * the other (last), so that a whole reading is committed by one store
+ * of a pointer (the begin's by its last read, in the region's window:
+ * fast_read_all) rather than a pass over the counters; the other seen is
+ * last's address xor'ed with flip, no index to turn into addresses
+ * before the reads.
  *
  * A whole reading accepted: the seen its reads filled becomes the guard's
  * base, every counter's, and the slow path's (td_gen_fast_last).  Only
- * whole readings: one a counter of was refused leaves seen[cur] as it
+ * whole readings: one a counter of was refused leaves *last as it
  * was, so that the bases stay one reading's values, the one the build
  * without fast paths last took (its guard compares counters with each
  * other: categories_plausible).
@@ -355,7 +358,7 @@ fast_read_end(struct td_gen *g, struct fast_reg r, uint64_t *v,
 static inline __attribute__((always_inline)) void
 fast_commit(struct td_gen *g)
 {
-	g->fast.cur ^= sizeof(g->fast.seen[0]);
+	g->fast.last = fast_next(&g->fast);
 }
 
 /*
@@ -372,10 +375,10 @@ int td_gen_fast_begin(struct td *td, struct td_region_priv *p)
 		return td_slow_begin(td, p);
 	p->owner = td;
 	g = td_gen_of(td)->gen;
+	/* committed by its last read (fast_read_all) */
 	if (!fast_read_all(g, td_begin_values(p), NULL, NULL))
 		/* td from the region: one register less across the reads */
 		return td_slow_begin((struct td *)(uintptr_t)p->owner, p);
-	fast_commit(g); /* g: the register the reads used */
 	return 0;
 }
 
@@ -801,7 +804,7 @@ void td_gen_fast_refresh(struct td_gen *g, const uint64_t *open)
 			c->offset = (uint64_t)td_load_once(pc->offset);
 			td_compiler_barrier();
 		} while (td_load_once(pc->lock) != seq);
-		fast_seen(f, f->cur)[k] = open[k]; /* stale or not */
+		f->last[k] = open[k]; /* stale or not: accepted */
 		if (!pc->cap_user_rdpmc || !idx || !width || width > 64 ||
 		    !td_reader_exists(idx - 1)) {
 			c->lock = TD_FAST_STALE;
@@ -822,7 +825,7 @@ void td_gen_fast_refresh(struct td_gen *g, const uint64_t *open)
 /*
  * The slow path's guard (counters_read.c) compares a reading with the
  * last one accepted, g->last, which the fast path's readings do not
- * write: the last whole reading's values are the view's (seen[cur],
+ * write: the last whole reading's values are the view's (*last,
  * set by every whole fast reading, fast_commit, and every refresh), so
  * the slow path takes them from there, as the build without fast paths
  * compares with its last reading, and a counter below a fast reading is
@@ -836,7 +839,7 @@ void td_gen_fast_last(struct td_gen *g)
 	if (!g->fast.refreshed) /* no view yet: g->last is the last */
 		return;
 	for (unsigned k = 0; k < g->nr; k++)
-		open[k] = fast_seen(&g->fast, g->fast.cur)[k];
+		open[k] = g->fast.last[k];
 	td_gen_model_values(g, open, g->last);
 }
 
@@ -900,7 +903,8 @@ void td_gen_fast_setup(struct td *td)
 	}
 	g->fast.sel = g->nr + TD_FAST_ANY_WIDTH; /* until a refresh */
 	g->fast.refreshed = false;
-	g->fast.cur = 0;
+	g->fast.last = g->fast.seen[0];
+	g->fast.flip = (uintptr_t)g->fast.seen[0] ^ (uintptr_t)g->fast.seen[1];
 	/* the positions no counter fills stay 0 (fast_take) */
 	memset(g->fast.diff, 0, sizeof(g->fast.diff));
 	/* every formula is linear but V4.5's SMT form, which halves */

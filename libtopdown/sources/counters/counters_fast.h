@@ -42,15 +42,15 @@ struct td_gen_fast {
 	struct td_fast_counter c[8]; /* the group's open events, in order */
 	uint64_t end[8];    /* a keyed fast end's values, on their way */
 	uint64_t seen[2][8]; /* the last whole reading's values, fast or
-				slow, open order (the guard's base), at
-				cur; the other: the reading under way */
-	uint32_t cur;       /* the byte offset in seen of the one a whole
-			       reading last filled: 0 or sizeof(seen[0]),
-			       flipped by one xor (counters_fast.c) */
+				slow, open order (the guard's base), and
+				the reading under way's (counters_fast.c) */
+	uint64_t *last;     /* the seen of the last whole reading */
+	uintptr_t flip;     /* the seens' addresses xor'ed: last ^ flip is
+			       the other, the reading under way's */
 	uint8_t sel;        /* nr, + TD_FAST_ANY_WIDTH unless every counter
 			       is as wide as most are (x86 48 bits, Arm 64:
 			       counters_fast.c): the reads' copy */
-	bool refreshed;     /* the view was taken: seen[cur] holds the
+	bool refreshed;     /* the view was taken: *last holds the
 			       last accepted values (td_gen_fast_last) */
 	bool linear;        /* the counts of a difference of values are the
 			       difference of their counts (counters_fast.c) */
