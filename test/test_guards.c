@@ -851,10 +851,65 @@ static void test_counters_backwards(void **state)
 	}
 }
 
+/*
+ * The same stale page, read by a fast begin (a region begun before: its
+ * key lets it), where the stale register reads one counter below the
+ * last reading, a fast end's, by `back`, though above the last reading
+ * the slow path took, `far` slots earlier.  The slow path's guard
+ * refuses a counter below the last reading (read(2)'s exact values then
+ * begin the region); the fast path's guard must compare with that same
+ * last reading, not with the slow path's older one, and neither may the
+ * slow path's guard, after fast readings, compare with its own older
+ * one: either way the region would begin `back` low on that event and
+ * end reliable and wrong.
+ */
+static void stale_back_on(enum emu_profile p, unsigned counter)
+{
+	const uint64_t back = 200000, far = 40000000;
+	uint64_t steps[EMU_GP_STEPS] = { 0 };
+	struct td_region r = { { 0 } };
+	struct emu_mix m = p == EMU_ZEN4 ? emu_mix_amd(0.4, 0.1, 0.2, 0.1)
+					 : emu_mix_l1(0.4, 0.1, 0.2, 0.3);
+	struct td_result res;
+	struct emu_truth a, b;
+	struct td *td;
+
+	emu_setup(p);
+	assert_int_equal(td_open(&cur, NULL), 0);
+	td = cur;
+	emu_run(1000000, &m);
+	assert_int_equal(td_region_begin(td, &r), 0); /* slow: a fresh one */
+	emu_run(far, &m);
+	assert_int_equal(td_region_end(td, &r, &res), 0); /* fast: reads */
+	steps[counter] = (UINT64_C(1) << 48) - back; /* 48-bit registers */
+	emu_stale_counting(steps, EMU_GP_STEPS);
+	emu_deschedule();
+	emu_truth(&a);
+	assert_int_equal(td_region_begin(td, &r), 0);
+	emu_reschedule();
+	emu_run(3000000, &m);
+	emu_truth(&b);
+	assert_int_equal(td_region_end(td, &r, &res), 0);
+	assert_right_or_flagged(&res, &a, &b);
+	close_cur();
+	emu_teardown();
+}
+
+static void test_fast_guard_follows_readings(void **state)
+{
+	(void)state;
+	for (unsigned c = 0; c < EMU_GP_STEPS; c++) {
+		stale_back_on(EMU_GRT, c);
+		stale_back_on(EMU_ZEN4, c);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_teardown(test_page_update_inside_seqlock,
+					  teardown),
+		cmocka_unit_test_teardown(test_fast_guard_follows_readings,
 					  teardown),
 		cmocka_unit_test_teardown(test_hybrid_abort_by_signal,
 					  teardown),

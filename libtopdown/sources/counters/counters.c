@@ -327,8 +327,11 @@ int td_generic_sample(struct td *td, struct td_sample *s)
 	struct td_gen *g = td_gen_of(td)->gen;
 	uint64_t v[TD_GEN_MAX];
 	uint64_t t[2];
-	int err = td_gen_values(g, td->path == TD_PATH_RDPMC, v, t);
+	int err;
 
+	if (td->src_fast) /* the fast path's readings: the guard's base */
+		td_gen_fast_last(g);
+	err = td_gen_values(g, td->path == TD_PATH_RDPMC, v, t);
 	if (err < 0)
 		return err;
 	if (err & TD_GEN_SUSPECT)

@@ -28,10 +28,10 @@
 
 /*
  * The guard (counters_read.c) in brief: a value must lie at or above
- * the last one the slow path accepted and less than TD_GEN_STEP_MAX above
- * it.  That catches a page naming a counter another context now owns
- * (its value jumps by the kernel's period, ~2^47, or goes backwards)
- * without a store per read; the slow path's full guard follows.
+ * the last accepted reading's, fast or slow, and less than
+ * TD_GEN_STEP_MAX above it.  That catches a page naming a counter another
+ * context now owns (its value jumps by the kernel's period, ~2^47, or
+ * goes backwards); the slow path's full guard follows.
  */
 
 /*
@@ -107,6 +107,13 @@ fast_extend(const struct td_fast_counter *c, struct fast_reg r, bool fixed)
 	return (int64_t)(raw << c->shift) >> c->shift;
 }
 
+/* The seen that is not f->last: the reading under way's. */
+static inline __attribute__((always_inline)) uint64_t *
+fast_next(const struct td_gen_fast *f)
+{
+	return (uint64_t *)((uintptr_t)f->last ^ f->flip);
+}
+
 /*
  * One counter's value from its register as read, or false when the view
  * no longer holds: the lock checked after the read says that nothing
@@ -115,7 +122,7 @@ fast_extend(const struct td_fast_counter *c, struct fast_reg r, bool fixed)
  */
 static inline __attribute__((always_inline)) bool
 fast_accept(const struct td_fast_counter *c, struct fast_reg r, uint64_t *v,
-	    bool fixed)
+	    bool fixed, uint64_t last)
 {
 	uint64_t val;
 
@@ -124,16 +131,17 @@ fast_accept(const struct td_fast_counter *c, struct fast_reg r, uint64_t *v,
 		return false;
 	val = c->offset + (uint64_t)fast_extend(c, r, fixed);
 	/* >= TD_GEN_STEP_MAX, a power of two: a shift and a branch */
-	if (TD_UNLIKELY((val - c->last) >> TD_GEN_STEP_SHIFT))
+	if (TD_UNLIKELY((val - last) >> TD_GEN_STEP_SHIFT))
 		return false;
 	*v = val;
 	return true;
 }
 
 static inline __attribute__((always_inline)) bool
-fast_read(const struct td_fast_counter *c, uint64_t *v, bool fixed)
+fast_read(const struct td_fast_counter *c, uint64_t *v, bool fixed,
+	  uint64_t last)
 {
-	return fast_accept(c, fast_read_reg(c), v, fixed);
+	return fast_accept(c, fast_read_reg(c), v, fixed, last);
 }
 
 /*
@@ -144,11 +152,12 @@ fast_read(const struct td_fast_counter *c, uint64_t *v, bool fixed)
  * accepted value) with the value.
  */
 static inline __attribute__((always_inline)) bool
-fast_read_last(const struct td_fast_counter *c, uint64_t *v, bool fixed)
+fast_read_last(const struct td_fast_counter *c, uint64_t *v, bool fixed,
+	       const uint64_t *last, uint64_t *next)
 {
 	const struct perf_event_mmap_page *pc = c->pc;
 	uint32_t lock = (uint32_t)c->lock; /* TD_FAST_STALE too: odd */
-	uint64_t offset = c->offset, bound = c->offset - c->last;
+	uint64_t offset = c->offset, bound = c->offset - last[0];
 	struct fast_reg r;
 	uint64_t raw;
 
@@ -166,6 +175,7 @@ fast_read_last(const struct td_fast_counter *c, uint64_t *v, bool fixed)
 	if (TD_UNLIKELY((raw + bound) >> TD_GEN_STEP_SHIFT)) /* val - last */
 		return false;
 	*v = raw + offset;
+	next[0] = *v;
 	return true;
 }
 
@@ -175,10 +185,11 @@ fast_read_last(const struct td_fast_counter *c, uint64_t *v, bool fixed)
  */
 static inline __attribute__((always_inline)) bool
 fast_keep(const struct td_gen *g, unsigned k, uint64_t val, uint64_t *v,
-	  const uint64_t *b, uint64_t *back)
+	  const uint64_t *b, uint64_t *back, uint64_t *next)
 {
 	uint64_t d;
 
+	next[k] = val; /* the guard's next base, once the reading is whole */
 	if (!b) {
 		v[k] = val;
 		return true;
@@ -199,13 +210,14 @@ fast_keep(const struct td_gen *g, unsigned k, uint64_t val, uint64_t *v,
  */
 static inline __attribute__((always_inline)) bool
 fast_take(const struct td_gen *g, unsigned k, bool fixed, uint64_t *v,
-	  const uint64_t *b, uint64_t *back)
+	  const uint64_t *b, uint64_t *back, const uint64_t *last,
+	  uint64_t *next)
 {
 	uint64_t val;
 
-	if (!fast_read(&g->fast.c[k], &val, fixed))
+	if (!fast_read(&g->fast.c[k], &val, fixed, last[k]))
 		return false;
-	return fast_keep(g, k, val, v, b, back);
+	return fast_keep(g, k, val, v, b, back, next);
 }
 
 /*
@@ -218,7 +230,7 @@ fast_take(const struct td_gen *g, unsigned k, bool fixed, uint64_t *v,
  */
 /* Counter k's read, then on to counter k - 1 (the switches below). */
 #define TD_FAST_READ(k, fixed)                                            \
-	if (!fast_take(g, k, fixed, v, b, back))                          \
+	if (!fast_take(g, k, fixed, v, b, back, last, next))              \
 		return false;                                             \
 	__attribute__((fallthrough))
 
@@ -239,7 +251,11 @@ fast_take(const struct td_gen *g, unsigned k, bool fixed, uint64_t *v,
 #define TD_FAST_READS(base, fixed)                                        \
 	TD_FAST_READS_TO_2(base, fixed);                                  \
 	case (base) + 2: TD_FAST_READ(1, fixed);                          \
-	case (base) + 1: return fast_read_last(&g->fast.c[0], v, fixed)
+	case (base) + 1:                                                  \
+		if (!fast_read_last(&g->fast.c[0], v, fixed, last, next)) \
+			return false;                                     \
+		f->last = next; /* whole: fast_commit, one store */       \
+		return true
 
 /*
  * f->sel picks the copy for the counters' widths with the count, in one
@@ -248,10 +264,12 @@ fast_take(const struct td_gen *g, unsigned k, bool fixed, uint64_t *v,
  * is fixed, one copy, by nr.
  */
 static inline __attribute__((always_inline)) bool
-fast_read_all(const struct td_gen *g, uint64_t *v, const uint64_t *b,
+fast_read_all(struct td_gen *g, uint64_t *v, const uint64_t *b,
 	      uint64_t *back)
 {
-	const struct td_gen_fast *f = &g->fast;
+	struct td_gen_fast *f = &g->fast;
+	const uint64_t *last = f->last;
+	uint64_t *next = fast_next(f);
 
 	_Static_assert(TD_GEN_MAX == 8, "one case per counter");
 	if (TD_UNLIKELY(td_load_once(f->c[0].pc->lock) != f->c[0].lock))
@@ -279,33 +297,36 @@ fast_read_all(const struct td_gen *g, uint64_t *v, const uint64_t *b,
  */
 #define TD_FAST_REST(base, fixed)                                         \
 	TD_FAST_READS_TO_2(base, fixed);                                  \
-	case (base) + 2: return fast_take(g, 1, fixed, v, b, back);       \
+	case (base) + 2: return fast_take(g, 1, fixed, v, b, back, last,  \
+					  next);                          \
 	case (base) + 1: return true
 
 static inline __attribute__((always_inline)) bool
-fast_read_end(const struct td_gen *g, struct fast_reg r, uint64_t *v, const uint64_t *b,
-	      uint64_t *back)
+fast_read_end(struct td_gen *g, struct fast_reg r, uint64_t *v,
+	      const uint64_t *b, uint64_t *back)
 {
-	const struct td_gen_fast *f = &g->fast;
+	struct td_gen_fast *f = &g->fast;
+	const uint64_t *last = f->last;
+	uint64_t *next = fast_next(f);
 	uint64_t val;
 
 #if TD_FAST_FIXED_WIDTH
 	if (TD_LIKELY(f->sel < TD_FAST_ANY_WIDTH)) {
-		if (!fast_accept(&f->c[0], r, &val, true))
+		if (!fast_accept(&f->c[0], r, &val, true, last[0]))
 			return false;
-	} else if (!fast_accept(&f->c[0], r, &val, false)) {
+	} else if (!fast_accept(&f->c[0], r, &val, false, last[0])) {
 		return false;
 	}
-	fast_keep(g, 0, val, v, b, back);
+	fast_keep(g, 0, val, v, b, back, next);
 	switch (f->sel) {
 	TD_FAST_REST(0, true);
 	TD_FAST_REST(TD_FAST_ANY_WIDTH, false);
 	default: __builtin_unreachable(); /* 1 <= nr <= TD_GEN_MAX */
 	}
 #else
-	if (!fast_accept(&f->c[0], r, &val, false))
+	if (!fast_accept(&f->c[0], r, &val, false, last[0]))
 		return false;
-	fast_keep(g, 0, val, v, b, back);
+	fast_keep(g, 0, val, v, b, back, next);
 	switch (g->nr) {
 	TD_FAST_REST(0, false);
 	default: __builtin_unreachable(); /* 1 <= nr <= TD_GEN_MAX */
@@ -319,17 +340,43 @@ fast_read_end(const struct td_gen *g, struct fast_reg r, uint64_t *v, const uint
 #undef TD_FAST_READ
 
 /*
+ * Each read stores its value in the seen not in use (next, one store
+ * beside the one it makes for its region), and the guard compares with
+ * the other (last), so that a whole reading is committed by one store
+ * of a pointer (the begin's by its last read, in the region's window:
+ * fast_read_all) rather than a pass over the counters; the other seen is
+ * last's address xor'ed with flip, no index to turn into addresses
+ * before the reads.
+ *
+ * A whole reading accepted: the seen its reads filled becomes the guard's
+ * base, every counter's, and the slow path's (td_gen_fast_last).  Only
+ * whole readings: one a counter of was refused leaves *last as it
+ * was, so that the bases stay one reading's values, the one the build
+ * without fast paths last took (its guard compares counters with each
+ * other: categories_plausible).
+ */
+static inline __attribute__((always_inline)) void
+fast_commit(struct td_gen *g)
+{
+	g->fast.last = fast_next(&g->fast);
+}
+
+/*
  * The region is marked begun before the reads, so that the last one is
  * followed by its checks, its store and the return alone; a begin that
  * does not read here marks it again (td_slow_begin).
  */
 int td_gen_fast_begin(struct td *td, struct td_region_priv *p)
 {
+	struct td_gen *g;
+
 	/* the key: epoch | last_lock, which ordinary counters leave 0 */
 	if (TD_UNLIKELY(p->key != td->epoch_hi))
 		return td_slow_begin(td, p);
 	p->owner = td;
-	if (!fast_read_all(td_gen_of(td)->gen, td_begin_values(p), NULL, NULL))
+	g = td_gen_of(td)->gen;
+	/* committed by its last read (fast_read_all) */
+	if (!fast_read_all(g, td_begin_values(p), NULL, NULL))
 		/* td from the region: one register less across the reads */
 		return td_slow_begin((struct td *)(uintptr_t)p->owner, p);
 	return 0;
@@ -633,17 +680,20 @@ static inline __attribute__((always_inline)) int end_after_lead(struct td *td,
 			if (!fast_read_end(g, lead, g->fast.end, NULL,
 					   NULL))
 				return td_slow_end_read(td, p, res);
+			fast_commit(g);
 			return end_values(td, p, res);
 		}
 		/* a record alone: the differences, as for a result */
 		if (!fast_read_end(g, lead, g->fast.diff,
 				   td_begin_values(p), &back))
 			return td_slow_end_read(td, p, NULL);
+		fast_commit(g);
 		return end_to_record(td, p, back);
 	}
 	if (!fast_read_end(g, lead, g->fast.diff, td_begin_values(p),
 			   &back))
 		return td_slow_end_read(td, p, res);
+	fast_commit(g);
 	return end_result(td, p, res, back); /* a result alone */
 }
 
@@ -754,6 +804,7 @@ void td_gen_fast_refresh(struct td_gen *g, const uint64_t *open)
 			c->offset = (uint64_t)td_load_once(pc->offset);
 			td_compiler_barrier();
 		} while (td_load_once(pc->lock) != seq);
+		f->last[k] = open[k]; /* stale or not: accepted */
 		if (!pc->cap_user_rdpmc || !idx || !width || width > 64 ||
 		    !td_reader_exists(idx - 1)) {
 			c->lock = TD_FAST_STALE;
@@ -763,12 +814,33 @@ void td_gen_fast_refresh(struct td_gen *g, const uint64_t *open)
 		c->lock = seq;
 		c->reader = td_reader_of(idx - 1);
 		c->shift = 64 - width;
-		c->last = open[k];
 		fixed = fixed && width == TD_FAST_FIXED_WIDTH;
 	}
+	f->refreshed = true;
 	if (stale)
 		f->c[0].lock = TD_FAST_STALE;
 	f->sel = g->nr + (TD_FAST_FIXED_WIDTH && fixed ? 0 : TD_FAST_ANY_WIDTH);
+}
+
+/*
+ * The slow path's guard (counters_read.c) compares a reading with the
+ * last one accepted, g->last, which the fast path's readings do not
+ * write: the last whole reading's values are the view's (*last,
+ * set by every whole fast reading, fast_commit, and every refresh), so
+ * the slow path takes them from there, as the build without fast paths
+ * compares with its last reading, and a counter below a fast reading is
+ * refused as it would be below a slow one (a stale page naming a counter
+ * another context owns, read after the fast path's reading of it).
+ */
+void td_gen_fast_last(struct td_gen *g)
+{
+	uint64_t open[TD_GEN_MAX];
+
+	if (!g->fast.refreshed) /* no view yet: g->last is the last */
+		return;
+	for (unsigned k = 0; k < g->nr; k++)
+		open[k] = g->fast.last[k];
+	td_gen_model_values(g, open, g->last);
 }
 
 /*
@@ -830,6 +902,9 @@ void td_gen_fast_setup(struct td *td)
 		td->src_fast = g->fast.recipe != NULL;
 	}
 	g->fast.sel = g->nr + TD_FAST_ANY_WIDTH; /* until a refresh */
+	g->fast.refreshed = false;
+	g->fast.last = g->fast.seen[0];
+	g->fast.flip = (uintptr_t)g->fast.seen[0] ^ (uintptr_t)g->fast.seen[1];
 	/* the positions no counter fills stay 0 (fast_take) */
 	memset(g->fast.diff, 0, sizeof(g->fast.diff));
 	/* every formula is linear but V4.5's SMT form, which halves */

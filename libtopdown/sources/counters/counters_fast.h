@@ -25,7 +25,6 @@ struct td_fast_counter {
 	uint64_t lock;      /* pc->lock then; TD_FAST_STALE: not usable
 			       (64 bits: loaded with pc in one pair) */
 	uint64_t offset;    /* pc->offset then */
-	uint64_t last;      /* a value accepted then (the guard's base) */
 	uintptr_t reader;   /* counter index - 1, as arch.h reads it */
 	uint32_t shift;     /* 64 - pmc_width: sign extension */
 };
@@ -42,9 +41,17 @@ struct td_gen_fast {
 			       counter is: counters_fast.c fast_take) */
 	struct td_fast_counter c[8]; /* the group's open events, in order */
 	uint64_t end[8];    /* a keyed fast end's values, on their way */
+	uint64_t seen[2][8]; /* the last whole reading's values, fast or
+				slow, open order (the guard's base), and
+				the reading under way's (counters_fast.c) */
+	uint64_t *last;     /* the seen of the last whole reading */
+	uintptr_t flip;     /* the seens' addresses xor'ed: last ^ flip is
+			       the other, the reading under way's */
 	uint8_t sel;        /* nr, + TD_FAST_ANY_WIDTH unless every counter
 			       is as wide as most are (x86 48 bits, Arm 64:
 			       counters_fast.c): the reads' copy */
+	bool refreshed;     /* the view was taken: *last holds the
+			       last accepted values (td_gen_fast_last) */
 	bool linear;        /* the counts of a difference of values are the
 			       difference of their counts (counters_fast.c) */
 	uint64_t slots_per[8]; /* linear: the slots one event of each adds */
@@ -63,6 +70,8 @@ struct td_region_priv;
 /* counters_fast.c: set up at open, refreshed by every slow reading. */
 TD_HIDDEN void td_gen_fast_setup(struct td *td);
 TD_HIDDEN void td_gen_fast_refresh(struct td_gen *g, const uint64_t *open);
+/* counters_fast.c: the slow path's guard base from the fast readings. */
+TD_HIDDEN void td_gen_fast_last(struct td_gen *g);
 /* counters_fast.c: the source operations (source.h) of this fast path. */
 TD_HIDDEN int td_gen_fast_begin(struct td *td, struct td_region_priv *p);
 TD_HIDDEN int td_gen_fast_end(struct td *td, struct td_region_priv *p,
