@@ -23,6 +23,8 @@
 #define MAX_LINE 8192
 
 static struct emu_truth own[W_NR];  /* each function's own work */
+/* threads of one scenario add to own[] at once (test_threads) */
+static pthread_mutex_t own_lock = PTHREAD_MUTEX_INITIALIZER;
 
 void work(enum who who, uint64_t slots, const struct emu_mix *mix)
 {
@@ -31,9 +33,11 @@ void work(enum who who, uint64_t slots, const struct emu_mix *mix)
 	emu_truth(&a);
 	emu_run(slots, mix);
 	emu_truth(&b);
+	pthread_mutex_lock(&own_lock);
 	own[who].slots += b.slots - a.slots;
 	for (int i = 0; i < 9; i++)
 		own[who].cat[i] += b.cat[i] - a.cat[i];
+	pthread_mutex_unlock(&own_lock);
 }
 
 /* ---- the report, read back -------------------------------------------- */
