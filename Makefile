@@ -577,9 +577,11 @@ clean:
 # ---- sanitizers, valgrind, fuzzing -----------------------------------------
 # Separate build trees, so that instrumented objects never mix with plain.
 # The thread stress runs fewer regions where instrumentation makes each
-# trapped RDPMC slow; the default (100,000 per thread) runs in make test.
+# trapped RDPMC slow, and the fast/slow comparison fewer sequences; the
+# defaults (100,000 regions per thread, 16 sequences) run in make test.
 test-asan:
-	$(MAKE) B=build/asan SANITIZE=1 TD_STRESS_REGIONS=20000 test
+	TD_FASTSLOW_SEQUENCES=4 $(MAKE) B=build/asan SANITIZE=1 \
+		TD_STRESS_REGIONS=20000 test
 
 test-tsan:
 	$(MAKE) B=build/tsan TSAN=1 build/tsan/test/test_threads-static \

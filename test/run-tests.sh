@@ -10,17 +10,60 @@
 # Each binary's output (stdout and stderr) goes to LOGDIR/<name>.log; the
 # logs of binaries that failed are printed.  A binary that exits non-zero
 # without cmocka reporting a failed test (a crash, a sanitizer or valgrind
-# error, a missing summary) counts as one failed test.  TEST_RUN, when set,
+# error, a missing summary, a hang) counts as one failed test.  A binary still
+# running after TEST_TIMEOUT seconds (default 900) is killed, its threads'
+# stacks added to its log.  TEST_RUN, when set,
 # is a command prefix (qemu-aarch64 -L ..., valgrind ...), split on spaces.
 # Exit status: 0 when nothing failed, 1 otherwise.
 set -u
 
+# The process PID and all its descendants, one per line.
+family() {
+	echo "$1"
+	for child in $(cat /proc/"$1"/task/*/children 2>/dev/null); do
+		family "$child"
+	done
+}
+
+# Watchdog: a binary still running after TEST_TIMEOUT seconds is hung (a
+# deadlock, say): its threads' stacks go into its log, where a CI run shows
+# them, then it is killed, so that a hang fails the suite instead of
+# stalling it until the CI's own limit ends the run with no clue.
+watch() {
+	pid=$1 log=$2 waited=0
+	while kill -0 "$pid" 2>/dev/null; do
+		if [ "$waited" -ge "$timeout" ]; then
+			pids=$(family "$pid")
+			echo "== watchdog: still running after $timeout s" \
+				"(TEST_TIMEOUT); stacks of" $pids >>"$log"
+			for p in $pids; do
+				echo "== process $p: $(tr '\0' ' ' </proc/"$p"/cmdline 2>/dev/null)"
+				if command -v gdb >/dev/null; then
+					gdb -q -batch -p "$p" -ex 'thread apply all bt' 2>&1
+				else
+					cat /proc/"$p"/task/*/wchan 2>/dev/null
+				fi
+			done >>"$log"
+			kill -KILL $pids 2>/dev/null
+			return
+		fi
+		sleep 1
+		waited=$((waited + 1))
+	done
+}
+
 if [ "${1:-}" = --one ]; then
 	# Worker: run one binary, keep its output and its exit status.
 	log=$2/$(basename "$3").log
+	timeout=${TEST_TIMEOUT:-900}
 	# shellcheck disable=SC2086 # TEST_RUN is a command line on purpose
-	${TEST_RUN:-} "$3" >"$log" 2>&1
+	${TEST_RUN:-} "$3" >"$log" 2>&1 &
+	pid=$!
+	watch "$pid" "$log" </dev/null >/dev/null 2>&1 &
+	dog=$!
+	wait "$pid"
 	echo $? >"$log.rc"
+	kill "$dog" 2>/dev/null
 	exit 0
 fi
 
