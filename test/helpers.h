@@ -123,6 +123,46 @@ static inline int teardown_emu(void **state)
 		return teardown_emu(state);                               \
 	}
 
+/*
+ * A test file's handle, cur, and its cmocka hooks: close_cur, for a test
+ * to close it on its way, and teardown, which closes it even when the
+ * test fails (so that the next test's handle is its thread's first, its
+ * fast handle) and then the emulator.  Use once per file.
+ */
+#define TD_TEST_HANDLE                                                    \
+	static struct td *cur;                                            \
+	static void close_cur(void)                                       \
+	{                                                                 \
+		if (cur)                                                  \
+			td_close(cur);                                    \
+		cur = NULL;                                               \
+	}                                                                 \
+	static int teardown(void **state)                                 \
+	{                                                                 \
+		close_cur();                                              \
+		return teardown_emu(state);                               \
+	}
+
+/*
+ * A region's result that is either right or flagged: reliable, it must
+ * count every slot of the work (a to b) and be within its own err.
+ */
+static inline void assert_right_or_flagged(const struct td_result *res,
+					   const struct emu_truth *a,
+					   const struct emu_truth *b)
+{
+	struct truth_frac t = truth_between(a, b);
+	double e = max_error(res, &t);
+
+	if (res->flags & TD_RESULT_UNRELIABLE)
+		return;
+	if (res->slots != b->slots - a->slots || e > res->err + 1e-12)
+		fail_msg("flags %#x slots %llu, truth %llu, error %.5f err %.5f",
+			 res->flags, (unsigned long long)res->slots,
+			 (unsigned long long)(b->slots - a->slots), e,
+			 res->err);
+}
+
 /* td_info.flags of td. */
 static inline unsigned info_flags(struct td *td)
 {

@@ -17,9 +17,7 @@
 /* General-purpose counters a test steps one by one (emu_stale_counting). */
 #define EMU_GP_STEPS 8
 
-/* The test's handle: closed by the teardown even when the test fails,
- * so that the next test's handle is its thread's fast handle. */
-static struct td *cur;
+TD_TEST_HANDLE
 
 static struct td *open_policy(enum emu_profile p, enum td_reset_policy pol)
 {
@@ -34,21 +32,6 @@ static struct td *open_policy(enum emu_profile p, enum td_reset_policy pol)
 static struct td *open_never(enum emu_profile p)
 {
 	return open_policy(p, TD_RESET_NEVER);
-}
-
-static void close_cur(void)
-{
-	if (cur)
-		td_close(cur);
-	cur = NULL;
-}
-
-static int teardown(void **state)
-{
-	(void)state;
-	close_cur();
-	emu_teardown();
-	return 0;
 }
 
 static uint64_t foreign_resets(struct td *td)
@@ -395,26 +378,6 @@ static void test_fast_end_across_fold(void **state)
 	assert_int_equal(res.resets, 1);
 	assert_within(&res, &t, 0.03);
 	close_cur();
-}
-
-/*
- * A region's result that is either right or flagged: reliable, it must
- * count every slot of the work and be within its own err.
- */
-static void assert_right_or_flagged(const struct td_result *res,
-				    const struct emu_truth *a,
-				    const struct emu_truth *b)
-{
-	struct truth_frac t = truth_between(a, b);
-	double e = max_error(res, &t);
-
-	if (res->flags & TD_RESULT_UNRELIABLE)
-		return;
-	if (res->slots != b->slots - a->slots || e > res->err + 1e-12)
-		fail_msg("slots %llu, truth %llu, error %.5f err %.5f",
-			 (unsigned long long)res->slots,
-			 (unsigned long long)(b->slots - a->slots), e,
-			 res->err);
 }
 
 /*
