@@ -757,6 +757,50 @@ static void test_one_switch_per_region_clearing(void **state)
 }
 
 /*
+ * The stale-page scenarios' handle on p (cur, the default options) and
+ * their work, m: AMD's level-1 categories with SMT contention on Zen 4,
+ * Intel's level 1 elsewhere.
+ */
+static struct td *open_stale(enum emu_profile p, struct emu_mix *m)
+{
+	*m = p == EMU_ZEN4 ? emu_mix_amd(0.4, 0.1, 0.2, 0.1)
+			   : emu_mix_l1(0.4, 0.1, 0.2, 0.3);
+	emu_setup(p);
+	assert_int_equal(td_open(&cur, NULL), 0);
+	return cur;
+}
+
+/*
+ * r begun on a stale page that reads one counter, `counter`, `step` off
+ * what the group counted (emu_stale_counting), the thread switched out
+ * as the region begins and back in after; *a the truth at the begin.
+ */
+static void begin_stale(struct td *td, struct td_region *r, unsigned counter,
+			uint64_t step, struct emu_truth *a)
+{
+	uint64_t steps[EMU_GP_STEPS] = { 0 };
+
+	steps[counter] = step;
+	emu_stale_counting(steps, EMU_GP_STEPS);
+	emu_deschedule();
+	emu_truth(a);
+	assert_int_equal(td_region_begin(td, r), 0);
+	emu_reschedule();
+}
+
+/* r's end: right, or flagged, against the truth since a. */
+static void end_right_or_flagged(struct td *td, struct td_region *r,
+				 const struct emu_truth *a)
+{
+	struct td_result res;
+	struct emu_truth b;
+
+	emu_truth(&b);
+	assert_int_equal(td_region_end(td, r, &res), 0);
+	assert_right_or_flagged(&res, a, &b);
+}
+
+/*
  * The ordinary counters' plausibility guard (counters_read.c): a
  * reading taken while a stale page still names the group's counters
  * (emu_stale_counting: a kernel that would not rewrite the page at
@@ -774,32 +818,19 @@ static void test_one_switch_per_region_clearing(void **state)
  */
 static void stale_step_on(enum emu_profile p, unsigned counter)
 {
-	uint64_t steps[EMU_GP_STEPS] = { 0 };
 	struct td_region outer = { { 0 } }, r = { { 0 } }, x = { { 0 } };
-	struct emu_mix m = p == EMU_ZEN4 ? emu_mix_amd(0.4, 0.1, 0.2, 0.1)
-					 : emu_mix_l1(0.4, 0.1, 0.2, 0.3);
-	struct td_result res;
-	struct emu_truth a, b;
-	struct td *td;
+	struct emu_mix m;
+	struct td *td = open_stale(p, &m);
+	struct emu_truth a;
 
-	emu_setup(p);
-	assert_int_equal(td_open(&cur, NULL), 0);
-	td = cur;
-	steps[counter] = 500000;
 	emu_run(1000000, &m);
 	assert_int_equal(td_region_begin(td, &outer), 0);
 	emu_run(1000000, &m);
-	emu_stale_counting(steps, EMU_GP_STEPS);
-	emu_deschedule();
-	emu_truth(&a);
-	assert_int_equal(td_region_begin(td, &r), 0); /* slow: a fresh one */
-	emu_reschedule();
+	begin_stale(td, &r, counter, 500000, &a); /* slow: a fresh one */
 	emu_run(300000, &m);
 	measure_region(td, &x, 100000, &m, NULL); /* sees one go back */
 	emu_run(2000000, &m);
-	emu_truth(&b);
-	assert_int_equal(td_region_end(td, &r, &res), 0);
-	assert_right_or_flagged(&res, &a, &b);
+	end_right_or_flagged(td, &r, &a);
 	assert_int_equal(td_region_end(td, &outer, NULL), 0);
 	close_cur();
 	emu_teardown();
@@ -829,31 +860,20 @@ static void test_counters_backwards(void **state)
 static void stale_back_on(enum emu_profile p, unsigned counter)
 {
 	const uint64_t back = 200000, far = 40000000;
-	uint64_t steps[EMU_GP_STEPS] = { 0 };
 	struct td_region r = { { 0 } };
-	struct emu_mix m = p == EMU_ZEN4 ? emu_mix_amd(0.4, 0.1, 0.2, 0.1)
-					 : emu_mix_l1(0.4, 0.1, 0.2, 0.3);
+	struct emu_mix m;
+	struct td *td = open_stale(p, &m);
 	struct td_result res;
-	struct emu_truth a, b;
-	struct td *td;
+	struct emu_truth a;
 
-	emu_setup(p);
-	assert_int_equal(td_open(&cur, NULL), 0);
-	td = cur;
 	emu_run(1000000, &m);
 	assert_int_equal(td_region_begin(td, &r), 0); /* slow: a fresh one */
 	emu_run(far, &m);
 	assert_int_equal(td_region_end(td, &r, &res), 0); /* fast: reads */
-	steps[counter] = (UINT64_C(1) << 48) - back; /* 48-bit registers */
-	emu_stale_counting(steps, EMU_GP_STEPS);
-	emu_deschedule();
-	emu_truth(&a);
-	assert_int_equal(td_region_begin(td, &r), 0);
-	emu_reschedule();
+	/* 48-bit registers */
+	begin_stale(td, &r, counter, (UINT64_C(1) << 48) - back, &a);
 	emu_run(3000000, &m);
-	emu_truth(&b);
-	assert_int_equal(td_region_end(td, &r, &res), 0);
-	assert_right_or_flagged(&res, &a, &b);
+	end_right_or_flagged(td, &r, &a);
 	close_cur();
 	emu_teardown();
 }
