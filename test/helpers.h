@@ -163,6 +163,40 @@ static inline void assert_right_or_flagged(const struct td_result *res,
 			 res->err);
 }
 
+/*
+ * Each memory drill-down node of r within r's err of its true share of
+ * the slots between a and b; returns the nodes' sum.
+ */
+static inline double nodes_within_err(const struct td_result *r,
+				      const struct emu_truth *a,
+				      const struct emu_truth *b)
+{
+	double sum = 0;
+
+	for (int i = 0; i < TD_MEM_COUNT; i++) {
+		double truth = (double)(b->mem[i] - a->mem[i]) /
+			       (double)(b->slots - a->slots);
+
+		if (fabs(r->mem[i] - truth) > r->err + 1e-12)
+			fail_msg("node %d: %.6f, truth %.6f, err %.6f", i,
+				 r->mem[i], truth, r->err);
+		sum += r->mem[i];
+	}
+	return sum;
+}
+
+/*
+ * The nodes within r's err of the truth and summing to r's memory bound
+ * (perf's split of memory bound, pm_memory.c).
+ */
+static inline void assert_memory_nodes(const struct td_result *r,
+				       const struct emu_truth *a,
+				       const struct emu_truth *b)
+{
+	assert_true(fabs(nodes_within_err(r, a, b) - r->l2[TD_MEM_BOUND]) <
+		    1e-9);
+}
+
 /* td_info.flags of td. */
 static inline unsigned info_flags(struct td *td)
 {
