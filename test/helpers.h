@@ -197,6 +197,27 @@ static inline void assert_memory_nodes(const struct td_result *r,
 		    1e-9);
 }
 
+/*
+ * A handle with level 2 by multiplexing (TD_OPT_L2_MULTIPLEX), the
+ * emulated kernel rotating the groups every `interval` slots; its
+ * td_info, level 2 and multiplexed, in *info.
+ */
+static inline struct td *open_l2_multiplexed(uint64_t interval,
+					     struct td_info *info)
+{
+	struct td_options o = TD_OPTIONS_INIT;
+	struct td *td = NULL;
+
+	emu_set_mux_interval(interval);
+	o.flags = TD_OPT_L2_MULTIPLEX;
+	assert_int_equal(td_open(&td, &o), 0);
+	*info = (struct td_info){ .size = sizeof(*info) };
+	assert_int_equal(td_query(td, info), 0);
+	assert_int_equal(info->levels, 2);
+	assert_true(info->flags & TD_INFO_MULTIPLEXED);
+	return td;
+}
+
 /* td_info.flags of td. */
 static inline unsigned info_flags(struct td *td)
 {
