@@ -757,17 +757,35 @@ static void test_one_switch_per_region_clearing(void **state)
 }
 
 /*
- * The stale-page scenarios' handle on p (cur, the default options) and
- * their work, m: AMD's level-1 categories with SMT contention on Zen 4,
- * Intel's level 1 elsewhere.
+ * A stale-page scenario, with the step on `counter`, on p: a fresh
+ * handle (cur, the default options) after 1e6 slots of the work, m
+ * (AMD's level-1 categories with SMT contention on Zen 4, Intel's level
+ * 1 elsewhere).
  */
-static struct td *open_stale(enum emu_profile p, struct emu_mix *m)
+typedef void stale_scenario(struct td *td, const struct emu_mix *m,
+			    unsigned counter);
+
+static void run_stale(stale_scenario *scenario, enum emu_profile p,
+		      unsigned counter)
 {
-	*m = p == EMU_ZEN4 ? emu_mix_amd(0.4, 0.1, 0.2, 0.1)
-			   : emu_mix_l1(0.4, 0.1, 0.2, 0.3);
+	struct emu_mix m = p == EMU_ZEN4 ? emu_mix_amd(0.4, 0.1, 0.2, 0.1)
+					 : emu_mix_l1(0.4, 0.1, 0.2, 0.3);
+
 	emu_setup(p);
 	assert_int_equal(td_open(&cur, NULL), 0);
-	return cur;
+	emu_run(1000000, &m);
+	scenario(cur, &m, counter);
+	close_cur();
+	emu_teardown();
+}
+
+/* The scenario with the step on each counter in turn, Gracemont's, Zen 4's. */
+static void on_each_counter(stale_scenario *scenario)
+{
+	for (unsigned c = 0; c < EMU_GP_STEPS; c++) {
+		run_stale(scenario, EMU_GRT, c);
+		run_stale(scenario, EMU_ZEN4, c);
+	}
 }
 
 /*
@@ -816,33 +834,26 @@ static void end_right_or_flagged(struct td *td, struct td_region *r,
  * each counter in turn, so that it lands on a category's event
  * whichever counter the kernel gave it.
  */
-static void stale_step_on(enum emu_profile p, unsigned counter)
+static void stale_step_on(struct td *td, const struct emu_mix *m,
+			  unsigned counter)
 {
 	struct td_region outer = { { 0 } }, r = { { 0 } }, x = { { 0 } };
-	struct emu_mix m;
-	struct td *td = open_stale(p, &m);
 	struct emu_truth a;
 
-	emu_run(1000000, &m);
 	assert_int_equal(td_region_begin(td, &outer), 0);
-	emu_run(1000000, &m);
+	emu_run(1000000, m);
 	begin_stale(td, &r, counter, 500000, &a); /* slow: a fresh one */
-	emu_run(300000, &m);
-	measure_region(td, &x, 100000, &m, NULL); /* sees one go back */
-	emu_run(2000000, &m);
+	emu_run(300000, m);
+	measure_region(td, &x, 100000, m, NULL); /* sees one go back */
+	emu_run(2000000, m);
 	end_right_or_flagged(td, &r, &a);
 	assert_int_equal(td_region_end(td, &outer, NULL), 0);
-	close_cur();
-	emu_teardown();
 }
 
 static void test_counters_backwards(void **state)
 {
 	(void)state;
-	for (unsigned c = 0; c < EMU_GP_STEPS; c++) {
-		stale_step_on(EMU_GRT, c);
-		stale_step_on(EMU_ZEN4, c);
-	}
+	on_each_counter(stale_step_on);
 }
 
 /*
@@ -857,34 +868,27 @@ static void test_counters_backwards(void **state)
  * one: either way the region would begin `back` low on that event and
  * end reliable and wrong.
  */
-static void stale_back_on(enum emu_profile p, unsigned counter)
+static void stale_back_on(struct td *td, const struct emu_mix *m,
+			  unsigned counter)
 {
 	const uint64_t back = 200000, far = 40000000;
 	struct td_region r = { { 0 } };
-	struct emu_mix m;
-	struct td *td = open_stale(p, &m);
 	struct td_result res;
 	struct emu_truth a;
 
-	emu_run(1000000, &m);
 	assert_int_equal(td_region_begin(td, &r), 0); /* slow: a fresh one */
-	emu_run(far, &m);
+	emu_run(far, m);
 	assert_int_equal(td_region_end(td, &r, &res), 0); /* fast: reads */
 	/* 48-bit registers */
 	begin_stale(td, &r, counter, (UINT64_C(1) << 48) - back, &a);
-	emu_run(3000000, &m);
+	emu_run(3000000, m);
 	end_right_or_flagged(td, &r, &a);
-	close_cur();
-	emu_teardown();
 }
 
 static void test_fast_guard_follows_readings(void **state)
 {
 	(void)state;
-	for (unsigned c = 0; c < EMU_GP_STEPS; c++) {
-		stale_back_on(EMU_GRT, c);
-		stale_back_on(EMU_ZEN4, c);
-	}
+	on_each_counter(stale_back_on);
 }
 
 int main(void)
