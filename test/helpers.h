@@ -164,6 +164,26 @@ static inline void assert_right_or_flagged(const struct td_result *res,
 }
 
 /*
+ * A region r of `slots` slots of mix on td, reliable and right: every
+ * slot of its work counted, within its own err of the truth.
+ */
+static inline void assert_region_right(struct td *td, struct td_region *r,
+				       uint64_t slots,
+				       const struct emu_mix *mix)
+{
+	struct td_result res;
+	struct emu_truth a, b;
+
+	emu_truth(&a);
+	assert_int_equal(td_region_begin(td, r), 0);
+	emu_run(slots, mix);
+	emu_truth(&b);
+	assert_int_equal(td_region_end(td, r, &res), 0);
+	assert_false(res.flags & TD_RESULT_UNRELIABLE);
+	assert_right_or_flagged(&res, &a, &b);
+}
+
+/*
  * Each memory drill-down node of r within r's err of its true share of
  * the slots between a and b; returns the nodes' sum.
  */

@@ -454,13 +454,7 @@ static void switch_after_reset(enum emu_profile p, enum after_reset how)
 		assert_false(res.flags & TD_RESULT_UNRELIABLE);
 	assert_int_equal(td_region_end(td, &r0, &res), 0);
 	assert_right_or_flagged(&res, &a0, &b);
-	emu_truth(&a2);
-	assert_int_equal(td_region_begin(td, &r0), 0);
-	emu_run(30000000, &MIX_BRANCHY);
-	emu_truth(&b);
-	assert_int_equal(td_region_end(td, &r0, &res), 0);
-	assert_right_or_flagged(&res, &a2, &b);
-	assert_false(res.flags & TD_RESULT_UNRELIABLE);
+	assert_region_right(td, &r0, 30000000, &MIX_BRANCHY);
 	close_cur();
 	emu_teardown();
 }
@@ -561,13 +555,7 @@ static void switch_after_clear(bool arl, enum clear_switch how)
 		assert_false(res.flags & TD_RESULT_UNRELIABLE);
 	assert_int_equal(td_region_end(td, &r0, &res), 0);
 	assert_right_or_flagged(&res, &a0, &b);
-	emu_truth(&a2);
-	assert_int_equal(td_region_begin(td, &r0), 0);
-	emu_run(30000000, &MIX_BRANCHY);
-	emu_truth(&b);
-	assert_int_equal(td_region_end(td, &r0, &res), 0);
-	assert_right_or_flagged(&res, &a2, &b);
-	assert_false(res.flags & TD_RESULT_UNRELIABLE);
+	assert_region_right(td, &r0, 30000000, &MIX_BRANCHY);
 	close_clearing();
 }
 
@@ -604,13 +592,7 @@ static void switch_inside_clear_read(bool arl, bool stale)
 	assert_right_or_flagged(&res, &a1, &b);
 	assert_int_equal(td_region_end(td, &r0, &res), 0);
 	assert_right_or_flagged(&res, &a0, &b);
-	emu_truth(&a0);
-	assert_int_equal(td_region_begin(td, &r0), 0);
-	emu_run(30000000, &MIX_CHAIN);
-	emu_truth(&b);
-	assert_int_equal(td_region_end(td, &r0, &res), 0);
-	assert_right_or_flagged(&res, &a0, &b);
-	assert_false(res.flags & TD_RESULT_UNRELIABLE);
+	assert_region_right(td, &r0, 30000000, &MIX_CHAIN);
 	close_clearing();
 }
 
@@ -646,13 +628,7 @@ static void switch_inside_clear_begin(bool arl)
 	emu_truth(&b);
 	assert_int_equal(td_region_end(td, &r0, &res), 0);
 	assert_right_or_flagged(&res, &a0, &b);
-	emu_truth(&a0);
-	assert_int_equal(td_region_begin(td, &r0), 0);
-	emu_run(30000000, &MIX_CHAIN);
-	emu_truth(&b);
-	assert_int_equal(td_region_end(td, &r0, &res), 0);
-	assert_right_or_flagged(&res, &a0, &b);
-	assert_false(res.flags & TD_RESULT_UNRELIABLE);
+	assert_region_right(td, &r0, 30000000, &MIX_CHAIN);
 	close_clearing();
 }
 

@@ -166,13 +166,7 @@ static void test_read_then_schedule_in_not_flagged(void **state)
 	assert_false(res.flags & TD_RESULT_UNRELIABLE);
 	assert_right_or_flagged(&res, &a, &b);
 	/* and the next region, on the active group, as any */
-	emu_truth(&a);
-	assert_int_equal(td_region_begin(td, &r), 0);
-	emu_run(30000000, &MIX_BRANCHY);
-	emu_truth(&b);
-	assert_int_equal(td_region_end(td, &r, &res), 0);
-	assert_false(res.flags & TD_RESULT_UNRELIABLE);
-	assert_right_or_flagged(&res, &a, &b);
+	assert_region_right(td, &r, 30000000, &MIX_BRANCHY);
 }
 
 /*
