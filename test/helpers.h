@@ -123,6 +123,121 @@ static inline int teardown_emu(void **state)
 		return teardown_emu(state);                               \
 	}
 
+/*
+ * A test file's handle, cur, and its cmocka hooks: close_cur, for a test
+ * to close it on its way, and teardown, which closes it even when the
+ * test fails (so that the next test's handle is its thread's first, its
+ * fast handle) and then the emulator.  Use once per file.
+ */
+#define TD_TEST_HANDLE                                                    \
+	static struct td *cur;                                            \
+	static void close_cur(void)                                       \
+	{                                                                 \
+		if (cur)                                                  \
+			td_close(cur);                                    \
+		cur = NULL;                                               \
+	}                                                                 \
+	static int teardown(void **state)                                 \
+	{                                                                 \
+		close_cur();                                              \
+		return teardown_emu(state);                               \
+	}
+
+/*
+ * A region's result that is either right or flagged: reliable, it must
+ * count every slot of the work (a to b) and be within its own err.
+ */
+static inline void assert_right_or_flagged(const struct td_result *res,
+					   const struct emu_truth *a,
+					   const struct emu_truth *b)
+{
+	struct truth_frac t = truth_between(a, b);
+	double e = max_error(res, &t);
+
+	if (res->flags & TD_RESULT_UNRELIABLE)
+		return;
+	if (res->slots != b->slots - a->slots || e > res->err + 1e-12)
+		fail_msg("flags %#x slots %llu, truth %llu, error %.5f err %.5f",
+			 res->flags, (unsigned long long)res->slots,
+			 (unsigned long long)(b->slots - a->slots), e,
+			 res->err);
+}
+
+/*
+ * A region r of `slots` slots of mix on td, reliable and right: every
+ * slot of its work counted, within its own err of the truth.
+ */
+static inline void assert_region_right(struct td *td, struct td_region *r,
+				       uint64_t slots,
+				       const struct emu_mix *mix)
+{
+	struct td_result res;
+	struct emu_truth a, b;
+
+	emu_truth(&a);
+	assert_int_equal(td_region_begin(td, r), 0);
+	emu_run(slots, mix);
+	emu_truth(&b);
+	assert_int_equal(td_region_end(td, r, &res), 0);
+	assert_false(res.flags & TD_RESULT_UNRELIABLE);
+	assert_right_or_flagged(&res, &a, &b);
+}
+
+/*
+ * Each memory drill-down node of r within r's err of its true share of
+ * the slots between a and b; returns the nodes' sum.
+ */
+static inline double nodes_within_err(const struct td_result *r,
+				      const struct emu_truth *a,
+				      const struct emu_truth *b)
+{
+	double sum = 0;
+
+	for (int i = 0; i < TD_MEM_COUNT; i++) {
+		double truth = (double)(b->mem[i] - a->mem[i]) /
+			       (double)(b->slots - a->slots);
+
+		if (fabs(r->mem[i] - truth) > r->err + 1e-12)
+			fail_msg("node %d: %.6f, truth %.6f, err %.6f", i,
+				 r->mem[i], truth, r->err);
+		sum += r->mem[i];
+	}
+	return sum;
+}
+
+/*
+ * The nodes within r's err of the truth and summing to r's memory bound
+ * (perf's split of memory bound, pm_memory.c).
+ */
+static inline void assert_memory_nodes(const struct td_result *r,
+				       const struct emu_truth *a,
+				       const struct emu_truth *b)
+{
+	assert_true(fabs(nodes_within_err(r, a, b) - r->l2[TD_MEM_BOUND]) <
+		    1e-9);
+}
+
+/*
+ * A handle with level 2 by multiplexing (TD_OPT_L2_MULTIPLEX), the
+ * emulated kernel rotating the groups every `interval` slots; its
+ * td_info, level 2 and multiplexed, in *info.
+ */
+static inline struct td *open_l2_multiplexed(uint64_t interval,
+					     struct td_info *info)
+{
+	struct td_options o = TD_OPTIONS_INIT;
+	struct td *td = NULL;
+
+	emu_set_mux_interval(interval);
+	o.flags = TD_OPT_L2_MULTIPLEX;
+	assert_int_equal(td_open(&td, &o), 0);
+	*info = (struct td_info){ .size = sizeof(*info) };
+	assert_int_equal(td_query(td, info), 0);
+	assert_int_equal(info->levels, 2);
+	assert_true(info->flags & TD_INFO_MULTIPLEXED);
+	return td;
+}
+
 /* td_info.flags of td. */
 static inline unsigned info_flags(struct td *td)
 {

@@ -17,9 +17,7 @@
 /* General-purpose counters a test steps one by one (emu_stale_counting). */
 #define EMU_GP_STEPS 8
 
-/* The test's handle: closed by the teardown even when the test fails,
- * so that the next test's handle is its thread's fast handle. */
-static struct td *cur;
+TD_TEST_HANDLE
 
 static struct td *open_policy(enum emu_profile p, enum td_reset_policy pol)
 {
@@ -34,21 +32,6 @@ static struct td *open_policy(enum emu_profile p, enum td_reset_policy pol)
 static struct td *open_never(enum emu_profile p)
 {
 	return open_policy(p, TD_RESET_NEVER);
-}
-
-static void close_cur(void)
-{
-	if (cur)
-		td_close(cur);
-	cur = NULL;
-}
-
-static int teardown(void **state)
-{
-	(void)state;
-	close_cur();
-	emu_teardown();
-	return 0;
 }
 
 static uint64_t foreign_resets(struct td *td)
@@ -398,26 +381,6 @@ static void test_fast_end_across_fold(void **state)
 }
 
 /*
- * A region's result that is either right or flagged: reliable, it must
- * count every slot of the work and be within its own err.
- */
-static void assert_right_or_flagged(const struct td_result *res,
-				    const struct emu_truth *a,
-				    const struct emu_truth *b)
-{
-	struct truth_frac t = truth_between(a, b);
-	double e = max_error(res, &t);
-
-	if (res->flags & TD_RESULT_UNRELIABLE)
-		return;
-	if (res->slots != b->slots - a->slots || e > res->err + 1e-12)
-		fail_msg("slots %llu, truth %llu, error %.5f err %.5f",
-			 (unsigned long long)res->slots,
-			 (unsigned long long)(b->slots - a->slots), e,
-			 res->err);
-}
-
-/*
  * A context switch right after the library's own reset, before the
  * thread counted a slot: the schedule-out finds SLOTS at 0 and saves
  * nothing (intel_update_topdown_event returns early on !slots), so the
@@ -491,13 +454,7 @@ static void switch_after_reset(enum emu_profile p, enum after_reset how)
 		assert_false(res.flags & TD_RESULT_UNRELIABLE);
 	assert_int_equal(td_region_end(td, &r0, &res), 0);
 	assert_right_or_flagged(&res, &a0, &b);
-	emu_truth(&a2);
-	assert_int_equal(td_region_begin(td, &r0), 0);
-	emu_run(30000000, &MIX_BRANCHY);
-	emu_truth(&b);
-	assert_int_equal(td_region_end(td, &r0, &res), 0);
-	assert_right_or_flagged(&res, &a2, &b);
-	assert_false(res.flags & TD_RESULT_UNRELIABLE);
+	assert_region_right(td, &r0, 30000000, &MIX_BRANCHY);
 	close_cur();
 	emu_teardown();
 }
@@ -598,13 +555,7 @@ static void switch_after_clear(bool arl, enum clear_switch how)
 		assert_false(res.flags & TD_RESULT_UNRELIABLE);
 	assert_int_equal(td_region_end(td, &r0, &res), 0);
 	assert_right_or_flagged(&res, &a0, &b);
-	emu_truth(&a2);
-	assert_int_equal(td_region_begin(td, &r0), 0);
-	emu_run(30000000, &MIX_BRANCHY);
-	emu_truth(&b);
-	assert_int_equal(td_region_end(td, &r0, &res), 0);
-	assert_right_or_flagged(&res, &a2, &b);
-	assert_false(res.flags & TD_RESULT_UNRELIABLE);
+	assert_region_right(td, &r0, 30000000, &MIX_BRANCHY);
 	close_clearing();
 }
 
@@ -641,13 +592,7 @@ static void switch_inside_clear_read(bool arl, bool stale)
 	assert_right_or_flagged(&res, &a1, &b);
 	assert_int_equal(td_region_end(td, &r0, &res), 0);
 	assert_right_or_flagged(&res, &a0, &b);
-	emu_truth(&a0);
-	assert_int_equal(td_region_begin(td, &r0), 0);
-	emu_run(30000000, &MIX_CHAIN);
-	emu_truth(&b);
-	assert_int_equal(td_region_end(td, &r0, &res), 0);
-	assert_right_or_flagged(&res, &a0, &b);
-	assert_false(res.flags & TD_RESULT_UNRELIABLE);
+	assert_region_right(td, &r0, 30000000, &MIX_CHAIN);
 	close_clearing();
 }
 
@@ -683,13 +628,7 @@ static void switch_inside_clear_begin(bool arl)
 	emu_truth(&b);
 	assert_int_equal(td_region_end(td, &r0, &res), 0);
 	assert_right_or_flagged(&res, &a0, &b);
-	emu_truth(&a0);
-	assert_int_equal(td_region_begin(td, &r0), 0);
-	emu_run(30000000, &MIX_CHAIN);
-	emu_truth(&b);
-	assert_int_equal(td_region_end(td, &r0, &res), 0);
-	assert_right_or_flagged(&res, &a0, &b);
-	assert_false(res.flags & TD_RESULT_UNRELIABLE);
+	assert_region_right(td, &r0, 30000000, &MIX_CHAIN);
 	close_clearing();
 }
 
@@ -794,6 +733,68 @@ static void test_one_switch_per_region_clearing(void **state)
 }
 
 /*
+ * A stale-page scenario, with the step on `counter`, on p: a fresh
+ * handle (cur, the default options) after 1e6 slots of the work, m
+ * (AMD's level-1 categories with SMT contention on Zen 4, Intel's level
+ * 1 elsewhere).
+ */
+typedef void stale_scenario(struct td *td, const struct emu_mix *m,
+			    unsigned counter);
+
+static void run_stale(stale_scenario *scenario, enum emu_profile p,
+		      unsigned counter)
+{
+	struct emu_mix m = p == EMU_ZEN4 ? emu_mix_amd(0.4, 0.1, 0.2, 0.1)
+					 : emu_mix_l1(0.4, 0.1, 0.2, 0.3);
+
+	emu_setup(p);
+	assert_int_equal(td_open(&cur, NULL), 0);
+	emu_run(1000000, &m);
+	scenario(cur, &m, counter);
+	close_cur();
+	emu_teardown();
+}
+
+/* The scenario with the step on each counter in turn, Gracemont's, Zen 4's. */
+static void on_each_counter(stale_scenario *scenario)
+{
+	for (unsigned c = 0; c < EMU_GP_STEPS; c++) {
+		run_stale(scenario, EMU_GRT, c);
+		run_stale(scenario, EMU_ZEN4, c);
+	}
+}
+
+/*
+ * r begun on a stale page that reads one counter, `counter`, `step` off
+ * what the group counted (emu_stale_counting), the thread switched out
+ * as the region begins and back in after; *a the truth at the begin.
+ */
+static void begin_stale(struct td *td, struct td_region *r, unsigned counter,
+			uint64_t step, struct emu_truth *a)
+{
+	uint64_t steps[EMU_GP_STEPS] = { 0 };
+
+	steps[counter] = step;
+	emu_stale_counting(steps, EMU_GP_STEPS);
+	emu_deschedule();
+	emu_truth(a);
+	assert_int_equal(td_region_begin(td, r), 0);
+	emu_reschedule();
+}
+
+/* r's end: right, or flagged, against the truth since a. */
+static void end_right_or_flagged(struct td *td, struct td_region *r,
+				 const struct emu_truth *a)
+{
+	struct td_result res;
+	struct emu_truth b;
+
+	emu_truth(&b);
+	assert_int_equal(td_region_end(td, r, &res), 0);
+	assert_right_or_flagged(&res, a, &b);
+}
+
+/*
  * The ordinary counters' plausibility guard (counters_read.c): a
  * reading taken while a stale page still names the group's counters
  * (emu_stale_counting: a kernel that would not rewrite the page at
@@ -809,46 +810,26 @@ static void test_one_switch_per_region_clearing(void **state)
  * each counter in turn, so that it lands on a category's event
  * whichever counter the kernel gave it.
  */
-static void stale_step_on(enum emu_profile p, unsigned counter)
+static void stale_step_on(struct td *td, const struct emu_mix *m,
+			  unsigned counter)
 {
-	uint64_t steps[EMU_GP_STEPS] = { 0 };
 	struct td_region outer = { { 0 } }, r = { { 0 } }, x = { { 0 } };
-	struct emu_mix m = p == EMU_ZEN4 ? emu_mix_amd(0.4, 0.1, 0.2, 0.1)
-					 : emu_mix_l1(0.4, 0.1, 0.2, 0.3);
-	struct td_result res;
-	struct emu_truth a, b;
-	struct td *td;
+	struct emu_truth a;
 
-	emu_setup(p);
-	assert_int_equal(td_open(&cur, NULL), 0);
-	td = cur;
-	steps[counter] = 500000;
-	emu_run(1000000, &m);
 	assert_int_equal(td_region_begin(td, &outer), 0);
-	emu_run(1000000, &m);
-	emu_stale_counting(steps, EMU_GP_STEPS);
-	emu_deschedule();
-	emu_truth(&a);
-	assert_int_equal(td_region_begin(td, &r), 0); /* slow: a fresh one */
-	emu_reschedule();
-	emu_run(300000, &m);
-	measure_region(td, &x, 100000, &m, NULL); /* sees one go back */
-	emu_run(2000000, &m);
-	emu_truth(&b);
-	assert_int_equal(td_region_end(td, &r, &res), 0);
-	assert_right_or_flagged(&res, &a, &b);
+	emu_run(1000000, m);
+	begin_stale(td, &r, counter, 500000, &a); /* slow: a fresh one */
+	emu_run(300000, m);
+	measure_region(td, &x, 100000, m, NULL); /* sees one go back */
+	emu_run(2000000, m);
+	end_right_or_flagged(td, &r, &a);
 	assert_int_equal(td_region_end(td, &outer, NULL), 0);
-	close_cur();
-	emu_teardown();
 }
 
 static void test_counters_backwards(void **state)
 {
 	(void)state;
-	for (unsigned c = 0; c < EMU_GP_STEPS; c++) {
-		stale_step_on(EMU_GRT, c);
-		stale_step_on(EMU_ZEN4, c);
-	}
+	on_each_counter(stale_step_on);
 }
 
 /*
@@ -863,45 +844,27 @@ static void test_counters_backwards(void **state)
  * one: either way the region would begin `back` low on that event and
  * end reliable and wrong.
  */
-static void stale_back_on(enum emu_profile p, unsigned counter)
+static void stale_back_on(struct td *td, const struct emu_mix *m,
+			  unsigned counter)
 {
 	const uint64_t back = 200000, far = 40000000;
-	uint64_t steps[EMU_GP_STEPS] = { 0 };
 	struct td_region r = { { 0 } };
-	struct emu_mix m = p == EMU_ZEN4 ? emu_mix_amd(0.4, 0.1, 0.2, 0.1)
-					 : emu_mix_l1(0.4, 0.1, 0.2, 0.3);
 	struct td_result res;
-	struct emu_truth a, b;
-	struct td *td;
+	struct emu_truth a;
 
-	emu_setup(p);
-	assert_int_equal(td_open(&cur, NULL), 0);
-	td = cur;
-	emu_run(1000000, &m);
 	assert_int_equal(td_region_begin(td, &r), 0); /* slow: a fresh one */
-	emu_run(far, &m);
+	emu_run(far, m);
 	assert_int_equal(td_region_end(td, &r, &res), 0); /* fast: reads */
-	steps[counter] = (UINT64_C(1) << 48) - back; /* 48-bit registers */
-	emu_stale_counting(steps, EMU_GP_STEPS);
-	emu_deschedule();
-	emu_truth(&a);
-	assert_int_equal(td_region_begin(td, &r), 0);
-	emu_reschedule();
-	emu_run(3000000, &m);
-	emu_truth(&b);
-	assert_int_equal(td_region_end(td, &r, &res), 0);
-	assert_right_or_flagged(&res, &a, &b);
-	close_cur();
-	emu_teardown();
+	/* 48-bit registers */
+	begin_stale(td, &r, counter, (UINT64_C(1) << 48) - back, &a);
+	emu_run(3000000, m);
+	end_right_or_flagged(td, &r, &a);
 }
 
 static void test_fast_guard_follows_readings(void **state)
 {
 	(void)state;
-	for (unsigned c = 0; c < EMU_GP_STEPS; c++) {
-		stale_back_on(EMU_GRT, c);
-		stale_back_on(EMU_ZEN4, c);
-	}
+	on_each_counter(stale_back_on);
 }
 
 int main(void)

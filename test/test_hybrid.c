@@ -772,6 +772,33 @@ static struct td *open_pcore_gp(enum pcore_gp_case c)
 	return td;
 }
 
+/*
+ * The ioctl wrapper's user-mode instructions count in SLOTS, as on a
+ * real PMU: after a reset SLOTS is above 0 by the next schedule-out,
+ * which saves the registers.
+ */
+static void count_ioctl_work(void)
+{
+	emu_set_ioctl_work(40, &MIX_CHAIN);
+	emu_set_ioctl_tail(40, &MIX_CHAIN);
+}
+
+/*
+ * A handle (options flags, the default reset policy) on the profile the
+ * test set up, its ioctls counting, after 1e6 slots of work.
+ */
+static struct td *open_counting_ioctls(unsigned flags)
+{
+	struct td_options o = TD_OPTIONS_INIT;
+	struct td *td = NULL;
+
+	count_ioctl_work();
+	o.flags = flags;
+	assert_int_equal(td_open(&td, &o), 0);
+	emu_run(1000000, &MIX_STREAM);
+	return td;
+}
+
 /* How far r's worst drill-down node is beyond r's err from the truth. */
 static double node_excess(const struct td_result *r, const struct emu_truth *a,
 			  const struct emu_truth *b)
@@ -823,15 +850,8 @@ static void pcore_gp_child(enum pcore_gp_case c, bool at_end, unsigned skip,
 
 	if (fd >= 0)
 		dup2(fd, 2); /* the emulator's #GP message */
-	if (gp_policy != TD_RESET_NEVER) {
-		/*
-		 * The ioctl wrapper's user-mode instructions count in
-		 * SLOTS, as on a real PMU: after a reset SLOTS is above 0
-		 * by the next schedule-out, which saves the registers.
-		 */
-		emu_set_ioctl_work(40, &MIX_CHAIN);
-		emu_set_ioctl_tail(40, &MIX_CHAIN);
-	}
+	if (gp_policy != TD_RESET_NEVER)
+		count_ioctl_work();
 	emu_run(1000000, &MIX_STREAM);
 	out->top = c == GP_DROP ? emu_counter_of(UOP_DROPPING_GLC)
 				: top_counter();
@@ -1025,9 +1045,8 @@ static void test_drop_counter_off_ecore_default_reset(void **state)
 static void test_reset_while_ecore(void **state)
 {
 	struct emu_sched_event ev = { .kind = EMU_SCHED_MIGRATE, .cpu = 9 };
-	struct td_options o = TD_OPTIONS_INIT;
 	struct td_region r = { { 0 } };
-	struct td *td = NULL;
+	struct td *td;
 	struct td_result res;
 	struct emu_truth a, b;
 	struct truth_frac t;
@@ -1035,10 +1054,7 @@ static void test_reset_while_ecore(void **state)
 
 	(void)state;
 	emu_setup(EMU_ADL);
-	emu_set_ioctl_work(40, &MIX_CHAIN);
-	emu_set_ioctl_tail(40, &MIX_CHAIN);
-	assert_int_equal(td_open(&td, &o), 0);
-	emu_run(1000000, &MIX_STREAM);
+	td = open_counting_ioctls(0);
 	emu_schedule(EMU_AT_RESET, &ev);
 	emu_truth(&a);
 	assert_int_equal(td_region_begin(td, &r), 0);
@@ -1070,9 +1086,8 @@ static void test_reset_while_ecore(void **state)
  */
 static void test_drill_down_unrefined_default_reset(void **state)
 {
-	struct td_options o = TD_OPTIONS_INIT;
 	struct td_region r = { { 0 } };
-	struct td *td = NULL;
+	struct td *td;
 	struct td_result res;
 	struct emu_truth a, b;
 	struct truth_frac t;
@@ -1082,11 +1097,7 @@ static void test_drill_down_unrefined_default_reset(void **state)
 	emu_set_uop_dropping(0.02);
 	emu_set_mem_shares(GP_SHARES);
 	emu_gp_hold_pcore(2);
-	emu_set_ioctl_work(40, &MIX_CHAIN);
-	emu_set_ioctl_tail(40, &MIX_CHAIN);
-	o.flags = TD_OPT_MEMORY;
-	assert_int_equal(td_open(&td, &o), 0);
-	emu_run(1000000, &MIX_STREAM);
+	td = open_counting_ioctls(TD_OPT_MEMORY);
 	for (int i = 0; i < 3; i++) {
 		emu_truth(&a);
 		assert_int_equal(td_region_begin(td, &r), 0);

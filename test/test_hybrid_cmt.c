@@ -359,7 +359,6 @@ static void pcore_memory_region(struct td *td, const struct emu_mix *mix)
 	struct td_region r = { { 0 } };
 	struct td_result res;
 	struct emu_truth a, b;
-	double sum = 0;
 
 	emu_migrate(3);
 	emu_truth(&a);
@@ -371,16 +370,7 @@ static void pcore_memory_region(struct td *td, const struct emu_mix *mix)
 				      TD_RESULT_UNRELIABLE |
 				      TD_RESULT_L2_FE_BE),
 			 TD_RESULT_L2 | TD_RESULT_MEMORY);
-	for (int i = 0; i < TD_MEM_COUNT; i++) {
-		double truth = (double)(b.mem[i] - a.mem[i]) /
-			       (double)(b.slots - a.slots);
-
-		if (fabs(res.mem[i] - truth) > res.err + 1e-12)
-			fail_msg("node %d: %.6f, truth %.6f, err %.6f", i,
-				 res.mem[i], truth, res.err);
-		sum += res.mem[i];
-	}
-	assert_true(fabs(sum - res.l2[TD_MEM_BOUND]) < 1e-9);
+	assert_memory_nodes(&res, &a, &b);
 }
 
 /* A handle with the drill-down (and flags), on a P-core. */

@@ -40,7 +40,6 @@ static void check_region(struct td *td, uint64_t slots,
 	struct td_region r = { { 0 } };
 	struct td_result res;
 	struct emu_truth a, b;
-	double sum = 0;
 
 	assert_int_equal(td_region_begin(td, &r), 0);
 	emu_truth(&a);
@@ -53,16 +52,7 @@ static void check_region(struct td *td, uint64_t slots,
 	assert_true(res.flags & TD_RESULT_L2);
 	assert_true(res.flags & TD_RESULT_MEMORY);
 	assert_false(res.flags & TD_RESULT_UNRELIABLE);
-	for (int i = 0; i < TD_MEM_COUNT; i++) {
-		double truth = (double)(b.mem[i] - a.mem[i]) /
-			       (double)(b.slots - a.slots);
-
-		if (fabs(res.mem[i] - truth) > res.err + 1e-12)
-			fail_msg("node %d: %.6f, truth %.6f, err %.6f", i,
-				 res.mem[i], truth, res.err);
-		sum += res.mem[i];
-	}
-	assert_true(fabs(sum - res.l2[TD_MEM_BOUND]) < 1e-9);
+	assert_memory_nodes(&res, &a, &b);
 	/*
 	 * err, level 2 (decode.c): 2 x the 8-bit scales of the readings
 	 * (reset at the begin: its own ~0; the end's: the region's slots S;
@@ -132,14 +122,7 @@ static void check_nodes(const struct td_result *r, const struct emu_truth *a,
 			const struct emu_truth *b)
 {
 	assert_true(r->flags & TD_RESULT_MEMORY);
-	for (int i = 0; i < TD_MEM_COUNT; i++) {
-		double truth = (double)(b->mem[i] - a->mem[i]) /
-			       (double)(b->slots - a->slots);
-
-		if (fabs(r->mem[i] - truth) > r->err + 1e-12)
-			fail_msg("node %d: %.6f, truth %.6f, err %.6f", i,
-				 r->mem[i], truth, r->err);
-	}
+	nodes_within_err(r, a, b);
 }
 
 /*

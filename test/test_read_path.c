@@ -20,8 +20,7 @@
 
 #include "helpers.h"
 
-/* The test's handle: closed by the teardown even when the test fails. */
-static struct td *cur;
+TD_TEST_HANDLE
 
 static struct td *open_read_path(void)
 {
@@ -34,38 +33,6 @@ static struct td *open_read_path(void)
 	assert_int_equal(td_query(cur, &info), 0);
 	assert_int_equal(info.path, TD_PATH_READ);
 	return cur;
-}
-
-static void close_cur(void)
-{
-	if (cur)
-		td_close(cur);
-	cur = NULL;
-}
-
-static int teardown(void **state)
-{
-	(void)state;
-	close_cur();
-	emu_teardown();
-	return 0;
-}
-
-/* Reliable: exact slots and within its own err; or flagged. */
-static void assert_right_or_flagged(const struct td_result *res,
-				    const struct emu_truth *a,
-				    const struct emu_truth *b)
-{
-	struct truth_frac t = truth_between(a, b);
-	double e = max_error(res, &t);
-
-	if (res->flags & TD_RESULT_UNRELIABLE)
-		return;
-	if (res->slots != b->slots - a->slots || e > res->err + 1e-12)
-		fail_msg("flags %#x slots %llu, truth %llu, error %.5f err %.5f",
-			 res->flags, (unsigned long long)res->slots,
-			 (unsigned long long)(b->slots - a->slots), e,
-			 res->err);
 }
 
 /*
@@ -199,13 +166,7 @@ static void test_read_then_schedule_in_not_flagged(void **state)
 	assert_false(res.flags & TD_RESULT_UNRELIABLE);
 	assert_right_or_flagged(&res, &a, &b);
 	/* and the next region, on the active group, as any */
-	emu_truth(&a);
-	assert_int_equal(td_region_begin(td, &r), 0);
-	emu_run(30000000, &MIX_BRANCHY);
-	emu_truth(&b);
-	assert_int_equal(td_region_end(td, &r, &res), 0);
-	assert_false(res.flags & TD_RESULT_UNRELIABLE);
-	assert_right_or_flagged(&res, &a, &b);
+	assert_region_right(td, &r, 30000000, &MIX_BRANCHY);
 }
 
 /*

@@ -26,18 +26,12 @@ static const struct emu_mix *const mixes[] = { &MIX_CHAIN, &MIX_BRANCHY,
 /* Long regions of steady mixes: the true fractions back, to rounding. */
 static void server_l2(unsigned model)
 {
-	struct td_options o = TD_OPTIONS_INIT;
-	struct td_info info = { .size = sizeof(info) };
-	struct td *td = NULL;
+	struct td_info info;
+	struct td *td;
 
 	emu_setup(EMU_HSW);
 	emu_hsw_model(model);
-	emu_set_mux_interval(MUX_INTERVAL);
-	o.flags = TD_OPT_L2_MULTIPLEX;
-	assert_int_equal(td_open(&td, &o), 0);
-	assert_int_equal(td_query(td, &info), 0);
-	assert_int_equal(info.levels, 2);
-	assert_true(info.flags & TD_INFO_MULTIPLEXED);
+	td = open_l2_multiplexed(MUX_INTERVAL, &info);
 	for (size_t i = 0; i < sizeof(mixes) / sizeof(mixes[0]); i++) {
 		struct td_region r = { { 0 } };
 		struct td_result res;

@@ -23,18 +23,12 @@
 
 static struct td *open_mux(enum emu_profile p, unsigned reserved)
 {
-	struct td_options o = TD_OPTIONS_INIT;
-	struct td_info info = { .size = sizeof(info) };
+	struct td_info info;
 	struct td *td;
 
 	emu_setup(p);
 	emu_gp_reserve(reserved);
-	emu_set_mux_interval(MUX_INTERVAL);
-	o.flags = TD_OPT_L2_MULTIPLEX;
-	assert_int_equal(td_open(&td, &o), 0);
-	assert_int_equal(td_query(td, &info), 0);
-	assert_int_equal(info.levels, 2);
-	assert_true(info.flags & TD_INFO_MULTIPLEXED);
+	td = open_l2_multiplexed(MUX_INTERVAL, &info);
 	assert_false(info.flags & TD_INFO_L2_NEEDS_MULTIPLEX);
 	assert_int_equal(info.path, TD_PATH_READ);
 	return td;

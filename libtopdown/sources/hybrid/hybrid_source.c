@@ -330,25 +330,24 @@ static void hybrid_info(const struct td *td, struct td_info *i)
 }
 
 /*
- * What every table of this source shares: the handle, its open and
- * close, the reset and the consistency check of PERF_METRICS, the info.
- * The tables differ in how a reading is taken and decoded (the memory
- * drill-down) and in their fast path (metrics-clear mode).
+ * A table of this source.  Every one shares the handle, its open and
+ * close, the reset and the consistency check of PERF_METRICS, the info;
+ * they differ only in how a reading is taken and decoded (sample, delta:
+ * the memory drill-down) and in their fast path (fast_begin, fast_end
+ * and its setup, ready: metrics-clear mode, the drop counter).
  */
-#define HYBRID_OPS                                                       \
+#define HYBRID_OPS(sample_fn, delta_fn, begin_fn, end_fn, ready_fn)        \
 	.name = "hybrid", .handle_size = sizeof(struct td_hybrid_handle),  \
 	.open = hybrid_open, .close = hybrid_close, .reset = td_pm_reset, \
 	.consistent = td_pm_consistent, .info = hybrid_info,              \
 	.fold_named = hybrid_fold_named,                                   \
-	.named_counted_word = HYBRID_RAW_CALLS
+	.named_counted_word = HYBRID_RAW_CALLS, .sample = (sample_fn),     \
+	.delta = (delta_fn), .fast_begin = (begin_fn),                     \
+	.fast_end = (end_fn), .ready = (ready_fn)
 
 const struct td_source_ops td_source_hybrid = {
-	HYBRID_OPS,
-	.sample = hybrid_sample,
-	.delta = hybrid_delta,
-	.fast_begin = td_hybrid_fast_begin,
-	.fast_end = td_hybrid_fast_end,
-	.ready = td_hybrid_fast_setup,
+	HYBRID_OPS(hybrid_sample, hybrid_delta, td_hybrid_fast_begin,
+		   td_hybrid_fast_end, td_hybrid_fast_setup),
 };
 
 /*
@@ -357,12 +356,8 @@ const struct td_source_ops td_source_hybrid = {
  * that neither copy tests it at every boundary.
  */
 static const struct td_source_ops hybrid_uop = {
-	HYBRID_OPS,
-	.sample = hybrid_sample,
-	.delta = hybrid_delta,
-	.fast_begin = td_hybrid_fast_begin_uop,
-	.fast_end = td_hybrid_fast_end_uop,
-	.ready = td_hybrid_fast_setup,
+	HYBRID_OPS(hybrid_sample, hybrid_delta, td_hybrid_fast_begin_uop,
+		   td_hybrid_fast_end_uop, td_hybrid_fast_setup),
 };
 
 /* TD_OPT_MEMORY: the same, reading and decoding the memory events too. */
@@ -385,12 +380,8 @@ static unsigned hybrid_mem_delta(const struct td *td,
 }
 
 const struct td_source_ops td_source_hybrid_memory = {
-	HYBRID_OPS,
-	.sample = hybrid_mem_sample,
-	.delta = hybrid_mem_delta,
-	.fast_begin = td_hybrid_fast_begin,
-	.fast_end = td_hybrid_fast_end,
-	.ready = td_hybrid_fast_setup,
+	HYBRID_OPS(hybrid_mem_sample, hybrid_mem_delta, td_hybrid_fast_begin,
+		   td_hybrid_fast_end, td_hybrid_fast_setup),
 	.decode_more = td_pm_mem_decode,
 	.record_more = td_pm_mem_record,
 };
@@ -401,10 +392,7 @@ const struct td_source_ops td_source_hybrid_memory = {
  * so that neither fast path tests the mode at every boundary.
  */
 static const struct td_source_ops hybrid_clear = {
-	HYBRID_OPS,
-	.sample = hybrid_sample,
-	.delta = hybrid_delta,
-	.fast_begin = td_pm_clear_guarded_fast_begin,
-	.fast_end = td_pm_clear_guarded_fast_end,
-	.ready = td_hybrid_clear_fast_setup,
+	HYBRID_OPS(hybrid_sample, hybrid_delta,
+		   td_pm_clear_guarded_fast_begin,
+		   td_pm_clear_guarded_fast_end, td_hybrid_clear_fast_setup),
 };
