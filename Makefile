@@ -599,8 +599,9 @@ VALGRIND := valgrind -q --error-exitcode=1 --leak-check=full \
 # Its watchdog waits longer: test_fastslow alone took 547 s under valgrind
 # on a loaded 2-core machine, where the default (900 s) leaves too little.
 test-valgrind: $(TEST_BINS)
-	@TD_STRESS_REGIONS=300 TD_UNDER_VALGRIND=1 TEST_RUN="$(VALGRIND)" \
-		TEST_TIMEOUT=2400 $(call run_tests,$(B)/test/valgrind)
+	@TD_STRESS_REGIONS=300 TD_FASTSLOW_SEQUENCES=3 TD_UNDER_VALGRIND=1 \
+		TEST_RUN="$(VALGRIND)" TEST_TIMEOUT=2400 \
+		$(call run_tests,$(B)/test/valgrind)
 
 FUZZ_CC ?= clang
 FUZZ_TIME ?= 20

@@ -922,7 +922,7 @@ static unsigned run_sequence(const struct profile *p, unsigned seq,
  * Fewer under valgrind and the sanitizers, where each trapped RDPMC is
  * slow and what they look for (memory and thread errors) shows in a few
  * sequences as in sixteen: TD_FASTSLOW_SEQUENCES (1 to NR_SEQUENCES, set
- * by make test-asan), else 3 under valgrind; make test runs them all.
+ * by make test-asan and test-valgrind); make test runs them all.
  */
 static unsigned nr_sequences(void)
 {
@@ -930,14 +930,13 @@ static unsigned nr_sequences(void)
 	char *end;
 	unsigned long n;
 
-	if (env) {
-		n = strtoul(env, &end, 10);
-		if (*env && !*end && n >= 1 && n <= NR_SEQUENCES)
-			return (unsigned)n;
+	if (!env)
+		return NR_SEQUENCES;
+	n = strtoul(env, &end, 10);
+	if (!*env || *end || n < 1 || n > NR_SEQUENCES)
 		fail_msg("TD_FASTSLOW_SEQUENCES=%s: want 1 to %d", env,
 			 NR_SEQUENCES);
-	}
-	return getenv("TD_UNDER_VALGRIND") ? 3 : NR_SEQUENCES;
+	return (unsigned)n;
 }
 
 /*
