@@ -386,7 +386,7 @@ validate: $(B)/topdown-validate $(B)/libtdemu.so
 VALIDATE_TEST ?= test-validate
 # Under ASan the emulator is preloaded ahead of the ASan runtime.
 test-validate: $(B)/topdown-validate $(B)/libtdemu.so
-	$(if $(filter 1,$(SANITIZE)),ASAN_OPTIONS=verify_asan_link_order=0) \
+	$(if $(filter 1,$(SANITIZE)),ASAN_OPTIONS=$${ASAN_OPTIONS:+$$ASAN_OPTIONS:}verify_asan_link_order=0) \
 		sh test/test_validate.sh $(B)/topdown-validate
 
 # ---- demo and examples -----------------------------------------------------
@@ -579,9 +579,14 @@ clean:
 # The thread stress runs fewer regions where instrumentation makes each
 # trapped RDPMC slow, and the fast/slow comparison fewer sequences; the
 # defaults (100,000 regions per thread, 16 sequences) run in make test.
+# No leak check at exit under ASan (detect_leaks=0): GCC 12's runtime
+# does not hold its allocator's locks across fork, so a child forked while
+# another thread (the report's signal watcher) held one can deadlock in
+# LeakSanitizer's exit check (seen: test_env_report's fork test, stuck in
+# __lsan::LockAllocator).  test-valgrind checks for leaks instead.
 test-asan:
-	TD_FASTSLOW_SEQUENCES=4 $(MAKE) B=build/asan SANITIZE=1 \
-		TD_STRESS_REGIONS=20000 test
+	ASAN_OPTIONS=detect_leaks=0 TD_FASTSLOW_SEQUENCES=4 \
+		$(MAKE) B=build/asan SANITIZE=1 TD_STRESS_REGIONS=20000 test
 
 test-tsan:
 	$(MAKE) B=build/tsan TSAN=1 build/tsan/test/test_threads-static \
