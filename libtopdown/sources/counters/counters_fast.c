@@ -122,7 +122,7 @@ fast_next(const struct td_gen_fast *f)
  */
 static inline __attribute__((always_inline)) bool
 fast_accept(const struct td_fast_counter *c, struct fast_reg r, uint64_t *v,
-	    bool fixed, uint64_t last)
+	    bool fixed, const uint64_t *last, uint64_t *step)
 {
 	uint64_t val;
 
@@ -130,18 +130,36 @@ fast_accept(const struct td_fast_counter *c, struct fast_reg r, uint64_t *v,
 	if (TD_UNLIKELY(td_load_once(c->pc->lock) != c->lock))
 		return false;
 	val = c->offset + (uint64_t)fast_extend(c, r, fixed);
-	/* >= TD_GEN_STEP_MAX, a power of two: a shift and a branch */
-	if (TD_UNLIKELY((val - last) >> TD_GEN_STEP_SHIFT))
-		return false;
+	/*
+	 * The guard's step, or'ed with the reading's others (fast_step_ok):
+	 * last loaded after the barrier, an operand of the subtraction.
+	 */
+	*step |= val - *last;
 	*v = val;
 	return true;
 }
 
+/*
+ * Every step of a reading below TD_GEN_STEP_MAX (a power of two), at
+ * or above its last accepted value: the steps or'ed have no bit at or
+ * above TD_GEN_STEP_SHIFT (a step below the last value has bit 63 set).
+ * One shift and one branch per reading, not per counter: a step out of
+ * bounds still refuses the whole reading before it is committed
+ * (fast_commit), so a refused reading is what a refusal at its counter
+ * would have made it, and the values a reading past that counter wrote
+ * are the uncommitted seen's and the region's, which the slow path
+ * rewrites.
+ */
+static inline __attribute__((always_inline)) bool fast_step_ok(uint64_t step)
+{
+	return TD_LIKELY(!(step >> TD_GEN_STEP_SHIFT));
+}
+
 static inline __attribute__((always_inline)) bool
 fast_read(const struct td_fast_counter *c, uint64_t *v, bool fixed,
-	  uint64_t last)
+	  const uint64_t *last, uint64_t *step)
 {
-	return fast_accept(c, fast_read_reg(c), v, fixed, last);
+	return fast_accept(c, fast_read_reg(c), v, fixed, last, step);
 }
 
 /*
@@ -211,11 +229,11 @@ fast_keep(const struct td_gen *g, unsigned k, uint64_t val, uint64_t *v,
 static inline __attribute__((always_inline)) bool
 fast_take(const struct td_gen *g, unsigned k, bool fixed, uint64_t *v,
 	  const uint64_t *b, uint64_t *back, const uint64_t *last,
-	  uint64_t *next)
+	  uint64_t *next, uint64_t *step)
 {
 	uint64_t val;
 
-	if (!fast_read(&g->fast.c[k], &val, fixed, last[k]))
+	if (!fast_read(&g->fast.c[k], &val, fixed, &last[k], step))
 		return false;
 	return fast_keep(g, k, val, v, b, back, next);
 }
@@ -230,7 +248,7 @@ fast_take(const struct td_gen *g, unsigned k, bool fixed, uint64_t *v,
  */
 /* Counter k's read, then on to counter k - 1 (the switches below). */
 #define TD_FAST_READ(k, fixed)                                            \
-	if (!fast_take(g, k, fixed, v, b, back, last, next))              \
+	if (!fast_take(g, k, fixed, v, b, back, last, next, &step))       \
 		return false;                                             \
 	__attribute__((fallthrough))
 
@@ -252,7 +270,8 @@ fast_take(const struct td_gen *g, unsigned k, bool fixed, uint64_t *v,
 	TD_FAST_READS_TO_2(base, fixed);                                  \
 	case (base) + 2: TD_FAST_READ(1, fixed);                          \
 	case (base) + 1:                                                  \
-		if (!fast_read_last(&g->fast.c[0], v, fixed, last, next)) \
+		if (!fast_step_ok(step) ||                                \
+		    !fast_read_last(&g->fast.c[0], v, fixed, last, next)) \
 			return false;                                     \
 		f->last = next; /* whole: fast_commit, one store */       \
 		return true
@@ -270,6 +289,7 @@ fast_read_all(struct td_gen *g, uint64_t *v, const uint64_t *b,
 	struct td_gen_fast *f = &g->fast;
 	const uint64_t *last = f->last;
 	uint64_t *next = fast_next(f);
+	uint64_t step = 0; /* counters 7 to 1: fast_step_ok */
 
 	_Static_assert(TD_GEN_MAX == 8, "one case per counter");
 	if (TD_UNLIKELY(td_load_once(f->c[0].pc->lock) != f->c[0].lock))
@@ -297,9 +317,11 @@ fast_read_all(struct td_gen *g, uint64_t *v, const uint64_t *b,
  */
 #define TD_FAST_REST(base, fixed)                                         \
 	TD_FAST_READS_TO_2(base, fixed);                                  \
-	case (base) + 2: return fast_take(g, 1, fixed, v, b, back, last,  \
-					  next);                          \
-	case (base) + 1: return true
+	case (base) + 2:                                                  \
+		if (!fast_take(g, 1, fixed, v, b, back, last, next, &step)) \
+			return false;                                     \
+		__attribute__((fallthrough));                             \
+	case (base) + 1: return fast_step_ok(step)
 
 static inline __attribute__((always_inline)) bool
 fast_read_end(struct td_gen *g, struct fast_reg r, uint64_t *v,
@@ -308,23 +330,30 @@ fast_read_end(struct td_gen *g, struct fast_reg r, uint64_t *v,
 	struct td_gen_fast *f = &g->fast;
 	const uint64_t *last = f->last;
 	uint64_t *next = fast_next(f);
-	uint64_t val;
+	uint64_t val, step = 0; /* every counter's: fast_step_ok */
 
 #if TD_FAST_FIXED_WIDTH
-	if (TD_LIKELY(f->sel < TD_FAST_ANY_WIDTH)) {
-		if (!fast_accept(&f->c[0], r, &val, true, last[0]))
+	/* sel in a register: the reads' barriers would reload f->sel */
+	uint8_t sel = f->sel;
+
+	if (TD_LIKELY(sel < TD_FAST_ANY_WIDTH)) {
+		if (!fast_accept(&f->c[0], r, &val, true, last, &step))
 			return false;
-	} else if (!fast_accept(&f->c[0], r, &val, false, last[0])) {
-		return false;
+		fast_keep(g, 0, val, v, b, back, next);
+		switch (sel) {
+		TD_FAST_REST(0, true);
+		default: __builtin_unreachable(); /* 1 <= nr <= TD_GEN_MAX */
+		}
 	}
+	if (!fast_accept(&f->c[0], r, &val, false, last, &step))
+		return false;
 	fast_keep(g, 0, val, v, b, back, next);
-	switch (f->sel) {
-	TD_FAST_REST(0, true);
+	switch (sel) {
 	TD_FAST_REST(TD_FAST_ANY_WIDTH, false);
 	default: __builtin_unreachable(); /* 1 <= nr <= TD_GEN_MAX */
 	}
 #else
-	if (!fast_accept(&f->c[0], r, &val, false, last[0]))
+	if (!fast_accept(&f->c[0], r, &val, false, last, &step))
 		return false;
 	fast_keep(g, 0, val, v, b, back, next);
 	switch (g->nr) {
