@@ -115,6 +115,29 @@ fast_next(const struct td_gen_fast *f)
 }
 
 /*
+ * Each read stores its value in the seen not in use (next, one store
+ * beside the one it makes for its region), and the guard compares with
+ * the other (last), so that a whole reading is committed by one store
+ * of a pointer (the begin's by its last read, in the region's window:
+ * fast_read_all; the end's after its reads, fast_read_end) rather than a
+ * pass over the counters; the other seen is
+ * last's address xor'ed with flip, no index to turn into addresses
+ * before the reads.
+ *
+ * A whole reading accepted: the seen its reads filled becomes the guard's
+ * base, every counter's, and the slow path's (td_gen_fast_last).  Only
+ * whole readings: one a counter of was refused leaves *last as it
+ * was, so that the bases stay one reading's values, the one the build
+ * without fast paths last took (its guard compares counters with each
+ * other: categories_plausible).
+ */
+static inline __attribute__((always_inline)) void
+fast_commit(struct td_gen_fast *f, uint64_t *next)
+{
+	f->last = next;
+}
+
+/*
  * One counter's value from its register as read, or false when the view
  * no longer holds: the lock checked after the read says that nothing
  * rewrote the page since the view was taken, so the value is this
@@ -273,7 +296,7 @@ fast_take(const struct td_gen *g, unsigned k, bool fixed, uint64_t *v,
 		if (!fast_step_ok(step) ||                                \
 		    !fast_read_last(&g->fast.c[0], v, fixed, last, next)) \
 			return false;                                     \
-		f->last = next; /* whole: fast_commit, one store */       \
+		fast_commit(f, next); /* whole */                         \
 		return true
 
 /*
@@ -321,7 +344,11 @@ fast_read_all(struct td_gen *g, uint64_t *v, const uint64_t *b,
 		if (!fast_take(g, 1, fixed, v, b, back, last, next, &step)) \
 			return false;                                     \
 		__attribute__((fallthrough));                             \
-	case (base) + 1: return fast_step_ok(step)
+	case (base) + 1:                                                  \
+		if (!fast_step_ok(step))                                  \
+			return false;                                     \
+		fast_commit(f, next); /* whole */                         \
+		return true
 
 static inline __attribute__((always_inline)) bool
 fast_read_end(struct td_gen *g, struct fast_reg r, uint64_t *v,
@@ -367,28 +394,6 @@ fast_read_end(struct td_gen *g, struct fast_reg r, uint64_t *v,
 #undef TD_FAST_READS
 #undef TD_FAST_READS_TO_2
 #undef TD_FAST_READ
-
-/*
- * Each read stores its value in the seen not in use (next, one store
- * beside the one it makes for its region), and the guard compares with
- * the other (last), so that a whole reading is committed by one store
- * of a pointer (the begin's by its last read, in the region's window:
- * fast_read_all) rather than a pass over the counters; the other seen is
- * last's address xor'ed with flip, no index to turn into addresses
- * before the reads.
- *
- * A whole reading accepted: the seen its reads filled becomes the guard's
- * base, every counter's, and the slow path's (td_gen_fast_last).  Only
- * whole readings: one a counter of was refused leaves *last as it
- * was, so that the bases stay one reading's values, the one the build
- * without fast paths last took (its guard compares counters with each
- * other: categories_plausible).
- */
-static inline __attribute__((always_inline)) void
-fast_commit(struct td_gen *g)
-{
-	g->fast.last = fast_next(&g->fast);
-}
 
 /*
  * The region is marked begun before the reads, so that the last one is
@@ -709,20 +714,17 @@ static inline __attribute__((always_inline)) int end_after_lead(struct td *td,
 			if (!fast_read_end(g, lead, g->fast.end, NULL,
 					   NULL))
 				return td_slow_end_read(td, p, res);
-			fast_commit(g);
 			return end_values(td, p, res);
 		}
 		/* a record alone: the differences, as for a result */
 		if (!fast_read_end(g, lead, g->fast.diff,
 				   td_begin_values(p), &back))
 			return td_slow_end_read(td, p, NULL);
-		fast_commit(g);
 		return end_to_record(td, p, back);
 	}
 	if (!fast_read_end(g, lead, g->fast.diff, td_begin_values(p),
 			   &back))
 		return td_slow_end_read(td, p, res);
-	fast_commit(g);
 	return end_result(td, p, res, back); /* a result alone */
 }
 
