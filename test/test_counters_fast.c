@@ -399,6 +399,47 @@ static void test_long_region(void **state)
 	td_close(td);
 }
 
+/*
+ * A long region with readings inside it, each within the guard's step of
+ * the last: its end's differences pass 2^44 while every step is short,
+ * so the end is read once on the fast path (no read(2), no second
+ * reading), exact and reliable.
+ */
+static void test_long_region_read_between(void **state)
+{
+	const struct profile *p = &profiles[0];
+	struct td *td = open_warm(p);
+	struct emu_mix m = mix_of(p, 2);
+	struct td_region reg = { { 0 } }, in = { { 0 } };
+	struct emu_truth t0, t1;
+	struct emu_stats s0, s1;
+	struct truth_frac t;
+	struct td_result r;
+
+	(void)state;
+	t = measure_region(td, &reg, 60000, &m, &r); /* begins fast */
+	emu_truth(&t0);
+	assert_int_equal(td_region_begin(td, &reg), 0);
+	/* 16 x 60 x 2^37 slots (~2^47), a reading after each 2^43 */
+	for (int i = 0; i < 16; i++) {
+		emu_run(UINT64_C(60) << 37, &m);
+		assert_int_equal(td_region_begin(td, &in), 0);
+		assert_int_equal(td_region_end(td, &in, NULL), 0);
+	}
+	emu_truth(&t1);
+	stats(&s0);
+	assert_int_equal(td_region_end(td, &reg, &r), 0);
+	stats(&s1);
+	assert_int_equal(s1.rdpmcs - s0.rdpmcs, p->counters);
+	assert_int_equal(s1.reads - s0.reads, 0);
+	assert_int_equal(s1.syscalls - s0.syscalls, 0);
+	t = truth_between(&t0, &t1);
+	assert_int_equal(r.slots, t1.slots - t0.slots);
+	assert_false(r.flags & TD_RESULT_UNRELIABLE);
+	assert_within(&r, &t, EXACT);
+	td_close(td);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -412,6 +453,8 @@ int main(void)
 		cmocka_unit_test(test_record_decoded_after_close),
 		cmocka_unit_test_teardown(test_named_totals, teardown_emu),
 		cmocka_unit_test_teardown(test_long_region, teardown_emu),
+		cmocka_unit_test_teardown(test_long_region_read_between,
+					  teardown_emu),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

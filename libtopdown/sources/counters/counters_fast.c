@@ -333,10 +333,43 @@ fast_read_all(struct td_gen *g, uint64_t *v, const uint64_t *b,
 }
 
 /*
+ * An end whose steps and differences or'ed reach TD_GEN_STEP_MAX
+ * (fast_read_end): each step again, apart, from the values its reads
+ * stored in the seen under way, since a difference may reach it and the
+ * reading still be whole (a region that counted for longer than the
+ * step, or a counter below the region's begin: end_result's back); the
+ * differences' signs or'ed into *signs (b: the begin's values, v the
+ * differences in the model's order, fast_keep).  Called once a reading
+ * is refused (end_unsure): its callers' fast routes stay calls in tail
+ * position.
+ */
+static bool fast_end_recheck(struct td_gen *g, const uint64_t *v,
+			     const uint64_t *b, uint64_t *signs)
+{
+	struct td_gen_fast *f = &g->fast;
+	uint64_t *next = fast_next(f);
+	uint64_t step = 0, back = 0;
+
+	for (unsigned k = 0; k < g->nr; k++) {
+		step |= next[k] - f->last[k];
+		if (b)
+			back |= v[g->ev[k]];
+	}
+	if (!fast_step_ok(step))
+		return false;
+	*signs = back;
+	fast_commit(f, next);
+	return true;
+}
+
+/*
  * An end's: the leader first (read by the caller, r: its register),
- * then the others last first.  The region's window (from the begin's last read, the leader's, to the
- * end's first) then holds no dispatch over the counters, nor the
- * leader's width: both follow its read.
+ * then the others last first.  The region's window (from the begin's
+ * last read, the leader's, to the end's first) then holds no dispatch
+ * over the counters, nor the leader's width: both follow its read.  The
+ * steps and the differences are or'ed together, one register and one
+ * check: below TD_GEN_STEP_MAX, every step is and no difference is
+ * negative; else fast_end_recheck tells which.
  */
 #define TD_FAST_REST(base, fixed)                                         \
 	TD_FAST_READS_TO_2(base, fixed);                                  \
@@ -345,19 +378,22 @@ fast_read_all(struct td_gen *g, uint64_t *v, const uint64_t *b,
 			return false;                                     \
 		__attribute__((fallthrough));                             \
 	case (base) + 1:                                                  \
-		if (!fast_step_ok(step))                                  \
+		if (!fast_step_ok(step)) {                                \
+			*signs = step; /* not 0: end_unsure */            \
 			return false;                                     \
-		fast_commit(f, next); /* whole */                         \
+		}                                                         \
+		fast_commit(f, next); /* whole, no difference negative */ \
 		return true
 
 static inline __attribute__((always_inline)) bool
 fast_read_end(struct td_gen *g, struct fast_reg r, uint64_t *v,
-	      const uint64_t *b, uint64_t *back)
+	      const uint64_t *b, uint64_t *signs)
 {
 	struct td_gen_fast *f = &g->fast;
 	const uint64_t *last = f->last;
 	uint64_t *next = fast_next(f);
-	uint64_t val, step = 0; /* every counter's: fast_step_ok */
+	uint64_t val, step = 0; /* the steps, and differences: fast_keep */
+	uint64_t *back = &step;
 
 #if TD_FAST_FIXED_WIDTH
 	/* sel in a register: the reads' barriers would reload f->sel */
@@ -690,6 +726,35 @@ static inline bool end_is_keyed(const struct td *td)
 	return flags & ((TD_END_KEY_SINK | TD_END_KEY_NAMED) >> 32);
 }
 
+/* What an end's reading makes (end_after_lead). */
+enum end_route { END_VALUES, END_RECORD, END_RESULT };
+
+/*
+ * An end whose reading fast_read_end refused: at a counter (sum 0: the
+ * view no longer holds), the slow path's; else by its steps and
+ * differences or'ed (sum), the route the reading takes once each step
+ * is checked apart (fast_end_recheck).
+ */
+static __attribute__((noinline, cold)) int
+end_unsure(struct td *td, struct td_region_priv *p, struct td_result *res,
+	   uint64_t sum, enum end_route route)
+{
+	struct td_gen *g = td_gen_of(td)->gen;
+	uint64_t back;
+
+	if (route == END_VALUES) {
+		if (!sum || !fast_end_recheck(g, g->fast.end, NULL, &back))
+			return td_slow_end_read(td, p, res);
+		return end_values(td, p, res);
+	}
+	if (!sum || !fast_end_recheck(g, g->fast.diff, td_begin_values(p),
+				      &back))
+		return td_slow_end_read(td, p, res);
+	if (route == END_RECORD)
+		return end_to_record(td, p, back);
+	return end_result(td, p, res, back);
+}
+
 /*
  * The end once its leader is read (lo, hi: its register, fast_reg):
  * the region checked, the rest read into the handle's f->diff (this
@@ -704,27 +769,31 @@ static inline __attribute__((always_inline)) int end_after_lead(struct td *td,
 	struct td_region_priv *p = priv(r);
 	struct td_gen *g = td_gen_of(td)->gen;
 	struct fast_reg lead = { lo, hi };
-	uint64_t back = 0; /* the differences' signs, or'ed */
+	/*
+	 * the differences' signs, or'ed: none negative where fast_read_end
+	 * accepts; else what it refused by (end_unsure)
+	 */
+	uint64_t back = 0;
 
 	if (TD_UNLIKELY(!r || p->owner != td)) /* the reading is discarded */
 		return td_end_checked(td, r, res);
 	if (TD_UNLIKELY(end_is_keyed(td))) {
 		if ((td->end_key & TD_END_KEY_NAMED) || res) {
 			/* named, or a result and records: the values */
-			if (!fast_read_end(g, lead, g->fast.end, NULL,
-					   NULL))
-				return td_slow_end_read(td, p, res);
+			if (!fast_read_end(g, lead, g->fast.end, NULL, &back))
+				return end_unsure(td, p, res, back,
+						  END_VALUES);
 			return end_values(td, p, res);
 		}
 		/* a record alone: the differences, as for a result */
 		if (!fast_read_end(g, lead, g->fast.diff,
 				   td_begin_values(p), &back))
-			return td_slow_end_read(td, p, NULL);
+			return end_unsure(td, p, NULL, back, END_RECORD);
 		return end_to_record(td, p, back);
 	}
 	if (!fast_read_end(g, lead, g->fast.diff, td_begin_values(p),
 			   &back))
-		return td_slow_end_read(td, p, res);
+		return end_unsure(td, p, res, back, END_RESULT);
 	return end_result(td, p, res, back); /* a result alone */
 }
 
