@@ -337,7 +337,7 @@ fast_read_all(struct td_gen *g, uint64_t *v, const uint64_t *b,
  * (fast_read_end): each step again, apart, from the values its reads
  * stored in the seen under way, since a difference may reach it and the
  * reading still be whole (a region that counted for longer than the
- * step, or a counter below the region's begin: end_result's back); the
+ * step, or a counter below the region's begin: end_unsure); the
  * differences' signs or'ed into *signs (b: the begin's values, v the
  * differences in the model's order, fast_keep).  Called once a reading
  * is refused (end_unsure): its callers' fast routes stay calls in tail
@@ -546,8 +546,8 @@ result_inline(const struct td *td, const struct td_region_priv *p,
 
 /*
  * An end with a result and nothing else to do (no record, no policy
- * tracking open regions), counters all forward (back, the differences'
- * signs or'ed: fast_take) since a begin that read: the formula applied
+ * tracking open regions), counters all forward (fast_read_end, else
+ * end_unsure) since a begin that read: the formula applied
  * once, to the values' differences.  Every formula
  * whose fast.linear holds is made of sums and products by constants in
  * 64-bit unsigned arithmetic (formulas.c; Arm's counts copy the events:
@@ -559,8 +559,7 @@ result_inline(const struct td *td, const struct td_region_priv *p,
  */
 static __attribute__((noinline)) int end_result(struct td *td,
 						struct td_region_priv *p,
-						struct td_result *res,
-						uint64_t back)
+						struct td_result *res)
 {
 	struct td_gen *g = td_gen_of(td)->gen;
 	uint64_t *out = g->fast.diff; /* model order: fast_take */
@@ -569,7 +568,7 @@ static __attribute__((noinline)) int end_result(struct td *td,
 	unsigned flags;
 
 	/* no policy tracks open regions: td_gen_fast_setup */
-	if (TD_UNLIKELY((int64_t)back < 0 || !g->fast.linear ||
+	if (TD_UNLIKELY(!g->fast.linear ||
 			(p->snap.resets & TD_BEGIN_UNREAD)))
 		return end_diffs(td, p, res);
 	if (g->derived)
@@ -597,8 +596,8 @@ static __attribute__((noinline)) int end_result(struct td *td,
 }
 
 /*
- * Records attached, no result, counters all forward since a begin that
- * read: the record keeps the values' differences, in the model's order,
+ * Records attached, no result, counters all forward (as for end_result)
+ * since a begin that read: the record keeps the values' differences, in the model's order,
  * and decodes nothing
  * (its recipe's finish_values does, when the records are detached or
  * decoded, as end_result does); the region's length is learnt from the slots
@@ -607,8 +606,7 @@ static __attribute__((noinline)) int end_result(struct td *td,
  * buffer is full: the record is then dropped and counted.
  */
 static __attribute__((noinline)) int end_to_record(struct td *td,
-						   struct td_region_priv *p,
-						   uint64_t back)
+						   struct td_region_priv *p)
 {
 	const struct td_gen *g = td_gen_of(td)->gen;
 	const uint64_t *out = g->fast.diff; /* model order: fast_take */
@@ -618,7 +616,7 @@ static __attribute__((noinline)) int end_to_record(struct td *td,
 
 	_Static_assert(TD_GEN_MAX <= TD_CAT_COUNT, "a record holds them");
 	/* no policy tracks open regions: td_gen_fast_setup */
-	if (TD_UNLIKELY((int64_t)back < 0 || !g->fast.linear ||
+	if (TD_UNLIKELY(!g->fast.linear ||
 			(p->snap.resets & TD_BEGIN_UNREAD)))
 		return end_diffs(td, p, NULL);
 	if (TD_LIKELY(g->fast.slots_k < TD_GEN_MAX)) /* one event gives slots */
@@ -750,9 +748,11 @@ end_unsure(struct td *td, struct td_region_priv *p, struct td_result *res,
 	if (!sum || !fast_end_recheck(g, g->fast.diff, td_begin_values(p),
 				      &back))
 		return td_slow_end_read(td, p, res);
+	if ((int64_t)back < 0) /* below the begin: the general route */
+		return end_diffs(td, p, res);
 	if (route == END_RECORD)
-		return end_to_record(td, p, back);
-	return end_result(td, p, res, back);
+		return end_to_record(td, p);
+	return end_result(td, p, res);
 }
 
 /*
@@ -769,32 +769,27 @@ static inline __attribute__((always_inline)) int end_after_lead(struct td *td,
 	struct td_region_priv *p = priv(r);
 	struct td_gen *g = td_gen_of(td)->gen;
 	struct fast_reg lead = { lo, hi };
-	/*
-	 * the differences' signs, or'ed: none negative where fast_read_end
-	 * accepts; else what it refused by (end_unsure)
-	 */
-	uint64_t back = 0;
+	uint64_t sum = 0; /* what fast_read_end refused by: end_unsure */
 
 	if (TD_UNLIKELY(!r || p->owner != td)) /* the reading is discarded */
 		return td_end_checked(td, r, res);
 	if (TD_UNLIKELY(end_is_keyed(td))) {
 		if ((td->end_key & TD_END_KEY_NAMED) || res) {
 			/* named, or a result and records: the values */
-			if (!fast_read_end(g, lead, g->fast.end, NULL, &back))
-				return end_unsure(td, p, res, back,
-						  END_VALUES);
+			if (!fast_read_end(g, lead, g->fast.end, NULL, &sum))
+				return end_unsure(td, p, res, sum, END_VALUES);
 			return end_values(td, p, res);
 		}
 		/* a record alone: the differences, as for a result */
 		if (!fast_read_end(g, lead, g->fast.diff,
-				   td_begin_values(p), &back))
-			return end_unsure(td, p, NULL, back, END_RECORD);
-		return end_to_record(td, p, back);
+				   td_begin_values(p), &sum))
+			return end_unsure(td, p, NULL, sum, END_RECORD);
+		return end_to_record(td, p);
 	}
 	if (!fast_read_end(g, lead, g->fast.diff, td_begin_values(p),
-			   &back))
-		return end_unsure(td, p, res, back, END_RESULT);
-	return end_result(td, p, res, back); /* a result alone */
+			   &sum))
+		return end_unsure(td, p, res, sum, END_RESULT);
+	return end_result(td, p, res); /* a result alone */
 }
 
 /* Where the leader's page says the group is not counting here. */
