@@ -169,9 +169,11 @@ fast_accept(const struct td_fast_counter *c, struct fast_reg r, uint64_t *v,
  * One shift and one branch per reading, not per counter: a step out of
  * bounds still refuses the whole reading before it is committed
  * (fast_commit), so a refused reading is what a refusal at its counter
- * would have made it, and the values a reading past that counter wrote
- * are the uncommitted seen's and the region's, which the slow path
- * rewrites.
+ * would have made it: the values a reading past that counter wrote are
+ * the uncommitted seen's, which the next reading rewrites, and the
+ * region's begin values or the handle's end values and differences,
+ * which only an accepted reading is read from (the slow path's begin
+ * writes the region's anew).
  */
 static inline __attribute__((always_inline)) bool fast_step_ok(uint64_t step)
 {
