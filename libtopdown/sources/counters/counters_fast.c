@@ -107,6 +107,28 @@ fast_extend(const struct td_fast_counter *c, struct fast_reg r, bool fixed)
 	return (int64_t)(raw << c->shift) >> c->shift;
 }
 
+/*
+ * Whether sel picks the copies for counters all TD_FAST_FIXED_WIDTH bits
+ * wide, whose cases are nr (the others' nr + TD_FAST_ANY_WIDTH).  The
+ * end tests it on the leader's width with one compare with a constant
+ * (fast_read_end), and the selector is made by the same test
+ * (fast_sel): a group of TD_GEN_MAX such counters, which no model opens,
+ * takes the other copies, and no selector falls between the two.
+ */
+#define TD_FAST_SEL_FIXED(sel) ((sel) < TD_FAST_ANY_WIDTH)
+_Static_assert(TD_FAST_SEL_FIXED(1) &&
+		       !TD_FAST_SEL_FIXED(TD_FAST_ANY_WIDTH + 1) &&
+		       TD_FAST_ANY_WIDTH >= TD_GEN_MAX,
+	       "each copy's cases, 1 to TD_GEN_MAX counters, apart");
+
+/* The copies' selector for nr counters; fixed: all of the fixed width. */
+static inline uint8_t fast_sel(unsigned nr, bool fixed)
+{
+	if (TD_FAST_FIXED_WIDTH && fixed && TD_FAST_SEL_FIXED(nr))
+		return (uint8_t)nr;
+	return (uint8_t)(nr + TD_FAST_ANY_WIDTH);
+}
+
 /* The seen that is not f->last: the reading under way's. */
 static inline __attribute__((always_inline)) uint64_t *
 fast_next(const struct td_gen_fast *f)
@@ -119,10 +141,10 @@ fast_next(const struct td_gen_fast *f)
  * beside the one it makes for its region), and the guard compares with
  * the other (last), so that a whole reading is committed by one store
  * of a pointer (the begin's by its last read, in the region's window:
- * fast_read_all; the end's after its reads, fast_read_end) rather than a
- * pass over the counters; the other seen is
- * last's address xor'ed with flip, no index to turn into addresses
- * before the reads.
+ * fast_read_all; the end's after its reads, fast_read_end, or once its
+ * steps are checked apart, fast_end_recheck) rather than a pass over the
+ * counters; the other seen is last's address xor'ed with flip, no index
+ * to turn into addresses before the reads.
  *
  * A whole reading accepted: the seen its reads filled becomes the guard's
  * base, every counter's, and the slow path's (td_gen_fast_last).  Only
@@ -145,7 +167,7 @@ fast_commit(struct td_gen_fast *f, uint64_t *next)
  */
 static inline __attribute__((always_inline)) bool
 fast_accept(const struct td_fast_counter *c, struct fast_reg r, uint64_t *v,
-	    bool fixed, const uint64_t *last, uint64_t *step)
+	    bool fixed, const uint64_t *last, uint64_t *sum)
 {
 	uint64_t val;
 
@@ -157,23 +179,27 @@ fast_accept(const struct td_fast_counter *c, struct fast_reg r, uint64_t *v,
 	 * The guard's step, or'ed with the reading's others (fast_step_ok):
 	 * last loaded after the barrier, an operand of the subtraction.
 	 */
-	*step |= val - *last;
+	*sum |= val - *last;
 	*v = val;
 	return true;
 }
 
 /*
  * Every step of a reading below TD_GEN_STEP_MAX (a power of two), at
- * or above its last accepted value: the steps or'ed have no bit at or
- * above TD_GEN_STEP_SHIFT (a step below the last value has bit 63 set).
- * One shift and one branch per reading, not per counter: a step out of
- * bounds still refuses the whole reading before it is committed
- * (fast_commit), so a refused reading is what a refusal at its counter
- * would have made it: the values a reading past that counter wrote are
- * the uncommitted seen's, which the next reading rewrites, and the
- * region's begin values or the handle's end values and differences,
- * which only an accepted reading is read from (the slow path's begin
- * writes the region's anew).
+ * or above its last accepted value: an OR of steps has a bit at or above
+ * TD_GEN_STEP_SHIFT exactly when one of them does, and a step, modulo
+ * 2^64, has one when it reaches TD_GEN_STEP_MAX or when the value is
+ * below the last (within 2^64 - TD_GEN_STEP_MAX of it, as every value a
+ * counter can give is).  One shift and one branch per reading, not per
+ * counter: a step out of bounds still refuses the whole reading before
+ * it is committed (fast_commit), so a refused reading is what a refusal
+ * at its counter would have made it: the values a reading past that
+ * counter wrote are the uncommitted seen's, which the next reading
+ * rewrites, and the region's begin values or the handle's end values
+ * and differences, which only an accepted reading is read from (the
+ * slow path's begin writes the region's anew).  The one reader of a
+ * refused reading's values, fast_end_recheck, reads them only where the
+ * sum refused it, not a counter's view: every counter was then read.
  */
 static inline __attribute__((always_inline)) bool fast_step_ok(uint64_t step)
 {
@@ -182,9 +208,9 @@ static inline __attribute__((always_inline)) bool fast_step_ok(uint64_t step)
 
 static inline __attribute__((always_inline)) bool
 fast_read(const struct td_fast_counter *c, uint64_t *v, bool fixed,
-	  const uint64_t *last, uint64_t *step)
+	  const uint64_t *last, uint64_t *sum)
 {
-	return fast_accept(c, fast_read_reg(c), v, fixed, last, step);
+	return fast_accept(c, fast_read_reg(c), v, fixed, last, sum);
 }
 
 /*
@@ -228,7 +254,7 @@ fast_read_last(const struct td_fast_counter *c, uint64_t *v, bool fixed,
  */
 static inline __attribute__((always_inline)) bool
 fast_keep(const struct td_gen *g, unsigned k, uint64_t val, uint64_t *v,
-	  const uint64_t *b, uint64_t *back, uint64_t *next)
+	  const uint64_t *b, uint64_t *next, uint64_t *sum)
 {
 	uint64_t d;
 
@@ -238,7 +264,7 @@ fast_keep(const struct td_gen *g, unsigned k, uint64_t val, uint64_t *v,
 		return true;
 	}
 	d = val - b[k];
-	*back |= d;
+	*sum |= d;
 	v[g->ev[k]] = d;
 	return true;
 }
@@ -247,20 +273,21 @@ fast_keep(const struct td_gen *g, unsigned k, uint64_t val, uint64_t *v,
  * Counter k's value, kept: a begin's (b NULL) in v[k], the region's
  * begin value; an end's as its difference from the begin's b[k], in
  * v[ev[k]], where td_gen_model_values puts the counter's value (the
- * handle's fast.diff), its sign or'ed into *back.  An end thus keeps what
+ * handle's fast.diff), or'ed into *sum with the steps (fast_read_end).
+ * An end thus keeps what
  * its result or record is made of, in the order its formula reads, with
  * no pass over the values after the reads.
  */
 static inline __attribute__((always_inline)) bool
 fast_take(const struct td_gen *g, unsigned k, bool fixed, uint64_t *v,
-	  const uint64_t *b, uint64_t *back, const uint64_t *last,
-	  uint64_t *next, uint64_t *step)
+	  const uint64_t *b, const uint64_t *last, uint64_t *next,
+	  uint64_t *sum)
 {
 	uint64_t val;
 
-	if (!fast_read(&g->fast.c[k], &val, fixed, &last[k], step))
+	if (!fast_read(&g->fast.c[k], &val, fixed, &last[k], sum))
 		return false;
-	return fast_keep(g, k, val, v, b, back, next);
+	return fast_keep(g, k, val, v, b, next, sum);
 }
 
 /*
@@ -273,7 +300,7 @@ fast_take(const struct td_gen *g, unsigned k, bool fixed, uint64_t *v,
  */
 /* Counter k's read, then on to counter k - 1 (the switches below). */
 #define TD_FAST_READ(k, fixed)                                            \
-	if (!fast_take(g, k, fixed, v, b, back, last, next, &step))       \
+	if (!fast_take(g, k, fixed, v, b, last, next, &sum))              \
 		return false;                                             \
 	__attribute__((fallthrough))
 
@@ -295,7 +322,7 @@ fast_take(const struct td_gen *g, unsigned k, bool fixed, uint64_t *v,
 	TD_FAST_READS_TO_2(base, fixed);                                  \
 	case (base) + 2: TD_FAST_READ(1, fixed);                          \
 	case (base) + 1:                                                  \
-		if (!fast_step_ok(step) ||                                \
+		if (!fast_step_ok(sum) ||                                 \
 		    !fast_read_last(&g->fast.c[0], v, fixed, last, next)) \
 			return false;                                     \
 		fast_commit(f, next); /* whole */                         \
@@ -304,17 +331,17 @@ fast_take(const struct td_gen *g, unsigned k, bool fixed, uint64_t *v,
 /*
  * f->sel picks the copy for the counters' widths with the count, in one
  * switch: nr, plus TD_FAST_ANY_WIDTH unless every counter is
- * TD_FAST_FIXED_WIDTH bits wide (td_gen_fast_refresh).  Where no width
+ * TD_FAST_FIXED_WIDTH bits wide (fast_sel).  Where no width
  * is fixed, one copy, by nr.
  */
 static inline __attribute__((always_inline)) bool
-fast_read_all(struct td_gen *g, uint64_t *v, const uint64_t *b,
-	      uint64_t *back)
+fast_read_all(struct td_gen *g, uint64_t *v)
 {
 	struct td_gen_fast *f = &g->fast;
 	const uint64_t *last = f->last;
 	uint64_t *next = fast_next(f);
-	uint64_t step = 0; /* counters 7 to 1: fast_step_ok */
+	const uint64_t *b = NULL; /* a begin's: the values themselves */
+	uint64_t sum = 0; /* counters 7 to 1's steps: fast_step_ok */
 
 	_Static_assert(TD_GEN_MAX == 8, "one case per counter");
 	if (TD_UNLIKELY(td_load_once(f->c[0].pc->lock) != f->c[0].lock))
@@ -339,27 +366,21 @@ fast_read_all(struct td_gen *g, uint64_t *v, const uint64_t *b,
  * (fast_read_end): each step again, apart, from the values its reads
  * stored in the seen under way, since a difference may reach it and the
  * reading still be whole (a region that counted for longer than the
- * step, or a counter below the region's begin: end_unsure); the
- * differences' signs or'ed into *signs (b: the begin's values, v the
- * differences in the model's order, fast_keep).  Called once a reading
- * is refused (end_unsure): its callers' fast routes stay calls in tail
- * position.
+ * step, or a counter below the region's begin: end_unsure); the reading
+ * committed where every step is within the guard's bound.  Called once
+ * a reading is refused (end_unsure): its callers' fast routes stay calls
+ * in tail position.
  */
-static bool fast_end_recheck(struct td_gen *g, const uint64_t *v,
-			     const uint64_t *b, uint64_t *signs)
+static bool fast_end_recheck(struct td_gen *g)
 {
 	struct td_gen_fast *f = &g->fast;
 	uint64_t *next = fast_next(f);
-	uint64_t step = 0, back = 0;
+	uint64_t step = 0;
 
-	for (unsigned k = 0; k < g->nr; k++) {
+	for (unsigned k = 0; k < g->nr; k++)
 		step |= next[k] - f->last[k];
-		if (b)
-			back |= v[g->ev[k]];
-	}
 	if (!fast_step_ok(step))
 		return false;
-	*signs = back;
 	fast_commit(f, next);
 	return true;
 }
@@ -376,51 +397,51 @@ static bool fast_end_recheck(struct td_gen *g, const uint64_t *v,
 #define TD_FAST_REST(base, fixed)                                         \
 	TD_FAST_READS_TO_2(base, fixed);                                  \
 	case (base) + 2:                                                  \
-		if (!fast_take(g, 1, fixed, v, b, back, last, next, &step)) \
+		if (!fast_take(g, 1, fixed, v, b, last, next, &sum))      \
 			return false;                                     \
 		__attribute__((fallthrough));                             \
 	case (base) + 1:                                                  \
-		if (!fast_step_ok(step)) {                                \
-			*signs = step; /* not 0: end_unsure */            \
+		if (!fast_step_ok(sum)) {                                 \
+			*refused_sum = sum; /* not 0: end_unsure */       \
 			return false;                                     \
 		}                                                         \
 		fast_commit(f, next); /* whole, no difference negative */ \
 		return true
 
+/* *refused_sum: the sum a refused reading had, left 0 by a view's. */
 static inline __attribute__((always_inline)) bool
 fast_read_end(struct td_gen *g, struct fast_reg r, uint64_t *v,
-	      const uint64_t *b, uint64_t *signs)
+	      const uint64_t *b, uint64_t *refused_sum)
 {
 	struct td_gen_fast *f = &g->fast;
 	const uint64_t *last = f->last;
 	uint64_t *next = fast_next(f);
-	uint64_t val, step = 0; /* the steps, and differences: fast_keep */
-	uint64_t *back = &step;
+	uint64_t val, sum = 0; /* the steps, and differences: fast_keep */
 
 #if TD_FAST_FIXED_WIDTH
 	/* sel in a register: the reads' barriers would reload f->sel */
 	uint8_t sel = f->sel;
 
-	if (TD_LIKELY(sel < TD_FAST_ANY_WIDTH)) {
-		if (!fast_accept(&f->c[0], r, &val, true, last, &step))
+	if (TD_LIKELY(TD_FAST_SEL_FIXED(sel))) {
+		if (!fast_accept(&f->c[0], r, &val, true, last, &sum))
 			return false;
-		fast_keep(g, 0, val, v, b, back, next);
+		fast_keep(g, 0, val, v, b, next, &sum);
 		switch (sel) {
 		TD_FAST_REST(0, true);
-		default: __builtin_unreachable(); /* 1 <= nr <= TD_GEN_MAX */
+		default: __builtin_unreachable(); /* fast_sel */
 		}
 	}
-	if (!fast_accept(&f->c[0], r, &val, false, last, &step))
+	if (!fast_accept(&f->c[0], r, &val, false, last, &sum))
 		return false;
-	fast_keep(g, 0, val, v, b, back, next);
+	fast_keep(g, 0, val, v, b, next, &sum);
 	switch (sel) {
 	TD_FAST_REST(TD_FAST_ANY_WIDTH, false);
 	default: __builtin_unreachable(); /* 1 <= nr <= TD_GEN_MAX */
 	}
 #else
-	if (!fast_accept(&f->c[0], r, &val, false, last, &step))
+	if (!fast_accept(&f->c[0], r, &val, false, last, &sum))
 		return false;
-	fast_keep(g, 0, val, v, b, back, next);
+	fast_keep(g, 0, val, v, b, next, &sum);
 	switch (g->nr) {
 	TD_FAST_REST(0, false);
 	default: __builtin_unreachable(); /* 1 <= nr <= TD_GEN_MAX */
@@ -448,7 +469,7 @@ int td_gen_fast_begin(struct td *td, struct td_region_priv *p)
 	p->owner = td;
 	g = td_gen_of(td)->gen;
 	/* committed by its last read (fast_read_all) */
-	if (!fast_read_all(g, td_begin_values(p), NULL, NULL))
+	if (!fast_read_all(g, td_begin_values(p)))
 		/* td from the region: one register less across the reads */
 		return td_slow_begin((struct td *)(uintptr_t)p->owner, p);
 	return 0;
@@ -599,8 +620,8 @@ static __attribute__((noinline)) int end_result(struct td *td,
 
 /*
  * Records attached, no result, counters all forward (as for end_result)
- * since a begin that read: the record keeps the values' differences, in the model's order,
- * and decodes nothing
+ * since a begin that read: the record keeps the values' differences, in
+ * the model's order, and decodes nothing
  * (its recipe's finish_values does, when the records are detached or
  * decoded, as end_result does); the region's length is learnt from the slots
  * each event adds (linear: fast.slots_per), as on the general route.
@@ -731,26 +752,36 @@ enum end_route { END_VALUES, END_RECORD, END_RESULT };
 
 /*
  * An end whose reading fast_read_end refused: at a counter (sum 0: the
- * view no longer holds), the slow path's; else by its steps and
- * differences or'ed (sum), the route the reading takes once each step
- * is checked apart (fast_end_recheck).
+ * view no longer holds), the slow path's; by its steps alone (the
+ * values, no differences or'ed in), the slow path's too; else by its
+ * steps and differences or'ed (sum), the route the reading takes once
+ * each step is checked apart (fast_end_recheck).
  */
 static __attribute__((noinline, cold)) int
 end_unsure(struct td *td, struct td_region_priv *p, struct td_result *res,
 	   uint64_t sum, enum end_route route)
 {
 	struct td_gen *g = td_gen_of(td)->gen;
-	uint64_t back;
+	uint64_t signs = 0;
 
-	if (route == END_VALUES) {
-		if (!sum || !fast_end_recheck(g, g->fast.end, NULL, &back))
-			return td_slow_end_read(td, p, res);
-		return end_values(td, p, res);
-	}
-	if (!sum || !fast_end_recheck(g, g->fast.diff, td_begin_values(p),
-				      &back))
+	if (!sum || route == END_VALUES || !fast_end_recheck(g))
 		return td_slow_end_read(td, p, res);
-	if ((int64_t)back < 0) /* below the begin: the general route */
+	for (unsigned k = 0; k < g->nr; k++)
+		signs |= g->fast.diff[g->ev[k]];
+	/*
+	 * A counter below the region's begin, every step within the
+	 * guard's: the begin took a reading above the counter's own count
+	 * (a stale page naming another context's register, forward of the
+	 * last reading by less than the step), which a later one, fast or
+	 * read(2), showed wrong (counters_read.c: TD_GEN_SUSPECT).  Its
+	 * differences, modulo 2^64, are no counts: end_result and
+	 * end_to_record would learn a length of nearly 2^64 slots and make
+	 * numbers of them, where the general route (end_diffs,
+	 * td_end_sampled) finds the begin's values past the end's and
+	 * treats the begin as unread (region_slow.c
+	 * begin_values_to_counts), as the slow path does.
+	 */
+	if ((int64_t)signs < 0)
 		return end_diffs(td, p, res);
 	if (route == END_RECORD)
 		return end_to_record(td, p);
@@ -916,7 +947,7 @@ void td_gen_fast_refresh(struct td_gen *g, const uint64_t *open)
 	f->refreshed = true;
 	if (stale)
 		f->c[0].lock = TD_FAST_STALE;
-	f->sel = g->nr + (TD_FAST_FIXED_WIDTH && fixed ? 0 : TD_FAST_ANY_WIDTH);
+	f->sel = fast_sel(g->nr, fixed);
 }
 
 /*
@@ -998,7 +1029,7 @@ void td_gen_fast_setup(struct td *td)
 		g->fast.recipe = recipe_of(g);
 		td->src_fast = g->fast.recipe != NULL;
 	}
-	g->fast.sel = g->nr + TD_FAST_ANY_WIDTH; /* until a refresh */
+	g->fast.sel = fast_sel(g->nr, false); /* until a refresh */
 	g->fast.refreshed = false;
 	g->fast.last = g->fast.seen[0];
 	g->fast.flip = (uintptr_t)g->fast.seen[0] ^ (uintptr_t)g->fast.seen[1];
