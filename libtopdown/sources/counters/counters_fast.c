@@ -408,7 +408,10 @@ static bool fast_end_recheck(struct td_gen *g)
 		fast_commit(f, next); /* whole, no difference negative */ \
 		return true
 
-/* *refused_sum: the sum a refused reading had, left 0 by a view's. */
+/*
+ * *refused_sum: the steps and differences or'ed of a reading they
+ * refused; left as it was (0) where a counter's view refused it.
+ */
 static inline __attribute__((always_inline)) bool
 fast_read_end(struct td_gen *g, struct fast_reg r, uint64_t *v,
 	      const uint64_t *b, uint64_t *refused_sum)
@@ -772,14 +775,15 @@ end_unsure(struct td *td, struct td_region_priv *p, struct td_result *res,
 	 * A counter below the region's begin, every step within the
 	 * guard's: the begin took a reading above the counter's own count
 	 * (a stale page naming another context's register, forward of the
-	 * last reading by less than the step), which a later one, fast or
-	 * read(2), showed wrong (counters_read.c: TD_GEN_SUSPECT).  Its
-	 * differences, modulo 2^64, are no counts: end_result and
-	 * end_to_record would learn a length of nearly 2^64 slots and make
-	 * numbers of them, where the general route (end_diffs,
-	 * td_end_sampled) finds the begin's values past the end's and
-	 * treats the begin as unread (region_slow.c
-	 * begin_values_to_counts), as the slow path does.
+	 * last reading by less than the step), which only read(2)'s values,
+	 * below it, can have shown wrong and moved the guard's base down
+	 * (counters_read.c: TD_GEN_SUSPECT, the regions spanning it
+	 * flagged).  The differences, modulo 2^64, are then no counts: the
+	 * general route (end_diffs, td_end_sampled) finds the begin's values
+	 * past the end's and treats the begin as unread (region_slow.c
+	 * begin_values_to_counts), learning no length from the region, as
+	 * the build without fast paths does; end_result and end_to_record
+	 * would learn one of nearly 2^64 slots.
 	 */
 	if ((int64_t)signs < 0)
 		return end_diffs(td, p, res);
