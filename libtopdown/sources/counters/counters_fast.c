@@ -113,20 +113,35 @@ fast_extend(const struct td_fast_counter *c, struct fast_reg r, bool fixed)
  * end tests it on the leader's width with one compare with a constant
  * (fast_read_end), and the selector is made by the same test
  * (fast_sel): a group of TD_GEN_MAX such counters, which no model opens,
- * takes the other copies, and no selector falls between the two.
+ * takes the other copies.  The assertion below checks every count's
+ * selector against the cases of the copy the end's test picks for it.
  */
 #define TD_FAST_SEL_FIXED(sel) ((sel) < TD_FAST_ANY_WIDTH)
-_Static_assert(TD_FAST_SEL_FIXED(1) &&
-		       !TD_FAST_SEL_FIXED(TD_FAST_ANY_WIDTH + 1) &&
-		       TD_FAST_ANY_WIDTH >= TD_GEN_MAX,
-	       "each copy's cases, 1 to TD_GEN_MAX counters, apart");
+#define TD_FAST_SEL(nr, fixed)                                            \
+	(TD_FAST_FIXED_WIDTH && (fixed) && TD_FAST_SEL_FIXED(nr)           \
+		 ? (nr)                                                    \
+		 : (nr) + TD_FAST_ANY_WIDTH)
+
+/* The copy TD_FAST_SEL_FIXED picks for sel has a case for it. */
+#define TD_FAST_SEL_CASE(sel)                                             \
+	(TD_FAST_SEL_FIXED(sel)                                           \
+		 ? (sel) >= 1 && (sel) <= TD_GEN_MAX                       \
+		 : (sel) > TD_FAST_ANY_WIDTH &&                            \
+			   (sel) <= TD_FAST_ANY_WIDTH + TD_GEN_MAX)
+#define TD_FAST_SEL_CASES(nr)                                             \
+	(TD_FAST_SEL_CASE(TD_FAST_SEL(nr, true)) &&                        \
+	 TD_FAST_SEL_CASE(TD_FAST_SEL(nr, false)))
+_Static_assert(TD_GEN_MAX == 8 && TD_FAST_SEL_CASES(1) &&
+		       TD_FAST_SEL_CASES(2) && TD_FAST_SEL_CASES(3) &&
+		       TD_FAST_SEL_CASES(4) && TD_FAST_SEL_CASES(5) &&
+		       TD_FAST_SEL_CASES(6) && TD_FAST_SEL_CASES(7) &&
+		       TD_FAST_SEL_CASES(8),
+	       "every count's selector is a case of the copy it picks");
 
 /* The copies' selector for nr counters; fixed: all of the fixed width. */
 static inline uint8_t fast_sel(unsigned nr, bool fixed)
 {
-	if (TD_FAST_FIXED_WIDTH && fixed && TD_FAST_SEL_FIXED(nr))
-		return (uint8_t)nr;
-	return (uint8_t)(nr + TD_FAST_ANY_WIDTH);
+	return (uint8_t)TD_FAST_SEL(nr, fixed);
 }
 
 /* The seen that is not f->last: the reading under way's. */
