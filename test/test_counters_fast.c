@@ -399,6 +399,130 @@ static void test_long_region(void **state)
 	td_close(td);
 }
 
+/* General-purpose counters a test steps one by one (emu_stale_counting). */
+#define EMU_GP_STEPS 8
+
+/*
+ * A long region with readings inside it, each within the guard's step of
+ * the last, and work after the last: its end's differences pass 2^44
+ * while every step is short.  Begun on td (warm), t0 its truth at the
+ * begin.
+ */
+static void long_region_begin(struct td *td, struct td_region *reg,
+			      const struct emu_mix *m, struct emu_truth *t0)
+{
+	struct td_region in = { { 0 } };
+
+	emu_truth(t0);
+	assert_int_equal(td_region_begin(td, reg), 0);
+	/* 16 x 60 x 2^37 slots (~2^47), a reading after each 2^43 */
+	for (int i = 0; i < 16; i++) {
+		emu_run(UINT64_C(60) << 37, m);
+		assert_int_equal(td_region_begin(td, &in), 0);
+		assert_int_equal(td_region_end(td, &in, NULL), 0);
+	}
+	emu_run(40000020, m); /* the end's steps: ~10^7 on each counter */
+}
+
+/*
+ * Such a region's end is read once on the fast path (no read(2), no
+ * second reading), exact and reliable.  That reading is the guard's base
+ * from then on: a stale page whose register reads one counter `back`
+ * below it (though above the region's last inner reading, the work
+ * after it) must be refused at the next begin, read(2) beginning the
+ * region exactly (as test_guards.c stale_back_on), on whichever counter
+ * it lands.
+ */
+static void test_long_region_read_between(void **state)
+{
+	const uint64_t back = 200000;
+	const struct profile *p = &profiles[0];
+
+	(void)state;
+	for (unsigned c = 0; c < p->counters; c++) {
+		uint64_t steps[EMU_GP_STEPS] = { 0 };
+		struct td *td = open_warm(p);
+		struct emu_mix m = mix_of(p, 2);
+		struct td_region reg = { { 0 } };
+		struct emu_truth t0, t1;
+		struct emu_stats s0, s1;
+		struct truth_frac t;
+		struct td_result r;
+
+		measure_region(td, &reg, 60000, &m, &r); /* begins fast */
+		long_region_begin(td, &reg, &m, &t0);
+		emu_truth(&t1);
+		stats(&s0);
+		assert_int_equal(td_region_end(td, &reg, &r), 0);
+		stats(&s1);
+		assert_int_equal(s1.rdpmcs - s0.rdpmcs, p->counters);
+		assert_int_equal(s1.reads - s0.reads, 0);
+		assert_int_equal(s1.syscalls - s0.syscalls, 0);
+		t = truth_between(&t0, &t1);
+		assert_int_equal(r.slots, t1.slots - t0.slots);
+		assert_within(&r, &t, EXACT);
+		/* 48-bit registers: `back` below the end's reading */
+		steps[c] = (UINT64_C(1) << 48) - back;
+		emu_stale_counting(steps, EMU_GP_STEPS);
+		emu_deschedule();
+		emu_truth(&t0);
+		stats(&s0);
+		assert_int_equal(td_region_begin(td, &reg), 0);
+		stats(&s1);
+		assert_int_equal(s1.reads - s0.reads, 1); /* refused: read(2) */
+		emu_reschedule();
+		emu_run(3000000, &m);
+		emu_truth(&t1);
+		assert_int_equal(td_region_end(td, &reg, &r), 0);
+		t = truth_between(&t0, &t1);
+		assert_int_equal(r.slots, t1.slots - t0.slots);
+		assert_within(&r, &t, EXACT);
+		td_close(td);
+		emu_teardown();
+	}
+}
+
+/*
+ * The same long region, switched out just before its end, no work
+ * since, its page left stale (emu_stale_counting): one register reads
+ * another context's count, 2^45 past ours.  The end's differences pass
+ * 2^44 anyway, so only the check of each step apart sees the jump: the
+ * reading is refused, and read(2) gives the exact counts.  The jump goes
+ * to each counter in turn.
+ */
+static void test_long_region_jump_at_end(void **state)
+{
+	const struct profile *p = &profiles[0];
+
+	(void)state;
+	for (unsigned c = 0; c < p->counters; c++) {
+		uint64_t steps[EMU_GP_STEPS] = { 0 };
+		struct td *td = open_warm(p);
+		struct emu_mix m = mix_of(p, 2);
+		struct td_region reg = { { 0 } };
+		struct emu_truth t0, t1;
+		struct emu_stats s0, s1;
+		struct truth_frac t;
+		struct td_result r;
+
+		measure_region(td, &reg, 60000, &m, &r); /* begins fast */
+		long_region_begin(td, &reg, &m, &t0);
+		emu_truth(&t1);
+		steps[c] = UINT64_C(1) << 45;
+		emu_stale_counting(steps, EMU_GP_STEPS);
+		emu_deschedule();
+		stats(&s0);
+		assert_int_equal(td_region_end(td, &reg, &r), 0);
+		stats(&s1);
+		assert_int_equal(s1.reads - s0.reads, 1); /* read(2), exact */
+		t = truth_between(&t0, &t1);
+		assert_int_equal(r.slots, t1.slots - t0.slots);
+		assert_within(&r, &t, EXACT);
+		td_close(td);
+		emu_teardown();
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -412,6 +536,10 @@ int main(void)
 		cmocka_unit_test(test_record_decoded_after_close),
 		cmocka_unit_test_teardown(test_named_totals, teardown_emu),
 		cmocka_unit_test_teardown(test_long_region, teardown_emu),
+		cmocka_unit_test_teardown(test_long_region_read_between,
+					  teardown_emu),
+		cmocka_unit_test_teardown(test_long_region_jump_at_end,
+					  teardown_emu),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

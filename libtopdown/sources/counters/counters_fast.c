@@ -107,11 +107,71 @@ fast_extend(const struct td_fast_counter *c, struct fast_reg r, bool fixed)
 	return (int64_t)(raw << c->shift) >> c->shift;
 }
 
+/*
+ * Whether sel picks the copies for counters all TD_FAST_FIXED_WIDTH bits
+ * wide, whose cases are nr (the others' nr + TD_FAST_ANY_WIDTH).  The
+ * end tests it on the leader's width with one compare with a constant
+ * (fast_read_end), and the selector is made by the same test
+ * (fast_sel): a group of TD_GEN_MAX such counters, which no model opens,
+ * takes the other copies.  The assertion below checks every count's
+ * selector against the cases of the copy the end's test picks for it.
+ */
+#define TD_FAST_SEL_FIXED(sel) ((sel) < TD_FAST_ANY_WIDTH)
+#define TD_FAST_SEL(nr, fixed)                                            \
+	(TD_FAST_FIXED_WIDTH && (fixed) && TD_FAST_SEL_FIXED(nr)           \
+		 ? (nr)                                                    \
+		 : (nr) + TD_FAST_ANY_WIDTH)
+
+/* The copy TD_FAST_SEL_FIXED picks for sel has a case for it. */
+#define TD_FAST_SEL_CASE(sel)                                             \
+	(TD_FAST_SEL_FIXED(sel)                                           \
+		 ? (sel) >= 1 && (sel) <= TD_GEN_MAX                       \
+		 : (sel) > TD_FAST_ANY_WIDTH &&                            \
+			   (sel) <= TD_FAST_ANY_WIDTH + TD_GEN_MAX)
+#define TD_FAST_SEL_CASES(nr)                                             \
+	(TD_FAST_SEL_CASE(TD_FAST_SEL(nr, true)) &&                        \
+	 TD_FAST_SEL_CASE(TD_FAST_SEL(nr, false)))
+_Static_assert(TD_GEN_MAX == 8 && TD_FAST_SEL_CASES(1) &&
+		       TD_FAST_SEL_CASES(2) && TD_FAST_SEL_CASES(3) &&
+		       TD_FAST_SEL_CASES(4) && TD_FAST_SEL_CASES(5) &&
+		       TD_FAST_SEL_CASES(6) && TD_FAST_SEL_CASES(7) &&
+		       TD_FAST_SEL_CASES(8),
+	       "every count's selector is a case of the copy it picks");
+
+/* The copies' selector for nr counters; fixed: all of the fixed width. */
+static inline uint8_t fast_sel(unsigned nr, bool fixed)
+{
+	return (uint8_t)TD_FAST_SEL(nr, fixed);
+}
+
 /* The seen that is not f->last: the reading under way's. */
 static inline __attribute__((always_inline)) uint64_t *
 fast_next(const struct td_gen_fast *f)
 {
 	return (uint64_t *)((uintptr_t)f->last ^ f->flip);
+}
+
+/*
+ * Each read stores its value in the seen not in use (next, one store
+ * beside the one it makes for its region), and the guard compares with
+ * the other (last), so that a whole reading is committed by one store
+ * of a pointer (the begin's by its last read, in the region's window:
+ * fast_read_all; the end's after its reads, fast_read_end, or once its
+ * steps are checked apart, fast_end_recheck) rather than a pass over the
+ * counters; the other seen is last's address xor'ed with flip, no index
+ * to turn into addresses before the reads.
+ *
+ * A whole reading accepted: the seen its reads filled becomes the guard's
+ * base, every counter's, and the slow path's (td_gen_fast_last).  Only
+ * whole readings: one a counter of was refused leaves *last as it
+ * was, so that the bases stay one reading's values, the one the build
+ * without fast paths last took (its guard compares counters with each
+ * other: categories_plausible).
+ */
+static inline __attribute__((always_inline)) void
+fast_commit(struct td_gen_fast *f, uint64_t *next)
+{
+	f->last = next;
 }
 
 /*
@@ -122,7 +182,7 @@ fast_next(const struct td_gen_fast *f)
  */
 static inline __attribute__((always_inline)) bool
 fast_accept(const struct td_fast_counter *c, struct fast_reg r, uint64_t *v,
-	    bool fixed, uint64_t last)
+	    bool fixed, const uint64_t *last, uint64_t *sum)
 {
 	uint64_t val;
 
@@ -130,18 +190,42 @@ fast_accept(const struct td_fast_counter *c, struct fast_reg r, uint64_t *v,
 	if (TD_UNLIKELY(td_load_once(c->pc->lock) != c->lock))
 		return false;
 	val = c->offset + (uint64_t)fast_extend(c, r, fixed);
-	/* >= TD_GEN_STEP_MAX, a power of two: a shift and a branch */
-	if (TD_UNLIKELY((val - last) >> TD_GEN_STEP_SHIFT))
-		return false;
+	/*
+	 * The guard's step, or'ed with the reading's others (fast_step_ok):
+	 * last loaded after the barrier, an operand of the subtraction.
+	 */
+	*sum |= val - *last;
 	*v = val;
 	return true;
 }
 
+/*
+ * Every step of a reading below TD_GEN_STEP_MAX (a power of two), at
+ * or above its last accepted value: an OR of steps has a bit at or above
+ * TD_GEN_STEP_SHIFT exactly when one of them does, and a step, modulo
+ * 2^64, has one when it reaches TD_GEN_STEP_MAX or when the value is
+ * below the last (within 2^64 - TD_GEN_STEP_MAX of it, as every value a
+ * counter can give is).  One shift and one branch per reading, not per
+ * counter: a step out of bounds still refuses the whole reading before
+ * it is committed (fast_commit), so a refused reading is what a refusal
+ * at its counter would have made it: the values a reading past that
+ * counter wrote are the uncommitted seen's, which the next reading
+ * rewrites, and the region's begin values or the handle's end values
+ * and differences, which only an accepted reading is read from (the
+ * slow path's begin writes the region's anew).  The one reader of a
+ * refused reading's values, fast_end_recheck, reads them only where the
+ * sum refused it, not a counter's view: every counter was then read.
+ */
+static inline __attribute__((always_inline)) bool fast_step_ok(uint64_t step)
+{
+	return TD_LIKELY(!(step >> TD_GEN_STEP_SHIFT));
+}
+
 static inline __attribute__((always_inline)) bool
 fast_read(const struct td_fast_counter *c, uint64_t *v, bool fixed,
-	  uint64_t last)
+	  const uint64_t *last, uint64_t *sum)
 {
-	return fast_accept(c, fast_read_reg(c), v, fixed, last);
+	return fast_accept(c, fast_read_reg(c), v, fixed, last, sum);
 }
 
 /*
@@ -185,7 +269,7 @@ fast_read_last(const struct td_fast_counter *c, uint64_t *v, bool fixed,
  */
 static inline __attribute__((always_inline)) bool
 fast_keep(const struct td_gen *g, unsigned k, uint64_t val, uint64_t *v,
-	  const uint64_t *b, uint64_t *back, uint64_t *next)
+	  const uint64_t *b, uint64_t *next, uint64_t *sum)
 {
 	uint64_t d;
 
@@ -195,7 +279,7 @@ fast_keep(const struct td_gen *g, unsigned k, uint64_t val, uint64_t *v,
 		return true;
 	}
 	d = val - b[k];
-	*back |= d;
+	*sum |= d;
 	v[g->ev[k]] = d;
 	return true;
 }
@@ -204,20 +288,21 @@ fast_keep(const struct td_gen *g, unsigned k, uint64_t val, uint64_t *v,
  * Counter k's value, kept: a begin's (b NULL) in v[k], the region's
  * begin value; an end's as its difference from the begin's b[k], in
  * v[ev[k]], where td_gen_model_values puts the counter's value (the
- * handle's fast.diff), its sign or'ed into *back.  An end thus keeps what
+ * handle's fast.diff), or'ed into *sum with the steps (fast_read_end).
+ * An end thus keeps what
  * its result or record is made of, in the order its formula reads, with
  * no pass over the values after the reads.
  */
 static inline __attribute__((always_inline)) bool
 fast_take(const struct td_gen *g, unsigned k, bool fixed, uint64_t *v,
-	  const uint64_t *b, uint64_t *back, const uint64_t *last,
-	  uint64_t *next)
+	  const uint64_t *b, const uint64_t *last, uint64_t *next,
+	  uint64_t *sum)
 {
 	uint64_t val;
 
-	if (!fast_read(&g->fast.c[k], &val, fixed, last[k]))
+	if (!fast_read(&g->fast.c[k], &val, fixed, &last[k], sum))
 		return false;
-	return fast_keep(g, k, val, v, b, back, next);
+	return fast_keep(g, k, val, v, b, next, sum);
 }
 
 /*
@@ -230,7 +315,7 @@ fast_take(const struct td_gen *g, unsigned k, bool fixed, uint64_t *v,
  */
 /* Counter k's read, then on to counter k - 1 (the switches below). */
 #define TD_FAST_READ(k, fixed)                                            \
-	if (!fast_take(g, k, fixed, v, b, back, last, next))              \
+	if (!fast_take(g, k, fixed, v, b, last, next, &sum))              \
 		return false;                                             \
 	__attribute__((fallthrough))
 
@@ -252,24 +337,26 @@ fast_take(const struct td_gen *g, unsigned k, bool fixed, uint64_t *v,
 	TD_FAST_READS_TO_2(base, fixed);                                  \
 	case (base) + 2: TD_FAST_READ(1, fixed);                          \
 	case (base) + 1:                                                  \
-		if (!fast_read_last(&g->fast.c[0], v, fixed, last, next)) \
+		if (!fast_step_ok(sum) ||                                 \
+		    !fast_read_last(&g->fast.c[0], v, fixed, last, next)) \
 			return false;                                     \
-		f->last = next; /* whole: fast_commit, one store */       \
+		fast_commit(f, next); /* whole */                         \
 		return true
 
 /*
  * f->sel picks the copy for the counters' widths with the count, in one
  * switch: nr, plus TD_FAST_ANY_WIDTH unless every counter is
- * TD_FAST_FIXED_WIDTH bits wide (td_gen_fast_refresh).  Where no width
+ * TD_FAST_FIXED_WIDTH bits wide (fast_sel).  Where no width
  * is fixed, one copy, by nr.
  */
 static inline __attribute__((always_inline)) bool
-fast_read_all(struct td_gen *g, uint64_t *v, const uint64_t *b,
-	      uint64_t *back)
+fast_read_all(struct td_gen *g, uint64_t *v)
 {
 	struct td_gen_fast *f = &g->fast;
 	const uint64_t *last = f->last;
 	uint64_t *next = fast_next(f);
+	const uint64_t *b = NULL; /* a begin's: the values themselves */
+	uint64_t sum = 0; /* counters 7 to 1's steps: fast_step_ok */
 
 	_Static_assert(TD_GEN_MAX == 8, "one case per counter");
 	if (TD_UNLIKELY(td_load_once(f->c[0].pc->lock) != f->c[0].lock))
@@ -290,43 +377,89 @@ fast_read_all(struct td_gen *g, uint64_t *v, const uint64_t *b,
 }
 
 /*
+ * An end whose steps and differences or'ed reach TD_GEN_STEP_MAX
+ * (fast_read_end): each step again, apart, from the values its reads
+ * stored in the seen under way, since a difference may reach it and the
+ * reading still be whole (a region that counted for longer than the
+ * step, or a counter below the region's begin: end_unsure); the reading
+ * committed where every step is within the guard's bound.  Called once
+ * a reading is refused (end_unsure): its callers' fast routes stay calls
+ * in tail position.
+ */
+static bool fast_end_recheck(struct td_gen *g)
+{
+	struct td_gen_fast *f = &g->fast;
+	uint64_t *next = fast_next(f);
+	uint64_t step = 0;
+
+	for (unsigned k = 0; k < g->nr; k++)
+		step |= next[k] - f->last[k];
+	if (!fast_step_ok(step))
+		return false;
+	fast_commit(f, next);
+	return true;
+}
+
+/*
  * An end's: the leader first (read by the caller, r: its register),
- * then the others last first.  The region's window (from the begin's last read, the leader's, to the
- * end's first) then holds no dispatch over the counters, nor the
- * leader's width: both follow its read.
+ * then the others last first.  The region's window (from the begin's
+ * last read, the leader's, to the end's first) then holds no dispatch
+ * over the counters, nor the leader's width: both follow its read.  The
+ * steps and the differences are or'ed together, one register and one
+ * check: below TD_GEN_STEP_MAX, every step is and no difference is
+ * negative; else fast_end_recheck tells which.
  */
 #define TD_FAST_REST(base, fixed)                                         \
 	TD_FAST_READS_TO_2(base, fixed);                                  \
-	case (base) + 2: return fast_take(g, 1, fixed, v, b, back, last,  \
-					  next);                          \
-	case (base) + 1: return true
+	case (base) + 2:                                                  \
+		if (!fast_take(g, 1, fixed, v, b, last, next, &sum))      \
+			return false;                                     \
+		__attribute__((fallthrough));                             \
+	case (base) + 1:                                                  \
+		if (!fast_step_ok(sum)) {                                 \
+			*refused_sum = sum; /* not 0: end_unsure */       \
+			return false;                                     \
+		}                                                         \
+		fast_commit(f, next); /* whole, no difference negative */ \
+		return true
 
+/*
+ * *refused_sum: the steps and differences or'ed of a reading they
+ * refused; left as it was (0) where a counter's view refused it.
+ */
 static inline __attribute__((always_inline)) bool
 fast_read_end(struct td_gen *g, struct fast_reg r, uint64_t *v,
-	      const uint64_t *b, uint64_t *back)
+	      const uint64_t *b, uint64_t *refused_sum)
 {
 	struct td_gen_fast *f = &g->fast;
 	const uint64_t *last = f->last;
 	uint64_t *next = fast_next(f);
-	uint64_t val;
+	uint64_t val, sum = 0; /* the steps, and differences: fast_keep */
 
 #if TD_FAST_FIXED_WIDTH
-	if (TD_LIKELY(f->sel < TD_FAST_ANY_WIDTH)) {
-		if (!fast_accept(&f->c[0], r, &val, true, last[0]))
+	/* sel in a register: the reads' barriers would reload f->sel */
+	uint8_t sel = f->sel;
+
+	if (TD_LIKELY(TD_FAST_SEL_FIXED(sel))) {
+		if (!fast_accept(&f->c[0], r, &val, true, last, &sum))
 			return false;
-	} else if (!fast_accept(&f->c[0], r, &val, false, last[0])) {
-		return false;
+		fast_keep(g, 0, val, v, b, next, &sum);
+		switch (sel) {
+		TD_FAST_REST(0, true);
+		default: __builtin_unreachable(); /* fast_sel */
+		}
 	}
-	fast_keep(g, 0, val, v, b, back, next);
-	switch (f->sel) {
-	TD_FAST_REST(0, true);
+	if (!fast_accept(&f->c[0], r, &val, false, last, &sum))
+		return false;
+	fast_keep(g, 0, val, v, b, next, &sum);
+	switch (sel) {
 	TD_FAST_REST(TD_FAST_ANY_WIDTH, false);
 	default: __builtin_unreachable(); /* 1 <= nr <= TD_GEN_MAX */
 	}
 #else
-	if (!fast_accept(&f->c[0], r, &val, false, last[0]))
+	if (!fast_accept(&f->c[0], r, &val, false, last, &sum))
 		return false;
-	fast_keep(g, 0, val, v, b, back, next);
+	fast_keep(g, 0, val, v, b, next, &sum);
 	switch (g->nr) {
 	TD_FAST_REST(0, false);
 	default: __builtin_unreachable(); /* 1 <= nr <= TD_GEN_MAX */
@@ -338,28 +471,6 @@ fast_read_end(struct td_gen *g, struct fast_reg r, uint64_t *v,
 #undef TD_FAST_READS
 #undef TD_FAST_READS_TO_2
 #undef TD_FAST_READ
-
-/*
- * Each read stores its value in the seen not in use (next, one store
- * beside the one it makes for its region), and the guard compares with
- * the other (last), so that a whole reading is committed by one store
- * of a pointer (the begin's by its last read, in the region's window:
- * fast_read_all) rather than a pass over the counters; the other seen is
- * last's address xor'ed with flip, no index to turn into addresses
- * before the reads.
- *
- * A whole reading accepted: the seen its reads filled becomes the guard's
- * base, every counter's, and the slow path's (td_gen_fast_last).  Only
- * whole readings: one a counter of was refused leaves *last as it
- * was, so that the bases stay one reading's values, the one the build
- * without fast paths last took (its guard compares counters with each
- * other: categories_plausible).
- */
-static inline __attribute__((always_inline)) void
-fast_commit(struct td_gen *g)
-{
-	g->fast.last = fast_next(&g->fast);
-}
 
 /*
  * The region is marked begun before the reads, so that the last one is
@@ -376,7 +487,7 @@ int td_gen_fast_begin(struct td *td, struct td_region_priv *p)
 	p->owner = td;
 	g = td_gen_of(td)->gen;
 	/* committed by its last read (fast_read_all) */
-	if (!fast_read_all(g, td_begin_values(p), NULL, NULL))
+	if (!fast_read_all(g, td_begin_values(p)))
 		/* td from the region: one register less across the reads */
 		return td_slow_begin((struct td *)(uintptr_t)p->owner, p);
 	return 0;
@@ -476,8 +587,8 @@ result_inline(const struct td *td, const struct td_region_priv *p,
 
 /*
  * An end with a result and nothing else to do (no record, no policy
- * tracking open regions), counters all forward (back, the differences'
- * signs or'ed: fast_take) since a begin that read: the formula applied
+ * tracking open regions), counters all forward (fast_read_end, else
+ * end_unsure) since a begin that read: the formula applied
  * once, to the values' differences.  Every formula
  * whose fast.linear holds is made of sums and products by constants in
  * 64-bit unsigned arithmetic (formulas.c; Arm's counts copy the events:
@@ -489,8 +600,7 @@ result_inline(const struct td *td, const struct td_region_priv *p,
  */
 static __attribute__((noinline)) int end_result(struct td *td,
 						struct td_region_priv *p,
-						struct td_result *res,
-						uint64_t back)
+						struct td_result *res)
 {
 	struct td_gen *g = td_gen_of(td)->gen;
 	uint64_t *out = g->fast.diff; /* model order: fast_take */
@@ -499,7 +609,7 @@ static __attribute__((noinline)) int end_result(struct td *td,
 	unsigned flags;
 
 	/* no policy tracks open regions: td_gen_fast_setup */
-	if (TD_UNLIKELY((int64_t)back < 0 || !g->fast.linear ||
+	if (TD_UNLIKELY(!g->fast.linear ||
 			(p->snap.resets & TD_BEGIN_UNREAD)))
 		return end_diffs(td, p, res);
 	if (g->derived)
@@ -527,9 +637,9 @@ static __attribute__((noinline)) int end_result(struct td *td,
 }
 
 /*
- * Records attached, no result, counters all forward since a begin that
- * read: the record keeps the values' differences, in the model's order,
- * and decodes nothing
+ * Records attached, no result, counters all forward (as for end_result)
+ * since a begin that read: the record keeps the values' differences, in
+ * the model's order, and decodes nothing
  * (its recipe's finish_values does, when the records are detached or
  * decoded, as end_result does); the region's length is learnt from the slots
  * each event adds (linear: fast.slots_per), as on the general route.
@@ -537,8 +647,7 @@ static __attribute__((noinline)) int end_result(struct td *td,
  * buffer is full: the record is then dropped and counted.
  */
 static __attribute__((noinline)) int end_to_record(struct td *td,
-						   struct td_region_priv *p,
-						   uint64_t back)
+						   struct td_region_priv *p)
 {
 	const struct td_gen *g = td_gen_of(td)->gen;
 	const uint64_t *out = g->fast.diff; /* model order: fast_take */
@@ -548,7 +657,7 @@ static __attribute__((noinline)) int end_to_record(struct td *td,
 
 	_Static_assert(TD_GEN_MAX <= TD_CAT_COUNT, "a record holds them");
 	/* no policy tracks open regions: td_gen_fast_setup */
-	if (TD_UNLIKELY((int64_t)back < 0 || !g->fast.linear ||
+	if (TD_UNLIKELY(!g->fast.linear ||
 			(p->snap.resets & TD_BEGIN_UNREAD)))
 		return end_diffs(td, p, NULL);
 	if (TD_LIKELY(g->fast.slots_k < TD_GEN_MAX)) /* one event gives slots */
@@ -656,6 +765,48 @@ static inline bool end_is_keyed(const struct td *td)
 	return flags & ((TD_END_KEY_SINK | TD_END_KEY_NAMED) >> 32);
 }
 
+/* What an end's reading makes (end_after_lead). */
+enum end_route { END_VALUES, END_RECORD, END_RESULT };
+
+/*
+ * An end whose reading fast_read_end refused: at a counter (sum 0: the
+ * view no longer holds), the slow path's; by its steps alone (the
+ * values, no differences or'ed in), the slow path's too; else by its
+ * steps and differences or'ed (sum), the route the reading takes once
+ * each step is checked apart (fast_end_recheck).
+ */
+static __attribute__((noinline, cold)) int
+end_unsure(struct td *td, struct td_region_priv *p, struct td_result *res,
+	   uint64_t sum, enum end_route route)
+{
+	struct td_gen *g = td_gen_of(td)->gen;
+	uint64_t signs = 0;
+
+	if (!sum || route == END_VALUES || !fast_end_recheck(g))
+		return td_slow_end_read(td, p, res);
+	for (unsigned k = 0; k < g->nr; k++)
+		signs |= g->fast.diff[g->ev[k]];
+	/*
+	 * A counter below the region's begin, every step within the
+	 * guard's: the begin took a reading above the counter's own count
+	 * (a stale page naming another context's register, forward of the
+	 * last reading by less than the step), which only read(2)'s values,
+	 * below it, can have shown wrong and moved the guard's base down
+	 * (counters_read.c: TD_GEN_SUSPECT, the regions spanning it
+	 * flagged).  The differences, modulo 2^64, are then no counts: the
+	 * general route (end_diffs, td_end_sampled) finds the begin's values
+	 * past the end's and treats the begin as unread (region_slow.c
+	 * begin_values_to_counts), learning no length from the region, as
+	 * the build without fast paths does; end_result and end_to_record
+	 * would learn one of nearly 2^64 slots.
+	 */
+	if ((int64_t)signs < 0)
+		return end_diffs(td, p, res);
+	if (route == END_RECORD)
+		return end_to_record(td, p);
+	return end_result(td, p, res);
+}
+
 /*
  * The end once its leader is read (lo, hi: its register, fast_reg):
  * the region checked, the rest read into the handle's f->diff (this
@@ -670,31 +821,27 @@ static inline __attribute__((always_inline)) int end_after_lead(struct td *td,
 	struct td_region_priv *p = priv(r);
 	struct td_gen *g = td_gen_of(td)->gen;
 	struct fast_reg lead = { lo, hi };
-	uint64_t back = 0; /* the differences' signs, or'ed */
+	uint64_t sum = 0; /* what fast_read_end refused by: end_unsure */
 
 	if (TD_UNLIKELY(!r || p->owner != td)) /* the reading is discarded */
 		return td_end_checked(td, r, res);
 	if (TD_UNLIKELY(end_is_keyed(td))) {
 		if ((td->end_key & TD_END_KEY_NAMED) || res) {
 			/* named, or a result and records: the values */
-			if (!fast_read_end(g, lead, g->fast.end, NULL,
-					   NULL))
-				return td_slow_end_read(td, p, res);
-			fast_commit(g);
+			if (!fast_read_end(g, lead, g->fast.end, NULL, &sum))
+				return end_unsure(td, p, res, sum, END_VALUES);
 			return end_values(td, p, res);
 		}
 		/* a record alone: the differences, as for a result */
 		if (!fast_read_end(g, lead, g->fast.diff,
-				   td_begin_values(p), &back))
-			return td_slow_end_read(td, p, NULL);
-		fast_commit(g);
-		return end_to_record(td, p, back);
+				   td_begin_values(p), &sum))
+			return end_unsure(td, p, NULL, sum, END_RECORD);
+		return end_to_record(td, p);
 	}
 	if (!fast_read_end(g, lead, g->fast.diff, td_begin_values(p),
-			   &back))
-		return td_slow_end_read(td, p, res);
-	fast_commit(g);
-	return end_result(td, p, res, back); /* a result alone */
+			   &sum))
+		return end_unsure(td, p, res, sum, END_RESULT);
+	return end_result(td, p, res); /* a result alone */
 }
 
 /* Where the leader's page says the group is not counting here. */
@@ -819,7 +966,7 @@ void td_gen_fast_refresh(struct td_gen *g, const uint64_t *open)
 	f->refreshed = true;
 	if (stale)
 		f->c[0].lock = TD_FAST_STALE;
-	f->sel = g->nr + (TD_FAST_FIXED_WIDTH && fixed ? 0 : TD_FAST_ANY_WIDTH);
+	f->sel = fast_sel(g->nr, fixed);
 }
 
 /*
@@ -901,7 +1048,7 @@ void td_gen_fast_setup(struct td *td)
 		g->fast.recipe = recipe_of(g);
 		td->src_fast = g->fast.recipe != NULL;
 	}
-	g->fast.sel = g->nr + TD_FAST_ANY_WIDTH; /* until a refresh */
+	g->fast.sel = fast_sel(g->nr, false); /* until a refresh */
 	g->fast.refreshed = false;
 	g->fast.last = g->fast.seen[0];
 	g->fast.flip = (uintptr_t)g->fast.seen[0] ^ (uintptr_t)g->fast.seen[1];

@@ -49,7 +49,7 @@ struct td_gen_fast {
 			       the other, the reading under way's */
 	uint8_t sel;        /* nr, + TD_FAST_ANY_WIDTH unless every counter
 			       is as wide as most are (x86 48 bits, Arm 64:
-			       counters_fast.c): the reads' copy */
+			       counters_fast.c fast_sel): the reads' copy */
 	bool refreshed;     /* the view was taken: *last holds the
 			       last accepted values (td_gen_fast_last) */
 	bool linear;        /* the counts of a difference of values are the
