@@ -7,8 +7,10 @@
 # bench/overhead_report.c holds them); a peer's row follows its profile's rows, with its ratio to
 # libtopdown's pair and pair+result.  usage: make bench-table, or
 #   ... | sh bench/overhead-table.sh [--update README.md]
-# With --update, the table between the README's overhead-table markers is
-# replaced and nothing is printed.
+# The reasons the rows name ("# why <key>: <text>" lines) follow the
+# table as a list.  With --update, the table and the list between the
+# README's overhead-table and overhead-why markers are replaced and
+# nothing is printed.
 set -eu
 table=$(awk -F, '
 BEGIN {
@@ -27,16 +29,36 @@ $1 == "peer" && NF == 8 {
 		$6, $7, $8, (pair && res) ? \
 		sprintf("%.1fx pair, %.1fx pair+result", $5 / pair, $5 / res) : "-"
 }
-END { if (!n) exit 1 }')
+/^# why [^:]*: / {
+	key = substr($0, 7, index($0, ": ") - 7)
+	if (!(key in why)) {
+		why[key] = substr($0, index($0, ": ") + 2)
+		order[nw++] = key
+	}
+}
+END {
+	if (!n) exit 1
+	print ""
+	for (i = 0; i < nw; i++)
+		printf "- why `%s`: %s\n", order[i], why[order[i]]
+}')
+whys=${table#*"
+
+"}
+table=${table%%"
+
+"*}
 if [ "${1:-}" = --update ]; then
 	readme=$2
 	tmp=$readme.tmp.$$
-	TABLE=$table awk '
+	TABLE=$table WHYS=$whys awk '
 		/<!-- overhead-table begin -->/ { print; print ENVIRON["TABLE"]; skip = 1; next }
-		/<!-- overhead-table end -->/ { skip = 0; found = 1 }
+		/<!-- overhead-why begin -->/ { print; print ENVIRON["WHYS"]; skip = 1; next }
+		/<!-- overhead-table end -->/ { skip = 0; found++ }
+		/<!-- overhead-why end -->/ { skip = 0; found++ }
 		!skip { print }
-		END { if (!found) exit 1 }' "$readme" >"$tmp"
+		END { if (found != 2) exit 1 }' "$readme" >"$tmp"
 	mv "$tmp" "$readme"
 else
-	printf '%s\n' "$table"
+	printf '%s\n\n%s\n' "$table" "$whys"
 fi

@@ -28,6 +28,9 @@ struct ovh_targets {
 	const char *profile;
 	unsigned long pair, result, window;
 	unsigned long records_abs; /* pair+records, absolute (0: none) */
+	/* where a row misses: the key of the measured reason (struct
+	   ovh_why), for its instructions and for its window */
+	const char *why_instr, *why_window;
 };
 
 #define RECORDS_OVER_PAIR 60 /* records store readings, every profile */
@@ -125,7 +128,11 @@ static const char spr_why[] =
 	"window (14) holds the entry's test for a result and its jump (3) and "
 	"the register that keeps the result across RDPMC (1).  pair+records "
 	"(124) stores the readings as well as the drop's difference and its "
-	"flags in the record";
+	"flags in the record.  function-call (186) is that pair with records "
+	"(124: the hooks attach a record buffer) and the hooks around it (62: "
+	"the entry hook 34, the thread's state, the shadow stack's test and "
+	"push, the call path's node; the exit hook 28), against 2 pairs "
+	"(154)";
 
 /*
  * Metrics-clear mode's window (pm_clear_fast.c), counted on lnl's and
@@ -159,21 +166,38 @@ static const char clear_window_why[] =
 	"fields made from it later: the fold would then write into a region "
 	"its caller may have dropped unended";
 
+/*
+ * A row that misses a target names the reason (its key) after its
+ * verdict; the footer prints each reason once, as "# why <key>: <text>",
+ * which bench/overhead-table.sh copies into the README under the table.
+ */
+struct ovh_why {
+	const char *key, *text;
+};
+
+static const struct ovh_why whys[] = {
+	{ "spr", spr_why },
+	{ "hybrid-window", hybrid_window_why },
+	{ "clear-window", clear_window_why },
+	{ "ordinary-window", ord_window_why },
+};
+
 static const struct ovh_targets profile_targets[] = {
-	{ "spr", 60, 200, 12, 80 },
-	{ "lnl", 120, 300, DEFAULT_WINDOW, 0 },  /* metrics-clear */
-	{ "adl-pcore", 60, 200, DEFAULT_WINDOW, 0 },
-	{ "arl-pcore", 120, 300, DEFAULT_WINDOW, 0 }, /* metrics-clear */
-	{ "zen4", 0, 450, DEFAULT_WINDOW, 0 },
-	{ "zen5", 0, 450, DEFAULT_WINDOW, 0 },
-	{ "skl", 0, 450, DEFAULT_WINDOW, 0 },
-	{ "grt", 0, 450, DEFAULT_WINDOW, 0 },
-	{ "n2", 0, 600, DEFAULT_WINDOW, 0 },
+	{ "spr", 60, 200, 12, 80, "spr", "spr" },
+	{ "lnl", 120, 300, DEFAULT_WINDOW, 0, NULL, "clear-window" },
+	{ "adl-pcore", 60, 200, DEFAULT_WINDOW, 0, NULL, "hybrid-window" },
+	{ "arl-pcore", 120, 300, DEFAULT_WINDOW, 0, NULL, "clear-window" },
+	{ "zen4", 0, 450, DEFAULT_WINDOW, 0, NULL, "ordinary-window" },
+	{ "zen5", 0, 450, DEFAULT_WINDOW, 0, NULL, "ordinary-window" },
+	{ "skl", 0, 450, DEFAULT_WINDOW, 0, NULL, "ordinary-window" },
+	{ "grt", 0, 450, DEFAULT_WINDOW, 0, NULL, "ordinary-window" },
+	{ "n2", 0, 600, DEFAULT_WINDOW, 0, NULL, "ordinary-window" },
 };
 
 static const struct ovh_targets *targets_of(const struct ovh_profile *p)
 {
-	static const struct ovh_targets none = { NULL, 0, 0, DEFAULT_WINDOW, 0 };
+	static const struct ovh_targets none = { NULL, 0, 0, DEFAULT_WINDOW,
+						  0, NULL, NULL };
 	unsigned n = sizeof(profile_targets) / sizeof(profile_targets[0]);
 
 	for (unsigned i = 0; i < n; i++)
@@ -195,7 +219,7 @@ static const char *const seq_names[OVH_NR_SECTIONS] = {
 #define FUNCTION_PAIRS_MAX 2
 
 #define MAX_LINES 160 /* every profile's rows, its function-call and peer */
-static char lines[MAX_LINES][128];
+static char lines[MAX_LINES][192];
 static unsigned nr_lines;
 
 struct row {
@@ -265,6 +289,26 @@ static unsigned long instr_target(const struct ovh_profile *p, unsigned s,
 	}
 }
 
+/*
+ * After a row's targets, the keys of the reasons it misses them (the
+ * same key once); a miss without a stated reason says so.
+ */
+static void append_why(char *buf, size_t len, const struct ovh_targets *t,
+		       bool instr_ok, bool window_ok)
+{
+	const char *wi = instr_ok ? NULL : t->why_instr;
+	const char *ww = window_ok ? NULL : t->why_window;
+
+	if (instr_ok && window_ok)
+		return;
+	if ((!instr_ok && !wi) || (!window_ok && !ww))
+		snprintf(buf, len, "; why: not stated");
+	else if (wi && ww && strcmp(wi, ww) != 0)
+		snprintf(buf, len, "; why: %s %s", wi, ww);
+	else
+		snprintf(buf, len, "; why: %s", wi ? wi : ww);
+}
+
 /* The targets of a row, as text; *met says whether they hold. */
 static void targets(const struct ovh_profile *p, unsigned s,
 		    const struct row *r, unsigned long pair, char *buf,
@@ -285,12 +329,18 @@ static void targets(const struct ovh_profile *p, unsigned s,
 		snprintf(buf, len, "s=0");
 		return;
 	}
-	*met = (r->end_unread || (r->known && r->window <= wmax)) &&
-	       r->syscalls == 0 && (!imax || r->instr <= imax);
+	bool window_ok = r->end_unread || (r->known && r->window <= wmax);
+	bool instr_ok = !imax || r->instr <= imax;
+	int n;
+
+	*met = window_ok && instr_ok && r->syscalls == 0;
 	if (imax)
-		snprintf(buf, len, "i<=%lu w<=%lu s=0", imax, wmax);
+		n = snprintf(buf, len, "i<=%lu w<=%lu s=0", imax, wmax);
 	else
-		snprintf(buf, len, "w<=%lu s=0", wmax);
+		n = snprintf(buf, len, "w<=%lu s=0", wmax);
+	if (n >= 0 && (size_t)n < len)
+		append_why(buf + n, len - (size_t)n, targets_of(p), instr_ok,
+			   window_ok);
 }
 
 void ovh_report_header(const char *method)
@@ -311,7 +361,7 @@ bool ovh_report_profile(const struct ovh_profile *prof,
 
 	for (unsigned s = 0; s < OVH_NR_SECTIONS; s++) {
 		struct row r;
-		char tgt[48];
+		char tgt[96];
 		bool met;
 
 		if (s == OVH_SETUP)
@@ -364,14 +414,18 @@ bool ovh_report_function(const struct ovh_profile *prof,
 				     ? FUNCTION_PAIRS_MAX * pair->lib : 0;
 	bool met = r.syscalls == 0 && fn->calls == 2 &&
 		   (!imax || r.instr <= imax);
-	char w[24] = "-", tgt[48];
+	char w[24] = "-", tgt[96];
+	int n;
 
 	if (r.known)
 		snprintf(w, sizeof(w), "%lu", r.window);
 	if (imax)
-		snprintf(tgt, sizeof(tgt), "i<=%lu (2 pairs) s=0", imax);
+		n = snprintf(tgt, sizeof(tgt), "i<=%lu (2 pairs) s=0", imax);
 	else
-		snprintf(tgt, sizeof(tgt), "s=0");
+		n = snprintf(tgt, sizeof(tgt), "s=0");
+	if (n >= 0 && (size_t)n < sizeof(tgt))
+		append_why(tgt + n, sizeof(tgt) - (size_t)n, targets_of(prof),
+			   !imax || r.instr <= imax, true);
 	printf("%-10s %-13s %6lu %6s %6s %8lu %5lu  %-22s %s\n", prof->name,
 	       "function-call", r.instr, w, r.known ? "" : "-", r.syscalls,
 	       r.reads, tgt, met ? "met" : "MISSED");
@@ -433,10 +487,8 @@ void ovh_report_footer(void)
 	       "they make) <= %d pairs on PERF_METRICS\n",
 	       ORD_PER_READ_MAX, RECORDS_OVER_PAIR, ORD_PER_READ_MAX,
 	       RECORDS_OVER_PAIR, DEFAULT_WINDOW, FUNCTION_PAIRS_MAX);
-	printf("# %s\n", ord_window_why);
-	printf("# %s\n", hybrid_window_why);
-	printf("# %s\n", clear_window_why);
-	printf("# %s\n", spr_why);
+	for (unsigned i = 0; i < sizeof(whys) / sizeof(whys[0]); i++)
+		printf("# why %s: %s\n", whys[i].key, whys[i].text);
 	for (unsigned i = 0; i < nr_lines; i++)
 		puts(lines[i]);
 }
