@@ -563,6 +563,26 @@ static void counts_as_delta(const struct td_counts *c, struct td_delta *d)
 }
 
 /*
+ * What td_delta_result adds to a decoded delta without level 2 whose
+ * source's flags are or'ed into res->flags: the region's resets and
+ * reliability, the flags' TD_RESULT_UNRELIABLE among them.
+ */
+static inline __attribute__((always_inline)) void
+result_region(const struct td *td, const struct td_region_priv *p,
+	      unsigned flags, struct td_result *res)
+{
+	res->resets = (td->snap.resets - p->snap.resets) & TD_SNAP_RESETS_MASK;
+	/*
+	 * No TD_RESULT_READ_PATH: only a handle on the RDPMC path has this
+	 * fast path (td_gen_fast_setup; the path is fixed at open).  The
+	 * source's consistent is td_generic_consistent (ibid.).
+	 */
+	if (td->snap.untrusted != p->snap.untrusted ||
+	    (flags & TD_RESULT_UNRELIABLE))
+		td_record_mark_unreliable(res);
+}
+
+/*
  * td_delta_result for a delta without level 2 (flags: neither
  * TD_RESULT_L2 nor _L2_FE_BE): its decode (td_decode_src) is then
  * td_decode_inline, here inline as on PERF_METRICS' fast end, with the
@@ -574,15 +594,7 @@ result_inline(const struct td *td, const struct td_region_priv *p,
 {
 	td_decode_inline(d, false, res);
 	res->flags |= flags;
-	res->resets = (td->snap.resets - p->snap.resets) & TD_SNAP_RESETS_MASK;
-	/*
-	 * No TD_RESULT_READ_PATH: only a handle on the RDPMC path has this
-	 * fast path (td_gen_fast_setup; the path is fixed at open).  The
-	 * source's consistent is td_generic_consistent (ibid.).
-	 */
-	if (td->snap.untrusted != p->snap.untrusted ||
-	    (flags & TD_RESULT_UNRELIABLE))
-		td_record_mark_unreliable(res);
+	result_region(td, p, flags, res);
 }
 
 /*
@@ -605,8 +617,7 @@ static __attribute__((noinline)) int end_result(struct td *td,
 	struct td_gen *g = td_gen_of(td)->gen;
 	uint64_t *out = g->fast.diff; /* model order: fast_take */
 	union counts_delta u;
-	struct td_delta d;
-	unsigned flags;
+	int64_t slots;
 
 	/* no policy tracks open regions: td_gen_fast_setup */
 	if (TD_UNLIKELY(!g->fast.linear ||
@@ -623,16 +634,19 @@ static __attribute__((noinline)) int end_result(struct td *td,
 		result_inline(td, p, &u.d, 0, res);
 		return 0;
 	}
-	/* the source's delta from zero counts: its family's (arm.c) */
-	flags = g->m.family->values_delta(&g->m, out, &d);
-	td_learn_length(td, p, (uint64_t)d.slots - p->slots);
+	/*
+	 * The source's delta from zero counts, decoded: its family's
+	 * (arm_formulas.c td_arm_values_result), out as it asks (the
+	 * positions no counter fills 0), without level 2 (no level-2
+	 * group: td_gen_fast_setup).
+	 */
+	slots = g->m.family->values_result(
+		&g->m, out, td->snap.qerr_base - p->snap.qerr_base + p->slots,
+		res);
+	td_learn_length(td, p, (uint64_t)slots - p->slots);
 	p->owner = NULL;
-	d.qerr = td->snap.qerr_base - p->snap.qerr_base + p->slots;
-	if (TD_UNLIKELY(flags & (TD_RESULT_L2 | TD_RESULT_L2_FE_BE)))
-		td_delta_result(td, p, td->snap.untrusted == p->snap.untrusted,
-				&d, flags, res);
-	else
-		result_inline(td, p, &d, flags, res);
+	/* the decode's own flags hold no TD_RESULT_UNRELIABLE */
+	result_region(td, p, res->flags, res);
 	return 0;
 }
 
