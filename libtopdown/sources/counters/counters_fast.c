@@ -68,6 +68,20 @@
 #define TD_FAST_READ_FIRST 0
 #endif
 
+/*
+ * Where a read is a call (arm64's MRS stubs: arch_arm64.h, whose call
+ * keeps every register but x0 and x30), the view's offset is loaded
+ * with the reader, one load pair, before the read, and kept in a
+ * register across it (the view is this thread's: nothing rewrites it
+ * during the read); x86's RDPMC, which takes ecx and writes eax and
+ * edx, has it loaded after, with fewer registers held across the read.
+ */
+#if defined(TD_HAVE_COUNTER_STUBS)
+#define TD_FAST_OFFSET_FIRST 1
+#else
+#define TD_FAST_OFFSET_FIRST 0
+#endif
+
 /* A counter's register as read: x86's RDPMC halves, else lo alone. */
 struct fast_reg {
 	uint64_t lo, hi;
@@ -178,18 +192,22 @@ fast_commit(struct td_gen_fast *f, uint64_t *next)
  * One counter's value from its register as read, or false when the view
  * no longer holds: the lock checked after the read says that nothing
  * rewrote the page since the view was taken, so the value is this
- * event's.
+ * event's.  offset: the view's, loaded by the caller where
+ * TD_FAST_OFFSET_FIRST, else here.
  */
 static inline __attribute__((always_inline)) bool
-fast_accept(const struct td_fast_counter *c, struct fast_reg r, uint64_t *v,
-	    bool fixed, const uint64_t *last, uint64_t *sum)
+fast_accept(const struct td_fast_counter *c, struct fast_reg r,
+	    uint64_t offset, uint64_t *v, bool fixed, const uint64_t *last,
+	    uint64_t *sum)
 {
 	uint64_t val;
 
 	td_compiler_barrier();
 	if (TD_UNLIKELY(td_load_once(c->pc->lock) != c->lock))
 		return false;
-	val = c->offset + (uint64_t)fast_extend(c, r, fixed);
+	if (!TD_FAST_OFFSET_FIRST)
+		offset = c->offset;
+	val = offset + (uint64_t)fast_extend(c, r, fixed);
 	/*
 	 * The guard's step, or'ed with the reading's others (fast_step_ok):
 	 * last loaded after the barrier, an operand of the subtraction.
@@ -225,7 +243,9 @@ static inline __attribute__((always_inline)) bool
 fast_read(const struct td_fast_counter *c, uint64_t *v, bool fixed,
 	  const uint64_t *last, uint64_t *sum)
 {
-	return fast_accept(c, fast_read_reg(c), v, fixed, last, sum);
+	uint64_t offset = TD_FAST_OFFSET_FIRST ? c->offset : 0;
+
+	return fast_accept(c, fast_read_reg(c), offset, v, fixed, last, sum);
 }
 
 /*
@@ -446,7 +466,8 @@ fast_read_end(struct td_gen *g, struct fast_reg r, uint64_t *v,
 	uint8_t sel = f->sel;
 
 	if (TD_LIKELY(TD_FAST_SEL_FIXED(sel))) {
-		if (!fast_accept(&f->c[0], r, &val, true, last, &sum))
+		if (!fast_accept(&f->c[0], r, f->c[0].offset, &val, true,
+				 last, &sum))
 			return false;
 		fast_keep(g, 0, val, v, b, next, &sum, by_open);
 		switch (sel) {
@@ -454,7 +475,8 @@ fast_read_end(struct td_gen *g, struct fast_reg r, uint64_t *v,
 		default: __builtin_unreachable(); /* fast_sel */
 		}
 	}
-	if (!fast_accept(&f->c[0], r, &val, false, last, &sum))
+	if (!fast_accept(&f->c[0], r, f->c[0].offset, &val, false, last,
+			 &sum))
 		return false;
 	fast_keep(g, 0, val, v, b, next, &sum, by_open);
 	switch (sel) {
@@ -462,7 +484,8 @@ fast_read_end(struct td_gen *g, struct fast_reg r, uint64_t *v,
 	default: __builtin_unreachable(); /* 1 <= nr <= TD_GEN_MAX */
 	}
 #else
-	if (!fast_accept(&f->c[0], r, &val, false, last, &sum))
+	if (!fast_accept(&f->c[0], r, f->c[0].offset, &val, false, last,
+			 &sum))
 		return false;
 	fast_keep(g, 0, val, v, b, next, &sum, by_open);
 	switch (g->nr) {
