@@ -134,7 +134,8 @@ static void test_formula_sbsa(void **state)
 static void test_formula_derived_stall(void **state)
 {
 	struct td_arm_params p = { 5, 1, 3, 4, false, true,
-				   { 0, 1, 2, 3, 4, 5, -1 }, false };
+				   { 0, 1, 2, 3, 4, 5, -1 }, false,
+				   { 0, 1, 2, 3, 4, 5, 7 } };
 	double dv[TD_ARM_NR] = { 1000, 1200, 1800, 1400, 2000, 50, 12345 };
 	double f[4];
 
@@ -307,6 +308,105 @@ static void test_midr_lookup(void **state)
 	assert_string_equal(m.name, "sbsa");
 	assert_int_equal(m.arm.at[TD_ARM_X], -1);
 	assert_int_equal(td_arm_lookup(0x610f0220, 0, &m), -ENOSYS);
+}
+
+/*
+ * A fast end's result (td_arm_values_result, from a region's differences
+ * to the result in one function) against the general route's steps for
+ * the same differences: the counts of zero and of them (td_arm_counts),
+ * their delta (td_arm_delta), td_decode, the delta's flags or'ed in;
+ * bit for bit, with the delta's slots returned.  Every Arm model (N1's
+ * and SBSA's absent events among them), STALL_SLOT derived or not, and
+ * values that take each branch of the formula: no cycles, no speculated
+ * ops, corrections that cut a category to 0, the erratum's subtraction
+ * below zero, one cycle, counts near 2^50, others from a fixed-seed
+ * generator.  The differences as a fast end keeps them: the model's
+ * positions, 0 past them.
+ */
+static uint64_t next_random(uint64_t *x)
+{
+	*x ^= *x << 13; /* xorshift64 (Marsaglia 2003) */
+	*x ^= *x >> 7;
+	*x ^= *x << 17;
+	return *x;
+}
+
+static void assert_values_result_bitwise(const struct td_gen_model *m,
+					 const uint64_t *v, uint64_t qerr)
+{
+	static const uint64_t zero[TD_GEN_MAX];
+	struct td_counts a, b;
+	struct td_delta d;
+	struct td_result fast, general;
+	unsigned flags;
+	int64_t slots;
+
+	memset(&fast, 0xa5, sizeof(fast)); /* fields neither writes: equal */
+	memset(&general, 0xa5, sizeof(general));
+	slots = td_arm_values_result(m, v, qerr, &fast);
+	td_arm_counts(m, zero, &a);
+	td_arm_counts(m, v, &b);
+	flags = td_arm_delta(m, &a, &b, &d);
+	d.qerr = qerr;
+	td_decode(&d, false, &general);
+	general.flags |= flags;
+	assert_int_equal(slots, d.slots);
+	assert_memory_equal(&fast, &general, sizeof(fast));
+}
+
+static void test_values_result_bitwise(void **state)
+{
+	static const struct { uint32_t midr; unsigned caps; } cores[] = {
+		{ 0x413fd0c1, 0 }, /* N1: cycles, slot events absent */
+		{ 0x410fd490, 0 }, /* N2 r0p0: the erratum */
+		{ 0x410fd493, 0 }, { 0x411fd401, 0 }, { 0x410fd4f0, 8 },
+		{ 0x410fd8e0, 0 }, { 0x410fd840, 0 },
+		{ 0x411fd4e0, 6 }, /* SBSA: no X */
+	};
+	/* cycles, FE, BE, RET, SPEC, X, STALL (TD_ARM_* order) */
+	static const uint64_t fixed[][TD_ARM_NR] = {
+		{ 0, 0, 0, 0, 0, 0, 0 },
+		{ 0, 120, 180, 140, 200, 5, 300 },        /* no cycles */
+		{ 1000, 1200, 1800, 1400, 0, 50, 3000 },  /* no SPEC */
+		{ 1000, 800, 2400, 1800, 3600, 50, 3200 }, /* FE cut */
+		{ 1000, 600, 500, 10, 20, 900, 1100 },    /* N1 RET < 0 */
+		{ 1000, 400, 1800, 1400, 2000, 50, 700 }, /* erratum < 0 */
+		{ 1, 1, 2, 1, 1, 0, 3 },
+		{ 1ull << 50, 3ull << 49, 1ull << 49, 5ull << 48,
+		  3ull << 49, 1ull << 40, 1ull << 51 },
+	};
+	uint64_t x = 0x9e3779b97f4a7c15ull;
+
+	(void)state;
+	for (unsigned c = 0; c < sizeof(cores) / sizeof(cores[0]); c++) {
+		for (unsigned n = 0; n < 64 + 2 * 8; n++) {
+			const uint64_t *ev = fixed[n % 8];
+			uint64_t random[TD_ARM_NR];
+			uint64_t v[TD_GEN_MAX] = { 0 };
+			struct td_gen_model m;
+
+			assert_int_equal(td_arm_lookup(cores[c].midr,
+						       cores[c].caps, &m),
+					 0);
+			assert_true(m.nr < TD_GEN_MAX);
+			if (n >= 16) { /* cycles up to 2^32, events a few x */
+				uint64_t cyc = next_random(&x) >> 32;
+
+				random[TD_ARM_CYC] = cyc;
+				for (int k = 1; k < TD_ARM_NR; k++)
+					random[k] = next_random(&x) %
+						    (6 * cyc + 1);
+				ev = random;
+			}
+			for (int k = 0; k < TD_ARM_NR; k++)
+				if (m.arm.at[k] >= 0)
+					v[m.arm.at[k]] = ev[k];
+			if (n % 2 && m.derivable) /* STALL_SLOT not counted */
+				td_arm_derive(&m, m.derivable, v);
+			m.arm.derived_stall = n % 4 == 3;
+			assert_values_result_bitwise(&m, v, n * 255);
+		}
+	}
 }
 
 /* ---- end to end on the emulator ----------------------------------------- */
@@ -989,6 +1089,7 @@ int main(void)
 		cmocka_unit_test(test_formula_l2),
 		cmocka_unit_test(test_formula_negative_widens_err),
 		cmocka_unit_test(test_midr_lookup),
+		cmocka_unit_test(test_values_result_bitwise),
 		cmocka_unit_test_teardown(test_e2e_n2_r0p0, teardown_emu),
 		cmocka_unit_test_teardown(test_fast_path_arm, teardown_emu),
 		cmocka_unit_test_teardown(test_e2e_n2_r0p3, teardown_emu),

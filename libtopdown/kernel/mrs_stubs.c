@@ -6,12 +6,21 @@
  * counter's number calls its entry instead of switching over all 32.
  * Entry n reads PMEVCNTR<n>_EL0, entry 31 PMCCNTR_EL0, the numbering of
  * the user page's index - 1 (drivers/perf/arm_pmuv3.c,
- * armv8pmu_user_event_idx).  Each entry starts with BTI c (HINT #34, a
- * no-op without FEAT_BTI), a valid target for an indirect call when the
- * library is built with branch protection.
+ * armv8pmu_user_event_idx).  Where the library is built with branch
+ * protection (-mbranch-protection=bti or standard: the ACLE's
+ * __ARM_FEATURE_BTI_DEFAULT), each entry starts with BTI c (HINT #34),
+ * the landing pad an indirect call needs on pages the loader maps
+ * guarded (PROT_BTI), which it does only for objects marked BTI, and
+ * only such a build marks this one so.  Elsewhere the hint would be an
+ * instruction executed at every read for nothing: each entry is then
+ * the MRS and the return, padded to the same size.
  */
 #if defined(__aarch64__)
+#if defined(__ARM_FEATURE_BTI_DEFAULT) && __ARM_FEATURE_BTI_DEFAULT == 1
 #define TD_STUB(reg) "hint #34\n\tmrs x0, " reg "\n\tret\n\tnop\n\t"
+#else
+#define TD_STUB(reg) "mrs x0, " reg "\n\tret\n\tnop\n\tnop\n\t"
+#endif
 #define TD_EV(n) TD_STUB("pmevcntr" #n "_el0")
 
 __asm__(".text\n\t"

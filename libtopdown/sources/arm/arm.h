@@ -24,6 +24,14 @@ enum { TD_ARM_CYC, TD_ARM_FE, TD_ARM_BE, TD_ARM_RET, TD_ARM_SPEC, TD_ARM_X,
 /* Each is an event of the level-1 group: td_arm_params.at[] holds them. */
 _Static_assert(TD_ARM_NR <= TD_GEN_MAX, "Arm events exceed td_arm_params.at");
 /*
+ * td_arm_params.in[]'s position of an absent event: past every event a
+ * model opens (one per TD_ARM_* role at most: arm_cpu.c add), so that a
+ * fast end's values hold 0 there (counters_fast.c fast_take).
+ */
+#define TD_ARM_ABSENT (TD_GEN_MAX - 1)
+_Static_assert(TD_ARM_NR <= TD_ARM_ABSENT,
+	       "TD_ARM_ABSENT lies past every Arm model's events");
+/*
  * Arm level 2 (N3, V3; arm_level2.c): the second group's events, config2[]
  * order, kept in td_counts.cat[] from TD_ARM_L2_AT on; TD_ARM_L2_GAP
  * counts the group's time not counting and failed readings.
@@ -51,6 +59,9 @@ TD_HIDDEN unsigned td_arm_delta(const struct td_gen_model *m,
 				const struct td_counts *b, struct td_delta *d);
 TD_HIDDEN unsigned td_arm_values_delta(const struct td_gen_model *m,
 				       const uint64_t *v, struct td_delta *d);
+TD_HIDDEN int64_t td_arm_values_result(const struct td_gen_model *m,
+				       const uint64_t *v, uint64_t qerr,
+				       struct td_result *res);
 
 /* arm_level2.c: Arm level 2's group, opened after level 1's, and read. */
 TD_HIDDEN void td_arm_l2_open(struct td *td, struct td_gen *g,

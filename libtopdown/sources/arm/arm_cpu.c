@@ -45,12 +45,14 @@
 
 /* Arm's formulas, reached by the group code through the model. */
 static const struct td_gen_family arm_family = {
-	td_arm_counts, td_arm_derive, td_arm_delta, td_arm_values_delta
+	td_arm_counts, td_arm_derive, td_arm_delta, td_arm_values_delta,
+	td_arm_values_result
 };
 
 static void add(struct td_gen_model *m, int role, uint64_t event)
 {
 	m->arm.at[role] = (int8_t)m->nr;
+	m->arm.in[role] = (uint8_t)m->nr;
 	if (role == TD_ARM_CYC)
 		m->cycles_at = m->arm.at[role];
 	m->config[m->nr++] = event;
@@ -125,6 +127,7 @@ int td_arm_lookup(uint32_t midr, unsigned caps_slots, struct td_gen_model *m)
 
 	memset(m, 0, sizeof(*m));
 	memset(m->arm.at, -1, sizeof(m->arm.at));
+	memset(m->arm.in, TD_ARM_ABSENT, sizeof(m->arm.in));
 	m->cycles_at = -1;
 	if (MIDR_IMPL(midr) == 0x41) {
 		switch (part) {

@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "arm.h"
+#include "decode.h"
 
 void td_arm_counts(const struct td_gen_model *m, const uint64_t *v,
 		   struct td_counts *c)
@@ -98,13 +99,14 @@ void td_arm_fractions(const struct td_arm_params *p, const double *dv,
  * counting cycles, under TD_RESULT_CYCLES: never slot-based TopDown
  * (reporting them so, labelled, is an inference).
  */
-static void cycles_delta(const double *dv, struct td_delta *d)
+static inline __attribute__((always_inline)) void
+cycles_cats(const double *dv, int64_t *cat)
 {
-	d->cat[TD_M_FE_BOUND] = (int64_t)(255 * dv[TD_ARM_FE]);
-	d->cat[TD_M_BE_BOUND] = (int64_t)(255 * dv[TD_ARM_BE]);
-	d->cat[TD_M_RETIRING] = (int64_t)(255 * (dv[TD_ARM_CYC] -
-						 dv[TD_ARM_FE] -
-						 dv[TD_ARM_BE]));
+	cat[TD_M_FE_BOUND] = (int64_t)(255 * dv[TD_ARM_FE]);
+	cat[TD_M_BE_BOUND] = (int64_t)(255 * dv[TD_ARM_BE]);
+	cat[TD_M_RETIRING] = (int64_t)(255 * (dv[TD_ARM_CYC] - dv[TD_ARM_FE] -
+					      dv[TD_ARM_BE]));
+	cat[TD_M_BAD_SPEC] = 0;
 }
 
 /* Nearest integer, without libm: static consumers link no -lm. */
@@ -122,12 +124,13 @@ static int64_t nearest(double x)
  * by the amount cut off, which the user then sees (fractions still sum
  * to 1).
  */
-static void clamp_negative(struct td_delta *d)
+static inline __attribute__((always_inline)) void
+clamp_negative(int64_t *cat)
 {
 #pragma GCC unroll 4
 	for (int i = 0; i < TD_NR_L1; i++)
-		if (d->cat[i] < 0)
-			d->cat[i] = 0;
+		if (cat[i] < 0)
+			cat[i] = 0;
 }
 
 static double share(int64_t part, int64_t whole)
@@ -169,29 +172,42 @@ static unsigned l2_delta(const struct td_counts *a, const struct td_counts *b,
 }
 
 /*
- * Level 1 of a region whose events changed by dv[] (TD_ARM_* order) over
- * `slots` slots: every category but level 2's, and the flags.
+ * Level 1's categories (cat[TD_M_*] below TD_NR_L1) of a region whose
+ * events changed by dv[] (TD_ARM_* order) over `slots` slots, and the
+ * flags.
  */
 static inline __attribute__((always_inline)) unsigned
-l1_delta(const struct td_gen_model *m, const double *dv, int64_t slots,
-	 struct td_delta *d)
+l1_cats(const struct td_gen_model *m, const double *dv, int64_t slots,
+	int64_t *cat)
 {
 	double f[4];
 	unsigned flags = 0;
 
-	memset(d->cat, 0, sizeof(d->cat));
-	d->slots = slots;
+	_Static_assert(TD_NR_L1 == 4 && TD_M_RETIRING < 4 &&
+			       TD_M_BAD_SPEC < 4 && TD_M_FE_BOUND < 4 &&
+			       TD_M_BE_BOUND < 4,
+		       "level 1 is cat[0..3]");
 	if (m->formula == TD_F_ARM_CYCLES) {
-		cycles_delta(dv, d);
+		cycles_cats(dv, cat);
 		flags = TD_RESULT_CYCLES;
 	} else {
 		fractions(&m->arm, dv, f);
 #pragma GCC unroll 4
 		for (int i = 0; i < 4; i++)
-			d->cat[i] = nearest(f[i] * 255.0 * (double)d->slots);
+			cat[i] = nearest(f[i] * 255.0 * (double)slots);
 	}
-	clamp_negative(d);
+	clamp_negative(cat);
 	return flags;
+}
+
+/* The same as a delta: every category but level 2's, and the flags. */
+static inline __attribute__((always_inline)) unsigned
+l1_delta(const struct td_gen_model *m, const double *dv, int64_t slots,
+	 struct td_delta *d)
+{
+	memset(d->cat, 0, sizeof(d->cat));
+	d->slots = slots;
+	return l1_cats(m, dv, slots, d->cat);
 }
 
 unsigned td_arm_delta(const struct td_gen_model *m, const struct td_counts *a,
@@ -213,8 +229,9 @@ unsigned td_arm_delta(const struct td_gen_model *m, const struct td_counts *a,
  * order, derived event filled in), without those counts: each event's
  * delta is its value (td_arm_counts copies v[at[k]], 0 where absent),
  * the slots S x CPU_CYCLES's, in the same integer and double steps, so
- * the result is the same bit for bit.  A fast end's (counters_fast.c):
- * with a level-2 group open, the counts' route, for its flags.
+ * the result is the same bit for bit.  A fast end's record's, when it
+ * is finished (counters_fast.c finish_values): with a level-2 group
+ * open, the counts' route, for its flags.
  */
 unsigned td_arm_values_delta(const struct td_gen_model *m, const uint64_t *v,
 			     struct td_delta *d)
@@ -234,4 +251,41 @@ unsigned td_arm_values_delta(const struct td_gen_model *m, const uint64_t *v,
 		dv[k] = at[k] >= 0 ? (double)v[at[k]] : (double)(uint64_t)0;
 	cyc = at[TD_ARM_CYC] >= 0 ? v[at[TD_ARM_CYC]] : 0;
 	return l1_delta(m, dv, (int64_t)(m->arm.slots * cyc), d);
+}
+
+/*
+ * td_arm_values_delta's delta of v, then its result as the general
+ * route makes that of a delta without level 2 (core/region_slow.c
+ * td_delta_result: td_decode_src, td_decode_inline, the source's flags
+ * or'ed in): a fast end's (counters_fast.c end_result), whose handle has
+ * no level-2 group (td_gen_fast_setup: its readings need their times),
+ * so neither m->arm.l2 nor a level-2 flag.  One function, so that the
+ * delta never leaves registers; the same functions (l1_cats, the whole
+ * of l1_delta but its zeroing, and td_decode_inline) on the same doubles
+ * in the same order, so the same result bit for bit (test_arm.c
+ * test_values_result_bitwise).  v holds TD_GEN_MAX values, 0 at TD_ARM_ABSENT
+ * (a fast end's differences: fast_take fills the model's positions
+ * alone), so that an absent event reads 0, (double)0 as
+ * td_arm_values_delta gives it, without a test.  Returns the delta's
+ * slots.
+ */
+int64_t td_arm_values_result(const struct td_gen_model *m, const uint64_t *v,
+			     uint64_t qerr, struct td_result *res)
+{
+	const uint8_t *in = m->arm.in;
+	double dv[TD_ARM_NR];
+	struct td_delta d;
+	unsigned flags;
+
+#pragma GCC unroll 8
+	for (int k = 0; k < TD_ARM_NR; k++)
+		dv[k] = (double)v[in[k]];
+	d.slots = (int64_t)(m->arm.slots * v[in[TD_ARM_CYC]]);
+	flags = l1_cats(m, dv, d.slots, d.cat);
+	/* of what l1_delta zeroes, all td_decode_inline reads without L2 */
+	d.cat[TD_M_SMT] = 0;
+	d.qerr = qerr;
+	td_decode_inline(&d, false, res);
+	res->flags |= flags;
+	return d.slots;
 }

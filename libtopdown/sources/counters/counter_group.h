@@ -59,6 +59,10 @@ struct td_arm_params {
 	int8_t at[TD_GEN_MAX];  /* by TD_ARM_*: the event's position in
 				   config[], -1 absent */
 	bool l2;                /* td_arm_delta: level-2 group open */
+	uint8_t in[TD_GEN_MAX]; /* at[], TD_ARM_ABSENT where absent: a
+				   position no Arm event takes, 0 in a
+				   fast end's values (arm_formulas.c
+				   td_arm_values_result) */
 };
 
 struct td_gen_model;
@@ -71,9 +75,12 @@ struct td_gen_model;
  * model's derivable event from the others (td_formula_derive); delta,
  * the source's delta of two counts (its source operation's, without the
  * handle); values_delta, that delta from zero counts to the counts of
- * values, the same bit for bit without the counts between (what a fast
- * end's result and a record of values are finished with,
- * counters_fast.c).
+ * values, the same bit for bit without the counts between (what a
+ * record of values is finished with, counters_fast.c); values_result,
+ * values_delta's delta then its result as the general route decodes a
+ * delta without level 2, the delta's slots returned (a fast end's
+ * result, counters_fast.c end_result; the family's file says what it
+ * asks of the values).
  */
 struct td_delta;
 struct td_gen_family {
@@ -86,6 +93,9 @@ struct td_gen_family {
 			  const struct td_counts *b, struct td_delta *d);
 	unsigned (*values_delta)(const struct td_gen_model *m,
 				 const uint64_t *v, struct td_delta *d);
+	int64_t (*values_result)(const struct td_gen_model *m,
+				 const uint64_t *v, uint64_t qerr,
+				 struct td_result *res);
 };
 
 /* What a CPU needs: formula, pipeline width, events. */

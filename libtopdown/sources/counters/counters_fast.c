@@ -68,6 +68,20 @@
 #define TD_FAST_READ_FIRST 0
 #endif
 
+/*
+ * Where a read is a call (arm64's MRS stubs: arch_arm64.h, whose call
+ * keeps every register but x0 and x30), the view's offset is loaded
+ * with the reader, one load pair, before the read, and kept in a
+ * register across it (the view is this thread's: nothing rewrites it
+ * during the read); x86's RDPMC, which takes ecx and writes eax and
+ * edx, has it loaded after, with fewer registers held across the read.
+ */
+#if defined(TD_HAVE_COUNTER_STUBS)
+#define TD_FAST_OFFSET_FIRST 1
+#else
+#define TD_FAST_OFFSET_FIRST 0
+#endif
+
 /* A counter's register as read: x86's RDPMC halves, else lo alone. */
 struct fast_reg {
 	uint64_t lo, hi;
@@ -178,18 +192,22 @@ fast_commit(struct td_gen_fast *f, uint64_t *next)
  * One counter's value from its register as read, or false when the view
  * no longer holds: the lock checked after the read says that nothing
  * rewrote the page since the view was taken, so the value is this
- * event's.
+ * event's.  offset: the view's, loaded by the caller where
+ * TD_FAST_OFFSET_FIRST, else here.
  */
 static inline __attribute__((always_inline)) bool
-fast_accept(const struct td_fast_counter *c, struct fast_reg r, uint64_t *v,
-	    bool fixed, const uint64_t *last, uint64_t *sum)
+fast_accept(const struct td_fast_counter *c, struct fast_reg r,
+	    uint64_t offset, uint64_t *v, bool fixed, const uint64_t *last,
+	    uint64_t *sum)
 {
 	uint64_t val;
 
 	td_compiler_barrier();
 	if (TD_UNLIKELY(td_load_once(c->pc->lock) != c->lock))
 		return false;
-	val = c->offset + (uint64_t)fast_extend(c, r, fixed);
+	if (!TD_FAST_OFFSET_FIRST)
+		offset = c->offset;
+	val = offset + (uint64_t)fast_extend(c, r, fixed);
 	/*
 	 * The guard's step, or'ed with the reading's others (fast_step_ok):
 	 * last loaded after the barrier, an operand of the subtraction.
@@ -225,7 +243,9 @@ static inline __attribute__((always_inline)) bool
 fast_read(const struct td_fast_counter *c, uint64_t *v, bool fixed,
 	  const uint64_t *last, uint64_t *sum)
 {
-	return fast_accept(c, fast_read_reg(c), v, fixed, last, sum);
+	uint64_t offset = TD_FAST_OFFSET_FIRST ? c->offset : 0;
+
+	return fast_accept(c, fast_read_reg(c), offset, v, fixed, last, sum);
 }
 
 /*
@@ -269,7 +289,7 @@ fast_read_last(const struct td_fast_counter *c, uint64_t *v, bool fixed,
  */
 static inline __attribute__((always_inline)) bool
 fast_keep(const struct td_gen *g, unsigned k, uint64_t val, uint64_t *v,
-	  const uint64_t *b, uint64_t *next, uint64_t *sum)
+	  const uint64_t *b, uint64_t *next, uint64_t *sum, bool by_open)
 {
 	uint64_t d;
 
@@ -280,29 +300,31 @@ fast_keep(const struct td_gen *g, unsigned k, uint64_t val, uint64_t *v,
 	}
 	d = val - b[k];
 	*sum |= d;
-	v[g->ev[k]] = d;
+	v[by_open ? k : g->ev[k]] = d;
 	return true;
 }
 
 /*
  * Counter k's value, kept: a begin's (b NULL) in v[k], the region's
- * begin value; an end's as its difference from the begin's b[k], in
- * v[ev[k]], where td_gen_model_values puts the counter's value (the
- * handle's fast.diff), or'ed into *sum with the steps (fast_read_end).
- * An end thus keeps what
- * its result or record is made of, in the order its formula reads, with
- * no pass over the values after the reads.
+ * begin value; an end's as its difference from the begin's b[k], or'ed
+ * into *sum with the steps (fast_read_end), in v[ev[k]], where
+ * td_gen_model_values puts the counter's value (a result's: the handle's
+ * fast.diff), or where by_open, a constant of each copy, in v[k] (a
+ * record's: fast.end, its recipe puts them in the model's order when
+ * it is decoded).  An end thus keeps what its result or record is made
+ * of, with no pass over the values after the reads, and a record's no
+ * load of each counter's model index.
  */
 static inline __attribute__((always_inline)) bool
 fast_take(const struct td_gen *g, unsigned k, bool fixed, uint64_t *v,
 	  const uint64_t *b, const uint64_t *last, uint64_t *next,
-	  uint64_t *sum)
+	  uint64_t *sum, bool by_open)
 {
 	uint64_t val;
 
 	if (!fast_read(&g->fast.c[k], &val, fixed, &last[k], sum))
 		return false;
-	return fast_keep(g, k, val, v, b, next, sum);
+	return fast_keep(g, k, val, v, b, next, sum, by_open);
 }
 
 /*
@@ -315,7 +337,7 @@ fast_take(const struct td_gen *g, unsigned k, bool fixed, uint64_t *v,
  */
 /* Counter k's read, then on to counter k - 1 (the switches below). */
 #define TD_FAST_READ(k, fixed)                                            \
-	if (!fast_take(g, k, fixed, v, b, last, next, &sum))              \
+	if (!fast_take(g, k, fixed, v, b, last, next, &sum, by_open))     \
 		return false;                                             \
 	__attribute__((fallthrough))
 
@@ -356,6 +378,7 @@ fast_read_all(struct td_gen *g, uint64_t *v)
 	const uint64_t *last = f->last;
 	uint64_t *next = fast_next(f);
 	const uint64_t *b = NULL; /* a begin's: the values themselves */
+	const bool by_open = true; /* unread: fast_keep's b NULL */
 	uint64_t sum = 0; /* counters 7 to 1's steps: fast_step_ok */
 
 	_Static_assert(TD_GEN_MAX == 8, "one case per counter");
@@ -412,7 +435,8 @@ static bool fast_end_recheck(struct td_gen *g)
 #define TD_FAST_REST(base, fixed)                                         \
 	TD_FAST_READS_TO_2(base, fixed);                                  \
 	case (base) + 2:                                                  \
-		if (!fast_take(g, 1, fixed, v, b, last, next, &sum))      \
+		if (!fast_take(g, 1, fixed, v, b, last, next, &sum,       \
+			       by_open))                                  \
 			return false;                                     \
 		__attribute__((fallthrough));                             \
 	case (base) + 1:                                                  \
@@ -426,10 +450,11 @@ static bool fast_end_recheck(struct td_gen *g)
 /*
  * *refused_sum: the steps and differences or'ed of a reading they
  * refused; left as it was (0) where a counter's view refused it.
+ * by_open: where the differences go (fast_take).
  */
 static inline __attribute__((always_inline)) bool
 fast_read_end(struct td_gen *g, struct fast_reg r, uint64_t *v,
-	      const uint64_t *b, uint64_t *refused_sum)
+	      const uint64_t *b, bool by_open, uint64_t *refused_sum)
 {
 	struct td_gen_fast *f = &g->fast;
 	const uint64_t *last = f->last;
@@ -441,25 +466,28 @@ fast_read_end(struct td_gen *g, struct fast_reg r, uint64_t *v,
 	uint8_t sel = f->sel;
 
 	if (TD_LIKELY(TD_FAST_SEL_FIXED(sel))) {
-		if (!fast_accept(&f->c[0], r, &val, true, last, &sum))
+		if (!fast_accept(&f->c[0], r, f->c[0].offset, &val, true,
+				 last, &sum))
 			return false;
-		fast_keep(g, 0, val, v, b, next, &sum);
+		fast_keep(g, 0, val, v, b, next, &sum, by_open);
 		switch (sel) {
 		TD_FAST_REST(0, true);
 		default: __builtin_unreachable(); /* fast_sel */
 		}
 	}
-	if (!fast_accept(&f->c[0], r, &val, false, last, &sum))
+	if (!fast_accept(&f->c[0], r, f->c[0].offset, &val, false, last,
+			 &sum))
 		return false;
-	fast_keep(g, 0, val, v, b, next, &sum);
+	fast_keep(g, 0, val, v, b, next, &sum, by_open);
 	switch (sel) {
 	TD_FAST_REST(TD_FAST_ANY_WIDTH, false);
 	default: __builtin_unreachable(); /* 1 <= nr <= TD_GEN_MAX */
 	}
 #else
-	if (!fast_accept(&f->c[0], r, &val, false, last, &sum))
+	if (!fast_accept(&f->c[0], r, f->c[0].offset, &val, false, last,
+			 &sum))
 		return false;
-	fast_keep(g, 0, val, v, b, next, &sum);
+	fast_keep(g, 0, val, v, b, next, &sum, by_open);
 	switch (g->nr) {
 	TD_FAST_REST(0, false);
 	default: __builtin_unreachable(); /* 1 <= nr <= TD_GEN_MAX */
@@ -526,19 +554,22 @@ static __attribute__((noinline)) int end_values(struct td *td,
 }
 
 /*
- * The same for an end whose differences fast_read_all put in f->diff:
- * its values, the begin's plus those (modulo 2^64, whatever the begin
- * holds), taken the general route.
+ * The same for an end whose differences fast_read_end put in f->diff,
+ * or by_open in f->end (a record's, fast_take): its values, the begin's
+ * plus those (modulo 2^64, whatever the begin holds), taken the general
+ * route.
  */
 static __attribute__((noinline)) int end_diffs(struct td *td,
 					       struct td_region_priv *p,
-					       struct td_result *res)
+					       struct td_result *res,
+					       bool by_open)
 {
 	struct td_gen *g = td_gen_of(td)->gen;
 	const uint64_t *b = td_begin_values(p);
 
 	for (unsigned k = 0; k < g->nr; k++)
-		g->fast.end[k] = b[k] + g->fast.diff[g->ev[k]];
+		g->fast.end[k] = b[k] + (by_open ? g->fast.end[k]
+						 : g->fast.diff[g->ev[k]]);
 	return end_values(td, p, res);
 }
 
@@ -563,6 +594,26 @@ static void counts_as_delta(const struct td_counts *c, struct td_delta *d)
 }
 
 /*
+ * What td_delta_result adds to a decoded delta without level 2 whose
+ * source's flags are or'ed into res->flags: the region's resets and
+ * reliability, the flags' TD_RESULT_UNRELIABLE among them.
+ */
+static inline __attribute__((always_inline)) void
+result_region(const struct td *td, const struct td_region_priv *p,
+	      unsigned flags, struct td_result *res)
+{
+	res->resets = (td->snap.resets - p->snap.resets) & TD_SNAP_RESETS_MASK;
+	/*
+	 * No TD_RESULT_READ_PATH: only a handle on the RDPMC path has this
+	 * fast path (td_gen_fast_setup; the path is fixed at open).  The
+	 * source's consistent is td_generic_consistent (ibid.).
+	 */
+	if (td->snap.untrusted != p->snap.untrusted ||
+	    (flags & TD_RESULT_UNRELIABLE))
+		td_record_mark_unreliable(res);
+}
+
+/*
  * td_delta_result for a delta without level 2 (flags: neither
  * TD_RESULT_L2 nor _L2_FE_BE): its decode (td_decode_src) is then
  * td_decode_inline, here inline as on PERF_METRICS' fast end, with the
@@ -574,15 +625,7 @@ result_inline(const struct td *td, const struct td_region_priv *p,
 {
 	td_decode_inline(d, false, res);
 	res->flags |= flags;
-	res->resets = (td->snap.resets - p->snap.resets) & TD_SNAP_RESETS_MASK;
-	/*
-	 * No TD_RESULT_READ_PATH: only a handle on the RDPMC path has this
-	 * fast path (td_gen_fast_setup; the path is fixed at open).  The
-	 * source's consistent is td_generic_consistent (ibid.).
-	 */
-	if (td->snap.untrusted != p->snap.untrusted ||
-	    (flags & TD_RESULT_UNRELIABLE))
-		td_record_mark_unreliable(res);
+	result_region(td, p, flags, res);
 }
 
 /*
@@ -605,13 +648,12 @@ static __attribute__((noinline)) int end_result(struct td *td,
 	struct td_gen *g = td_gen_of(td)->gen;
 	uint64_t *out = g->fast.diff; /* model order: fast_take */
 	union counts_delta u;
-	struct td_delta d;
-	unsigned flags;
+	int64_t slots;
 
 	/* no policy tracks open regions: td_gen_fast_setup */
 	if (TD_UNLIKELY(!g->fast.linear ||
 			(p->snap.resets & TD_BEGIN_UNREAD)))
-		return end_diffs(td, p, res);
+		return end_diffs(td, p, res, false);
 	if (g->derived)
 		td_formula_derive(&g->m, g->derived, out);
 	if (!g->m.family) { /* the formula table's delta adds no flag */
@@ -623,23 +665,26 @@ static __attribute__((noinline)) int end_result(struct td *td,
 		result_inline(td, p, &u.d, 0, res);
 		return 0;
 	}
-	/* the source's delta from zero counts: its family's (arm.c) */
-	flags = g->m.family->values_delta(&g->m, out, &d);
-	td_learn_length(td, p, (uint64_t)d.slots - p->slots);
+	/*
+	 * The source's delta from zero counts, decoded: its family's
+	 * (arm_formulas.c td_arm_values_result), out as it asks (the
+	 * positions no counter fills 0), without level 2 (no level-2
+	 * group: td_gen_fast_setup).
+	 */
+	slots = g->m.family->values_result(
+		&g->m, out, td->snap.qerr_base - p->snap.qerr_base + p->slots,
+		res);
+	td_learn_length(td, p, (uint64_t)slots - p->slots);
 	p->owner = NULL;
-	d.qerr = td->snap.qerr_base - p->snap.qerr_base + p->slots;
-	if (TD_UNLIKELY(flags & (TD_RESULT_L2 | TD_RESULT_L2_FE_BE)))
-		td_delta_result(td, p, td->snap.untrusted == p->snap.untrusted,
-				&d, flags, res);
-	else
-		result_inline(td, p, &d, flags, res);
+	/* the decode's own flags hold no TD_RESULT_UNRELIABLE */
+	result_region(td, p, res->flags, res);
 	return 0;
 }
 
 /*
  * Records attached, no result, counters all forward (as for end_result)
  * since a begin that read: the record keeps the values' differences, in
- * the model's order, and decodes nothing
+ * the group's open order, and decodes nothing
  * (its recipe's finish_values does, when the records are detached or
  * decoded, as end_result does); the region's length is learnt from the slots
  * each event adds (linear: fast.slots_per), as on the general route.
@@ -650,32 +695,30 @@ static __attribute__((noinline)) int end_to_record(struct td *td,
 						   struct td_region_priv *p)
 {
 	const struct td_gen *g = td_gen_of(td)->gen;
-	const uint64_t *out = g->fast.diff; /* model order: fast_take */
+	const uint64_t *out = g->fast.end; /* open order: fast_take */
 	struct td_sink *k = &td->sink;
 	struct td_record *rec = k->next;
 	uint64_t slots = 0;
 
 	_Static_assert(TD_GEN_MAX <= TD_CAT_COUNT, "a record holds them");
 	/* no policy tracks open regions: td_gen_fast_setup */
-	if (TD_UNLIKELY(!g->fast.linear ||
-			(p->snap.resets & TD_BEGIN_UNREAD)))
-		return end_diffs(td, p, NULL);
+	if (TD_UNLIKELY(p->snap.resets & TD_BEGIN_UNREAD))
+		return end_diffs(td, p, NULL, true);
 	if (TD_LIKELY(g->fast.slots_k < TD_GEN_MAX)) /* one event gives slots */
 		slots = g->fast.slots_per[g->fast.slots_k] *
-			out[g->ev[g->fast.slots_k]];
-	else
+			out[g->fast.slots_k];
+	else if (g->fast.slots_k == TD_GEN_MAX)
 		for (unsigned i = 0; i < g->nr; i++)
-			slots += g->fast.slots_per[i] * out[g->ev[i]];
+			slots += g->fast.slots_per[i] * out[i];
+	else /* TD_FAST_NOT_LINEAR: no counts of the differences */
+		return end_diffs(td, p, NULL, true);
 	td_learn_length(td, p, slots - p->slots);
 	p->owner = NULL;
 	if (TD_UNLIKELY(rec == k->end)) {
 		k->dropped++;
 		return 0;
 	}
-	/*
-	 * Every model position: those no counter fills hold 0, but the
-	 * derived event's, which finish_values derives afresh.
-	 */
+	/* the open events' (finish_values reads no more) */
 	memcpy(rec->cat, out, TD_GEN_MAX * sizeof(*out));
 	k->next = rec + 1;
 	rec->qerr = td->snap.qerr_base - p->snap.qerr_base + p->slots;
@@ -728,7 +771,8 @@ static void finish_values(const struct td_record_finisher *f,
 	struct td_delta d;
 	unsigned flags = 0;
 
-	memcpy(v, rec->cat, sizeof(v)); /* model order: end_to_record */
+	for (unsigned k = 0; k < r->nr; k++) /* open order: end_to_record */
+		v[r->ev[k]] = rec->cat[k];
 	if (r->derived)
 		td_formula_derive(&r->m, r->derived, v);
 	if (r->m.family) {
@@ -784,8 +828,9 @@ end_unsure(struct td *td, struct td_region_priv *p, struct td_result *res,
 
 	if (!sum || route == END_VALUES || !fast_end_recheck(g))
 		return td_slow_end_read(td, p, res);
-	for (unsigned k = 0; k < g->nr; k++)
-		signs |= g->fast.diff[g->ev[k]];
+	for (unsigned k = 0; k < g->nr; k++) /* fast_take's places */
+		signs |= route == END_RECORD ? g->fast.end[k]
+					     : g->fast.diff[g->ev[k]];
 	/*
 	 * A counter below the region's begin, every step within the
 	 * guard's: the begin took a reading above the counter's own count
@@ -801,7 +846,7 @@ end_unsure(struct td *td, struct td_region_priv *p, struct td_result *res,
 	 * would learn one of nearly 2^64 slots.
 	 */
 	if ((int64_t)signs < 0)
-		return end_diffs(td, p, res);
+		return end_diffs(td, p, res, route == END_RECORD);
 	if (route == END_RECORD)
 		return end_to_record(td, p);
 	return end_result(td, p, res);
@@ -828,17 +873,18 @@ static inline __attribute__((always_inline)) int end_after_lead(struct td *td,
 	if (TD_UNLIKELY(end_is_keyed(td))) {
 		if ((td->end_key & TD_END_KEY_NAMED) || res) {
 			/* named, or a result and records: the values */
-			if (!fast_read_end(g, lead, g->fast.end, NULL, &sum))
+			if (!fast_read_end(g, lead, g->fast.end, NULL, true,
+					   &sum))
 				return end_unsure(td, p, res, sum, END_VALUES);
 			return end_values(td, p, res);
 		}
-		/* a record alone: the differences, as for a result */
-		if (!fast_read_end(g, lead, g->fast.diff,
-				   td_begin_values(p), &sum))
+		/* a record alone: the differences, in open order */
+		if (!fast_read_end(g, lead, g->fast.end,
+				   td_begin_values(p), true, &sum))
 			return end_unsure(td, p, NULL, sum, END_RECORD);
 		return end_to_record(td, p);
 	}
-	if (!fast_read_end(g, lead, g->fast.diff, td_begin_values(p),
+	if (!fast_read_end(g, lead, g->fast.diff, td_begin_values(p), false,
 			   &sum))
 		return end_unsure(td, p, res, sum, END_RESULT);
 	return end_result(td, p, res); /* a result alone */
@@ -1072,5 +1118,7 @@ void td_gen_fast_setup(struct td *td)
 	for (unsigned k = 0, n = 0; k < g->nr; k++)
 		if (g->fast.slots_per[k])
 			g->fast.slots_k = n++ ? TD_GEN_MAX : (uint8_t)k;
+	if (!g->fast.linear) /* end_to_record tests it with slots_k */
+		g->fast.slots_k = TD_FAST_NOT_LINEAR;
 }
 

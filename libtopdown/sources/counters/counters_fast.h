@@ -31,6 +31,9 @@ struct td_fast_counter {
 
 #define TD_FAST_ANY_WIDTH 8
 
+/* td_gen_fast.slots_k of a formula that is not linear: no slots_per. */
+#define TD_FAST_NOT_LINEAR (TD_GEN_MAX + 1)
+
 /* A lock no settled page holds (the kernel's lock is even at rest). */
 #define TD_FAST_STALE 1u
 
@@ -40,7 +43,9 @@ struct td_gen_fast {
 			       values, in the model's order (0 where no
 			       counter is: counters_fast.c fast_take) */
 	struct td_fast_counter c[8]; /* the group's open events, in order */
-	uint64_t end[8];    /* a keyed fast end's values, on their way */
+	uint64_t end[8];    /* a keyed fast end's values, on their way,
+			       or a record's differences (open order:
+			       counters_fast.c fast_take) */
 	uint64_t seen[2][8]; /* the last whole reading's values, fast or
 				slow, open order (the guard's base), and
 				the reading under way's (counters_fast.c) */
@@ -56,7 +61,7 @@ struct td_gen_fast {
 			       difference of their counts (counters_fast.c) */
 	uint64_t slots_per[8]; /* linear: the slots one event of each adds */
 	uint8_t slots_k;    /* the one event whose slots_per is not 0; 8:
-			       several */
+			       several; TD_FAST_NOT_LINEAR: !linear */
 	/* what finishes the records the fast end writes (counters_fast.c) */
 	const struct td_gen_recipe *recipe;
 };
