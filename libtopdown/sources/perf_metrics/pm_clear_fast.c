@@ -99,16 +99,18 @@ policy_open_undo(struct td *td)
 /*
  * The state in which the fast path may read: the trigger known (so
  * metrics-clear in effect: the probe leaves it unknown where it finds
- * no clearing), and, unguarded, the page's lock as the last reading
- * left it (no schedule-in to judge, the selectors as last read);
- * guarded, the source's check, which looks at that lock too
- * (pm.clear_fast_stands: the hybrid source's, its E-cores quiet).
+ * no clearing), the page's lock as the last reading left it (no
+ * schedule-in to judge, the selectors as last read), and, guarded, the
+ * source's own check (pm.quiet_lock: the hybrid source's E-cores quiet,
+ * one load and one compare).
  */
 static inline __attribute__((always_inline)) bool
 clear_go(const struct td *td, bool guarded)
 {
-	if (guarded)
-		return td_pm_of(td)->pm.clear_fast_stands(td);
+	const struct td_pm *pm = &td_pm_of(td)->pm;
+
+	if (guarded && td_load_once(*pm->quiet_lock) != pm->quiet_want)
+		return false;
 	return td_load_once(td_pm_of(td)->slots_pc->lock) == td->last_lock;
 }
 
@@ -125,10 +127,10 @@ static inline __attribute__((always_inline)) uint64_t slots48(uint32_t sel)
  * Both registers, the trigger last (the slow path's order, pm_reading.c
  * clear_mode_read), by the selectors the last reading used.  Guarded
  * (a source whose CPUs do not all have the fixed selectors: the hybrid
- * source's rseq guard), the guard's second RDPMC is its commit
- * instruction, so an abort comes before it ran, nothing cleared, and
- * the retry reads the same interval.  False: off those CPUs, before any
- * read.
+ * source's rseq guard), the trigger's RDPMC is the section's commit
+ * (arch_x86.h td_rseq_read2_commit), so an abort comes before it ran,
+ * nothing cleared, and the slow path reads the same interval.  False:
+ * off those CPUs, or aborted, before the trigger's read.
  */
 static inline __attribute__((always_inline)) bool
 clear_read2(const struct td *td, bool guarded, bool by_metrics,
@@ -137,25 +139,30 @@ clear_read2(const struct td *td, bool guarded, bool by_metrics,
 	const struct td_pm *pm = &td_pm_of(td)->pm;
 	uint32_t first = by_metrics ? pm->clear_sel_slots : pm->clear_sel_metrics;
 	uint32_t second = by_metrics ? pm->clear_sel_metrics : pm->clear_sel_slots;
-	uint64_t a, b;
 
 	if (guarded) {
 #if TD_HAVE_RSEQ_GUARD
-		enum td_guard g;
+		uint64_t a, lo, hi;
 
-		do
-			g = td_rdpmc_guarded(pm->guard.rseq, pm->guard.cpus,
-					     pm->guard.nr_cpus, first, second,
-					     &a, &b);
-		while (TD_UNLIKELY(g == TD_GUARD_ABORTED));
-		if (TD_UNLIKELY(g != TD_GUARD_OK))
+		if (TD_UNLIKELY(!td_rseq_read2_commit(
+			    pm->guard.rseq, &pm->guard.cpus,
+			    by_metrics ? &pm->clear_sel_slots
+				       : &pm->clear_sel_metrics,
+			    by_metrics ? &pm->clear_sel_metrics
+				       : &pm->clear_sel_slots,
+			    by_metrics, &a, &lo, &hi)))
 			return false;
+		if (by_metrics) {
+			*slots = a;
+			*metrics = (hi << 32) | lo;
+		} else {
+			*metrics = a;
+			*slots = (hi << 48 >> 16) | lo; /* slots48's */
+		}
+		return true;
 #else
 		return false; /* no guard: never set up (hybrid_fast.c) */
 #endif
-		*slots = (by_metrics ? a : b) & TD_SLOTS_MASK;
-		*metrics = by_metrics ? b : a;
-		return true;
 	}
 	if (by_metrics) {
 		*slots = slots48(first);
@@ -270,7 +277,7 @@ begin_read(struct td *td, struct td_region_priv *p, bool guarded,
 {
 	struct td_pm *pm = &td_pm_of(td)->pm;
 	uint64_t slots, metrics, qerr, key = td->epoch_hi;
-	const struct perf_event_mmap_page *pc = NULL;
+	const struct perf_event_mmap_page *pc;
 	uint32_t lock;
 
 	if (TD_UNLIKELY(p->key != key)) {
@@ -283,26 +290,19 @@ begin_read(struct td *td, struct td_region_priv *p, bool guarded,
 	/*
 	 * Whatever does not need the reading, before the reads: the
 	 * pending reading's owner (its value comes after them; the
-	 * routes that leave without one put NULL back), and, unguarded,
-	 * the page's address in a register (the empty asm), so that after
-	 * the last read the check is a load and a compare (the guard's
-	 * section needs the registers)
+	 * routes that leave without one put NULL back), and the page's
+	 * address in a register (the empty asm), so that after the last
+	 * read the check is a load and a compare
 	 */
 	pm->pending = p;
-	if (!guarded) {
-		pc = td_pm_of(td)->slots_pc;
-		__asm__("" : "+r"(pc));
-	}
+	pc = td_pm_of(td)->slots_pc;
+	__asm__("" : "+r"(pc));
 	td_compiler_barrier(); /* the copy before the reads */
 	if (TD_UNLIKELY(!clear_read2(td, guarded, by_metrics, &slots,
 				     &metrics)))
 		return begin_unread(td, p);
-	if (guarded) {
-		lock = lock_after(td);
-	} else {
-		td_compiler_barrier();
-		lock = td_load_once(pc->lock); /* lock_after's load */
-	}
+	td_compiler_barrier();
+	lock = td_load_once(pc->lock); /* lock_after's load */
 	if (TD_UNLIKELY(lock != td->last_lock))
 		return begin_page_moved(td, p, lock, slots, metrics);
 	pm->pend_slots = slots;
