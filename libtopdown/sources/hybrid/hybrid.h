@@ -112,6 +112,11 @@ TD_HIDDEN int td_hybrid_fast_begin_uop(struct td *td,
 				       struct td_region_priv *p);
 TD_HIDDEN int td_hybrid_fast_end_uop(struct td *td, struct td_region_priv *p,
 				     struct td_result *res);
+/* source.h fast_end_first: the reads, then the region's checks. */
+TD_HIDDEN int td_hybrid_fast_end_first(struct td *td, struct td_region *r,
+				       struct td_result *res);
+TD_HIDDEN int td_hybrid_fast_end_first_uop(struct td *td, struct td_region *r,
+					   struct td_result *res);
 TD_HIDDEN void td_hybrid_fast_setup(struct td *td);
 TD_HIDDEN void td_hybrid_clear_fast_setup(struct td *td);
 
