@@ -552,18 +552,68 @@ clear_fast_end(struct td *td, struct td_region_priv *p, struct td_result *res,
 }
 
 /*
- * The entry points: the trigger learnt by the slow path's probe picks
- * the order of the reads; the rarer order and the probe out of line, so
- * that the usual one tests the trigger with one compare.  Until it is
- * learnt (or where the probe found no clearing), the slow path.
+ * Each trigger's copy of the fast path, the order of its reads a
+ * constant: the entries this thread's fast handle takes once the slow
+ * path's probe learnt the trigger (choose_copy), so that they test
+ * nothing of it.  The end's is the end entry (source.h fast_end_first),
+ * which checks the region before its reads: a clearing read for a
+ * region that is not the handle's would take that interval from the
+ * region that is.
+ */
+#define TD_CLEAR_COPY(name, guarded, by_metrics)                           \
+	static int name##_begin(struct td *td, struct td_region_priv *p)   \
+	{                                                                  \
+		return clear_fast_begin(td, p, guarded, by_metrics);       \
+	}                                                                  \
+	static int name##_end(struct td *td, struct td_region *r,          \
+			      struct td_result *res)                       \
+	{                                                                  \
+		if (TD_UNLIKELY(!r || priv(r)->owner != td))               \
+			return td_end_checked(td, r, res);                 \
+		return clear_fast_end(td, priv(r), res, guarded,           \
+				      by_metrics);                         \
+	}
+TD_CLEAR_COPY(by_metrics, false, true)
+TD_CLEAR_COPY(by_slots, false, false)
+TD_CLEAR_COPY(guarded_by_metrics, true, true)
+TD_CLEAR_COPY(guarded_by_slots, true, false)
+
+/*
+ * The trigger known: the handle's entries (struct td src_begin and
+ * end_entry, which the entry points take for this thread's fast handle)
+ * go to its copy from the next begin or end on.
+ */
+static inline __attribute__((always_inline)) void
+choose_copy(struct td *td, bool guarded, bool by_metrics)
+{
+	if (guarded) {
+		td->src_begin = by_metrics ? guarded_by_metrics_begin
+					   : guarded_by_slots_begin;
+		td->end_entry = by_metrics ? guarded_by_metrics_end
+					   : guarded_by_slots_end;
+	} else {
+		td->src_begin = by_metrics ? by_metrics_begin : by_slots_begin;
+		td->end_entry = by_metrics ? by_metrics_end : by_slots_end;
+	}
+}
+
+/*
+ * The entry points the handle starts with (and the general route's:
+ * source.h fast_begin, fast_end): the trigger learnt by the slow path's
+ * probe picks the order of the reads, and the begin points the handle's
+ * entries at that order's copy; the rarer order and the probe out of
+ * line, so that the usual one tests the trigger with one compare.  Until
+ * it is learnt (or where the probe found no clearing), the slow path.
  */
 static __attribute__((noinline)) int begin_other(struct td *td,
 						 struct td_region_priv *p,
 						 bool guarded)
 {
-	if (td_pm_of(td)->pm.clear_trigger == TD_CLEAR_BY_SLOTS)
+	if (td_pm_of(td)->pm.clear_trigger == TD_CLEAR_BY_SLOTS) {
+		choose_copy(td, guarded, false);
 		return guarded ? clear_fast_begin(td, p, true, false)
 			       : clear_fast_begin(td, p, false, false);
+	}
 	if (!td_pm_of(td)->pm.clear_mode)
 		td->src_fast = false; /* the probe found no clearing: for good */
 	return td_slow_begin(td, p); /* the probe to run */
@@ -582,8 +632,10 @@ static __attribute__((noinline)) int end_other(struct td *td,
 
 int td_pm_clear_fast_begin(struct td *td, struct td_region_priv *p)
 {
-	if (TD_LIKELY(td_pm_of(td)->pm.clear_trigger == TD_CLEAR_BY_METRICS))
+	if (TD_LIKELY(td_pm_of(td)->pm.clear_trigger == TD_CLEAR_BY_METRICS)) {
+		choose_copy(td, false, true);
 		return clear_fast_begin(td, p, false, true);
+	}
 	return begin_other(td, p, false);
 }
 
@@ -598,16 +650,18 @@ int td_pm_clear_fast_end(struct td *td, struct td_region_priv *p,
 /*
  * The same with the reads inside the guard of a source whose CPUs do not
  * all have the fixed selectors (pm.guard.rseq), and its check that a
- * reading may be taken (pm.clear_fast_stands): the hybrid source's.
- * The check comes before the reads, the page's lock after them as
- * unguarded: a trip to another CPU between the two (outside the guard's
- * section, nothing aborts) switches cpu_core's group out and in, which
- * moves that lock.
+ * reading may be taken (pm.quiet_lock): the hybrid source's.  The check
+ * comes before the reads, the page's lock after them as unguarded: a
+ * trip to another CPU between the two (outside the guard's section,
+ * nothing aborts) switches cpu_core's group out and in, which moves that
+ * lock.
  */
 int td_pm_clear_guarded_fast_begin(struct td *td, struct td_region_priv *p)
 {
-	if (TD_LIKELY(td_pm_of(td)->pm.clear_trigger == TD_CLEAR_BY_METRICS))
+	if (TD_LIKELY(td_pm_of(td)->pm.clear_trigger == TD_CLEAR_BY_METRICS)) {
+		choose_copy(td, true, true);
 		return clear_fast_begin(td, p, true, true);
+	}
 	return begin_other(td, p, true);
 }
 
