@@ -137,7 +137,7 @@ static const char spr_why[] =
  * that the registers are this thread's.
  */
 static const char clear_window_why[] =
-	"metrics-clear window (lnl 33, arl-pcore 44) stays: after the "
+	"metrics-clear window (lnl 30, arl-pcore 41) stays: after the "
 	"begin's last read (lnl 13, arl-pcore 14: the rseq section left, "
 	"1), PERF_METRICS' halves joined (2), the "
 	"page's lock after the reads (3, its page's address loaded before "
@@ -146,11 +146,11 @@ static const char clear_window_why[] =
 	"kept for the next fold and the region's begin and error scale (6: "
 	"values the reads give; who owns the pending reading is stored "
 	"before them), the return (2); before the end's first read (lnl "
-	"20, arl-pcore 30), the entry's compares with this thread's two "
-	"fast handles and the jump to the source's end entry (6), the "
-	"region's checks and the jump to the source's end (5: a clearing "
-	"read for a region that is not the handle's would lose its "
-	"interval), the trigger's compare (2), the region and result "
+	"17, arl-pcore 27), the entry's compares with this thread's two "
+	"fast handles and the jump to the end entry of the trigger's copy "
+	"(6), the region's checks (4: a clearing read for a region that "
+	"is not the handle's would take its interval from the region that "
+	"is), the region and result "
 	"pointers out of RDPMC's registers (lnl 2, arl-pcore 1), the "
 	"page's lock before any read (4: a clearing read while a "
 	"schedule-in since the last reading may have handed the registers "
@@ -161,11 +161,26 @@ static const char clear_window_why[] =
 	"rseq guard's section armed (7: the area, the descriptor "
 	"registered, the CPU's bit tested in the P-cores' bitmap: no RDPMC "
 	"of a fixed selector on an E-core).  Below 20 would take a clearing "
-	"read before the region's checks (its reading kept for the slow "
-	"path where they fail), the trigger's copy chosen once the probe "
-	"learns it, and a begin that keeps only the raw reading, the "
-	"region's fields made from it later: the fold would then write into "
-	"a region its caller may have dropped unended";
+	"read before the region's checks (the reading a misused end took "
+	"folded later: a reading the general route never takes, its error "
+	"scale in the results), and a begin that keeps only the raw "
+	"reading, the region's fields made from it later: the fold would "
+	"then write into a region its caller may have dropped unended";
+
+/*
+ * The guarded metrics-clear pair (arl-pcore) against the unguarded one
+ * (lnl), counted the same way: what the hybrid source adds.
+ */
+static const char arl_pair_why[] =
+	"arl-pcore's pair (131) stays above 120: lnl's (103) plus the rseq "
+	"guard's two sections (16: each armed, 7, and left, 1; no RDPMC of "
+	"a fixed selector on an E-core), the E-cores' check at the begin "
+	"and the end (8: a reading stands only while the E group has not "
+	"run since its values were cached) and the begin's copy of the "
+	"handle's state whole (7 more than lnl's: the hybrid source's "
+	"E-core counts follow its categories; made once per version of the "
+	"state, here the one the warm-up's nested and named regions left), "
+	"less 3 (the first read joined in the section, a register)";
 
 static const struct ovh_targets profile_targets[] = {
 	{ "spr", 60, 200, 12, 80 },
@@ -444,6 +459,7 @@ void ovh_report_footer(void)
 	printf("# %s\n", ord_window_why);
 	printf("# %s\n", hybrid_window_why);
 	printf("# %s\n", clear_window_why);
+	printf("# %s\n", arl_pair_why);
 	printf("# %s\n", spr_why);
 	for (unsigned i = 0; i < nr_lines; i++)
 		puts(lines[i]);

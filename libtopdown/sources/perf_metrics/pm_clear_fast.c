@@ -105,13 +105,20 @@ policy_open_undo(struct td *td)
  * one load and one compare).
  */
 static inline __attribute__((always_inline)) bool
-clear_go(const struct td *td, bool guarded)
+clear_go_at(const struct td *td, const struct perf_event_mmap_page *pc,
+	    bool guarded)
 {
 	const struct td_pm *pm = &td_pm_of(td)->pm;
 
 	if (guarded && td_load_once(*pm->quiet_lock) != pm->quiet_want)
 		return false;
-	return td_load_once(td_pm_of(td)->slots_pc->lock) == td->last_lock;
+	return td_load_once(pc->lock) == td->last_lock;
+}
+
+static inline __attribute__((always_inline)) bool
+clear_go(const struct td *td, bool guarded)
+{
+	return clear_go_at(td, td_pm_of(td)->slots_pc, guarded);
 }
 
 /* SLOTS, 48 bits wide (pm_decode.h): bits 32-47 from EDX. */
@@ -252,14 +259,6 @@ end_page_moved(struct td *td, struct td_region_priv *p, struct td_result *res,
 	return td_slow_end_read(td, p, res);
 }
 
-/* The page's lock after the reads, for the caller to compare. */
-static inline __attribute__((always_inline)) uint32_t
-lock_after(const struct td *td)
-{
-	td_compiler_barrier();
-	return td_load_once(td_pm_of(td)->slots_pc->lock);
-}
-
 /*
  * The begin folds a reading still pending (a nested begin's), copies
  * the handle's state unless its copy is current (its key: the state's
@@ -302,7 +301,7 @@ begin_read(struct td *td, struct td_region_priv *p, bool guarded,
 				     &metrics)))
 		return begin_unread(td, p);
 	td_compiler_barrier();
-	lock = td_load_once(pc->lock); /* lock_after's load */
+	lock = td_load_once(pc->lock); /* the page's lock after the reads */
 	if (TD_UNLIKELY(lock != td->last_lock))
 		return begin_page_moved(td, p, lock, slots, metrics);
 	pm->pend_slots = slots;
@@ -533,14 +532,17 @@ clear_fast_end(struct td *td, struct td_region_priv *p, struct td_result *res,
 	       bool guarded, bool by_metrics)
 {
 	struct td_pm *pm = &td_pm_of(td)->pm;
+	const struct perf_event_mmap_page *pc = td_pm_of(td)->slots_pc;
 	uint64_t slots, metrics;
 	uint32_t lock;
 
-	if (TD_UNLIKELY(!clear_go(td, guarded) ||
+	/* the page's address kept in a register for the lock after */
+	if (TD_UNLIKELY(!clear_go_at(td, pc, guarded) ||
 			!clear_read2(td, guarded, by_metrics, &slots,
 				     &metrics)))
 		return td_slow_end_read(td, p, res); /* it folds what is kept */
-	lock = lock_after(td);
+	td_compiler_barrier();
+	lock = td_load_once(pc->lock); /* the page's lock after the reads */
 	if (TD_UNLIKELY(lock != td->end_key))
 		return end_keyed(td, p, res, lock, slots, metrics);
 	if (TD_UNLIKELY(pm->pend_alone != p))
