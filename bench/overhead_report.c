@@ -55,8 +55,7 @@ static unsigned long ord_records_target(unsigned long pair,
  */
 static const char ord_window_why[] =
 	"ordinary counters' window (zen4/zen5/skl/grt 28, records 30; n2 "
-	"46, records 49, counted before the x86 entry's second compare "
-	"shared the first's address) stays: after the begin's last read, the leader's "
+	"43, records 46) stays: after the begin's last read, the leader's "
 	"(x86 15), its page lock compared after the read (2: the seqlock's "
 	"validation, the view's words loaded before the read), its 48-bit "
 	"value (3), the guard's step against the last accepted value (3: "
