@@ -57,8 +57,8 @@ static unsigned long ord_records_target(unsigned long pair,
  * one of them is a check a reading needs or the way to the source's end.
  */
 static const char ord_window_why[] =
-	"ordinary counters' window (zen4/zen5/skl/grt 30, records 32; n2 "
-	"46, records 49) stays: after the begin's last read, the leader's "
+	"ordinary counters' window (zen4/zen5/skl/grt 28, records 30; n2 "
+	"43, records 46) stays: after the begin's last read, the leader's "
 	"(x86 15), its page lock compared after the read (2: the seqlock's "
 	"validation, the view's words loaded before the read), its 48-bit "
 	"value (3), the guard's step against the last accepted value (3: "
@@ -66,9 +66,10 @@ static const char ord_window_why[] =
 	"added, the region's store and the return (4), the guard's next "
 	"base and the pointer that commits it (2 stores: a stale page "
 	"read below the last whole reading) and a register restored (1); "
-	"the entry's fast-handle compare (4, the PERF_METRICS entry's) and "
-	"the jump to the handle's end (4: this thread's fast handle, its end "
-	"entry); before the end's "
+	"the entry's fast-handle compare (3, the PERF_METRICS entry's) and "
+	"the jump to the handle's end (3: this thread's source fast handle "
+	"compared at the first one's address, its end entry); before the "
+	"end's "
 	"first read (7), the arguments RDPMC's registers clobber saved (3), "
 	"whether a result is wanted (2: an end asked for nothing reads "
 	"nothing; records and named regions 2 more), the group and the "
@@ -90,7 +91,7 @@ static const char ord_window_why[] =
  * E-core; the end reads all three in one section, its checks after.
  */
 static const char hybrid_window_why[] =
-	"adl-pcore's window (pair 36) stays: after the begin's last read "
+	"adl-pcore's window (pair 28) stays: after the begin's last read "
 	"(12), the rseq section left (1: rseq_cs cleared, no pointer into "
 	"the library outlives the section), PERF_METRICS stored in the "
 	"region as RDPMC gave it (2), cpu_core's page lock after the read "
@@ -98,15 +99,16 @@ static const char hybrid_window_why[] =
 	"sections shows there, outside them nothing aborts), the handle's "
 	"last readings (4: the pair a foreign reset folds, stored once the "
 	"lock stands) and the return (2); before the end's first read "
-	"(24), the entry's fast-handle compare (4), the general end's "
-	"checks and the dispatch to the source's end (9), the region and "
-	"result pointers out of RDPMC's registers and a register saved "
-	"(3), the rseq section armed (3: the area, the descriptor "
-	"registered), the CPU's bit tested in the P-cores' bitmap (4: "
-	"RDPMC of a fixed counter on an E-core is a #GP) and the first "
-	"selector (1).  Not moved out: the end's dispatch (13), which "
-	"would need the guarded end inlined in the library's entry "
-	"(pm_fast.c td_region_end)";
+	"(16), the entry's compares with this thread's two fast handles "
+	"and the jump to the source's end entry (6), the result pointer "
+	"out of RDPMC's registers and a register saved (2), the rseq "
+	"section armed (3: the area, the descriptor registered), the CPU's "
+	"bit tested in the P-cores' bitmap (4: RDPMC of a fixed counter on "
+	"an E-core is a #GP) and the first selector (1).  The region's "
+	"owner and every check of the readings follow the reads (a reading "
+	"for a region that is not the handle's is discarded).  Not moved "
+	"out: the entry's dispatch (6), which would need the guarded end "
+	"inlined in the library's entry (pm_fast.c td_region_end)";
 
 /*
  * PERF_METRICS' own rows (spr), where they stay above its targets: what
@@ -141,30 +143,50 @@ static const char spr_why[] =
  * that the registers are this thread's.
  */
 static const char clear_window_why[] =
-	"metrics-clear window (lnl 35, arl-pcore 85) stays: after the "
-	"begin's last read (lnl 13), PERF_METRICS' halves joined (2), the "
+	"metrics-clear window (lnl 30, arl-pcore 41) stays: after the "
+	"begin's last read (lnl 13, arl-pcore 14: the rseq section left, "
+	"1), PERF_METRICS' halves joined (2), the "
 	"page's lock after the reads (3, its page's address loaded before "
 	"them: a schedule-in during them may have restored another "
 	"context's registers, which the slow path must judge), the reading "
 	"kept for the next fold and the region's begin and error scale (6: "
 	"values the reads give; who owns the pending reading is stored "
 	"before them), the return (2); before the end's first read (lnl "
-	"22), the entry's fast-handle compare (4), the dispatch to the "
-	"source's end (9), the trigger's compare (2), the region and "
-	"result pointers out of RDPMC's registers (2), the page's lock "
-	"before any read (4: a clearing read while a schedule-in since the "
-	"last reading may have handed the registers to another context "
-	"would destroy what the slow path must judge) and the selector "
-	"(1); arl-pcore adds the rseq guard's section (its CPU check and "
-	"registration before the first read, its exit after the last: no "
-	"RDPMC of a fixed selector on an E-core), the source's check that "
-	"its E-cores stayed quiet (a call: one load and one compare past "
-	"the page's lock, hybrid.h quiet_lock) and the registers the guard "
-	"needs saved and restored.  Below 20 would take the entry's own "
-	"dispatch to this end (the 13 of the entry and the general end, "
-	"core's), and a begin that keeps only the raw reading, the region's "
-	"fields made from it later: the fold would then write into a region "
-	"its caller may have dropped unended";
+	"17, arl-pcore 27), the entry's compares with this thread's two "
+	"fast handles and the jump to the end entry of the trigger's copy "
+	"(6), the region's checks (4: a clearing read for a region that "
+	"is not the handle's would take its interval from the region that "
+	"is), the region and result "
+	"pointers out of RDPMC's registers (lnl 2, arl-pcore 1), the "
+	"page's lock before any read (4: a clearing read while a "
+	"schedule-in since the last reading may have handed the registers "
+	"to another context would destroy what the slow path must judge) "
+	"and the selector (1); arl-pcore adds the source's check that its "
+	"E-cores stayed quiet (4: its lock's address, the lock, compared "
+	"with the value it must hold, struct td_pm quiet_lock) and the "
+	"rseq guard's section armed (7: the area, the descriptor "
+	"registered, the CPU's bit tested in the P-cores' bitmap: no RDPMC "
+	"of a fixed selector on an E-core).  Below 20 would take a clearing "
+	"read before the region's checks (the reading a misused end took "
+	"folded later: a reading the general route never takes, its error "
+	"scale in the results), and a begin that keeps only the raw "
+	"reading, the region's fields made from it later: the fold would "
+	"then write into a region its caller may have dropped unended";
+
+/*
+ * The guarded metrics-clear pair (arl-pcore) against the unguarded one
+ * (lnl), counted the same way: what the hybrid source adds.
+ */
+static const char arl_pair_why[] =
+	"arl-pcore's pair (131) stays above 120: lnl's (103) plus the rseq "
+	"guard's two sections (16: each armed, 7, and left, 1; no RDPMC of "
+	"a fixed selector on an E-core), the E-cores' check at the begin "
+	"and the end (8: a reading stands only while the E group has not "
+	"run since its values were cached) and the begin's copy of the "
+	"handle's state whole (7 more than lnl's: the hybrid source's "
+	"E-core counts follow its categories; made once per version of the "
+	"state, here the one the warm-up's nested and named regions left), "
+	"less 3 (the first read joined in the section, a register)";
 
 /*
  * A row that misses a target names the reason (its key) after its
@@ -179,6 +201,7 @@ static const struct ovh_why whys[] = {
 	{ "spr", spr_why },
 	{ "hybrid-window", hybrid_window_why },
 	{ "clear-window", clear_window_why },
+	{ "arl-pair", arl_pair_why },
 	{ "ordinary-window", ord_window_why },
 };
 
@@ -186,7 +209,8 @@ static const struct ovh_targets profile_targets[] = {
 	{ "spr", 60, 200, 12, 80, "spr", "spr" },
 	{ "lnl", 120, 300, DEFAULT_WINDOW, 0, NULL, "clear-window" },
 	{ "adl-pcore", 60, 200, DEFAULT_WINDOW, 0, NULL, "hybrid-window" },
-	{ "arl-pcore", 120, 300, DEFAULT_WINDOW, 0, NULL, "clear-window" },
+	{ "arl-pcore", 120, 300, DEFAULT_WINDOW, 0, "arl-pair",
+	  "clear-window" },
 	{ "zen4", 0, 450, DEFAULT_WINDOW, 0, NULL, "ordinary-window" },
 	{ "zen5", 0, 450, DEFAULT_WINDOW, 0, NULL, "ordinary-window" },
 	{ "skl", 0, 450, DEFAULT_WINDOW, 0, NULL, "ordinary-window" },

@@ -253,8 +253,8 @@ static void close_by_other_thread(enum emu_profile profile, int handles)
 }
 
 /*
- * The fixed-selector path's pointer (td_fast_td, Sapphire Rapids) and a
- * source's own (td_fast_src_td: Zen 4's ordinary counters) alike.
+ * The fixed-selector path's pointer (td_fast.td, Sapphire Rapids) and a
+ * source's own (td_fast.src_td: Zen 4's ordinary counters) alike.
  */
 static void test_close_by_other_thread(void **state)
 {

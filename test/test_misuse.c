@@ -106,6 +106,73 @@ static void test_region_sequence_misuse(void **state)
 	td_close(td);
 }
 
+/*
+ * The same misuse on this thread's fast handle of every fast path: the
+ * inlined one (Sapphire Rapids), the hybrid source's guarded reads
+ * (Alder Lake, whose end reads before it checks the region), the
+ * metrics-clear one, unguarded (Lunar Lake) and guarded (the hybrid
+ * profile offering it), and ordinary counters (Zen 4).  The thread's
+ * first open handle is its fast one (owner.c td_fast_claim): each begin
+ * and end goes from the entry point to that path at once, so the
+ * region's checks there are the only ones.
+ */
+static void misuse_on_fast_handle(enum emu_profile prof, bool offer_clear,
+				  bool two_fit)
+{
+	struct td_options o = TD_OPTIONS_INIT;
+	struct td *td, *other = NULL;
+	struct td_region r = { { 0 } }, fresh = { { 0 } };
+	struct td_result res;
+
+	emu_setup(prof);
+	if (offer_clear)
+		emu_offer_metrics_clear();
+	o.reset_policy = TD_RESET_NEVER;
+	assert_int_equal(td_open(&td, &o), 0);
+	if (two_fit)
+		assert_int_equal(td_open(&other, &o), 0);
+	for (int i = 0; i < 3; i++) { /* metrics-clear: its probe first */
+		assert_int_equal(td_region_begin(td, &r), 0);
+		emu_run(100000, &MIX_CHAIN);
+		assert_int_equal(td_region_end(td, &r, &res), 0);
+	}
+	assert_int_equal(td_region_begin(td, NULL), -EINVAL);
+	assert_int_equal(td_region_end(td, NULL, &res), -EINVAL);
+	assert_int_equal(td_region_end(td, NULL, NULL), -EINVAL);
+	assert_int_equal(td_region_end(td, &fresh, &res), -ESRCH);
+	assert_int_equal(td_region_end(td, &fresh, NULL), -ESRCH);
+	if (other) {
+		assert_int_equal(td_region_begin(other, &fresh), 0);
+		assert_int_equal(td_region_end(td, &fresh, &res), -EXDEV);
+		assert_int_equal(td_region_end(td, &fresh, NULL), -EXDEV);
+		assert_int_equal(td_region_end(other, &fresh, NULL), 0);
+	}
+	assert_int_equal(td_region_begin(td, &r), 0);
+	assert_int_equal(td_region_begin(td, &r), -EALREADY);
+	if (other)
+		assert_int_equal(td_region_end(other, &r, &res), -EXDEV);
+	emu_run(1000000, &MIX_CHAIN);
+	assert_int_equal(td_region_end(td, &r, &res), 0);
+	assert_true(res.slots > 0);
+	assert_false(res.flags & TD_RESULT_UNRELIABLE);
+	assert_int_equal(td_region_end(td, &r, &res), -ESRCH);
+	assert_int_equal(td_region_end(td, &r, NULL), -ESRCH);
+	td_close(other);
+	td_close(td);
+	emu_teardown();
+}
+
+/* Zen 4's counters hold one handle's events: no second handle there. */
+static void test_misuse_on_each_fast_path(void **state)
+{
+	(void)state;
+	misuse_on_fast_handle(EMU_SPR, false, true);
+	misuse_on_fast_handle(EMU_ADL, false, true);
+	misuse_on_fast_handle(EMU_LNL, false, true);
+	misuse_on_fast_handle(EMU_ADL, true, true);
+	misuse_on_fast_handle(EMU_ZEN4, false, false);
+}
+
 /* Regions carry their own snapshot: nesting depth is unlimited. */
 #define DEPTH 10000
 static void test_deep_nesting(void **state)
@@ -282,6 +349,8 @@ int main(void)
 		cmocka_unit_test_teardown(test_null_arguments, teardown),
 		cmocka_unit_test_teardown(test_options_wrong_size, teardown),
 		cmocka_unit_test_teardown(test_region_sequence_misuse, teardown),
+		cmocka_unit_test_teardown(test_misuse_on_each_fast_path,
+					  teardown),
 		cmocka_unit_test_teardown(test_deep_nesting, teardown),
 		cmocka_unit_test_teardown(test_fork_child_refused, teardown),
 		cmocka_unit_test_teardown(test_fds_cloexec, teardown),

@@ -94,14 +94,16 @@ static inline uint64_t *td_begin_values(struct td_region_priv *p)
 /* region_slow.c: the slow path of begin and end. */
 TD_HIDDEN int td_slow_begin(struct td *td, struct td_region_priv *p);
 TD_HIDDEN int td_begin_checked(struct td *td, struct td_region *r);
-/* td_slow_end less the way to this thread's fast handle's own end. */
+/*
+ * Every end but the fast ways the entry point takes (the inlined fast
+ * path, this thread's fast handle's end entry): the checks, then the
+ * source's fast end or a reading.
+ */
 TD_HIDDEN int td_end_checked(struct td *td, struct td_region *r,
 			     struct td_result *res);
 /* The end entry of a source without fast_end_first (struct td end_entry). */
 TD_HIDDEN int td_fast_end_checked(struct td *td, struct td_region *r,
 				  struct td_result *res);
-TD_HIDDEN int td_slow_end(struct td *td, struct td_region *r,
-			  struct td_result *res);
 /* The end of a region begun on this handle: a reading, then the rest. */
 TD_HIDDEN int td_slow_end_read(struct td *td, struct td_region_priv *p,
 			       struct td_result *res);

@@ -60,6 +60,7 @@ int td_handle_open(struct td **out, const struct td_options *opts,
 	td->fast = false;
 	td->src_fast = false;
 #endif
+	td->src_begin = td->src->fast_begin;
 	td->src_end = td->src->fast_end;
 	td->end_entry = td->src->fast_end_first ? td->src->fast_end_first
 						: td_fast_end_checked;

@@ -407,12 +407,17 @@ struct td {
 	bool src_fast;           /* begin/end may take the source's own fast
 				    path (source.h fast_begin) */
 	/*
-	 * Where td_slow_end sends this thread's fast handle: the source's
+	 * Where the entry point (td_region_end) sends this thread's fast
+	 * handle: the source's
 	 * fast_end_first, else the checks and then src_end, its fast_end
-	 * (kept here: one load less than through src).  Set at open.
+	 * (kept here: one load less than through src).  Set at open; the
+	 * source may point it and src_begin at a copy of its fast path once
+	 * it has learnt more (pm_clear_fast.c: the trigger's order).
 	 */
 	int (*end_entry)(struct td *td, struct td_region *r,
 			 struct td_result *res);
+	/* The source's fast_begin, kept here likewise. */
+	int (*src_begin)(struct td *td, struct td_region_priv *p);
 	int (*src_end)(struct td *td, struct td_region_priv *p,
 		       struct td_result *res);
 	uint64_t foreign_resets; /* SLOTS went backwards: someone else reset */
@@ -441,15 +446,19 @@ struct td {
 extern TD_HIDDEN unsigned long td_fork_generation;
 /*
  * This thread's fast handle, or TD_NO_FAST: one per thread, named by one
- * of two pointers, td_fast_td where it takes the fast path the entry
- * points inline (td->fast), td_fast_src_td where its source has a
- * fast path of its own (td->src_fast).  initial-exec: a fixed offset
- * from the thread pointer, no __tls_get_addr call (a dlopen()ed copy
- * uses glibc's static TLS surplus for these 16 bytes).
+ * of two pointers, td where it takes the fast path the entry points
+ * inline (td->fast), src_td where its source has a fast path of its own
+ * (td->src_fast).  One variable, so that an entry that compares both
+ * finds them by one address (the second a displacement from the
+ * first).  initial-exec: a fixed offset from the thread pointer, no
+ * __tls_get_addr call (a dlopen()ed copy uses glibc's static TLS
+ * surplus for these 16 bytes).
  */
-extern TD_HIDDEN __thread const struct td *td_fast_td
-	__attribute__((tls_model("initial-exec")));
-extern TD_HIDDEN __thread const struct td *td_fast_src_td
+struct td_fast_handles {
+	const struct td *td;
+	const struct td *src_td;
+};
+extern TD_HIDDEN __thread struct td_fast_handles td_fast
 	__attribute__((tls_model("initial-exec")));
 extern TD_HIDDEN const uint64_t td_no_fast_anchor;
 #define TD_NO_FAST ((const struct td *)(const void *)&td_no_fast_anchor)

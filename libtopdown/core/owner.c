@@ -20,8 +20,8 @@
  * writes the generation, so reading it there is race-free.
  *
  * The fast path's check is cheaper still: a thread-local pointer to the
- * one handle this thread may use on the fast path (td_fast_td for the
- * path the entry points inline, td_fast_src_td for a source's own; never
+ * one handle this thread may use on the fast path (td_fast.td for the
+ * path the entry points inline, td_fast.src_td for a source's own; never
  * NULL: TD_NO_FAST when there is none, and at most one of the two set),
  * compared with the handle passed in.  It answers "not NULL, fast-capable,
  * this thread, this process" in one compare: it is set only by td_open in
@@ -41,19 +41,18 @@
 
 unsigned long td_fork_generation;
 const uint64_t td_no_fast_anchor;
-__thread const struct td *td_fast_td = TD_NO_FAST;
-__thread const struct td *td_fast_src_td = TD_NO_FAST;
+__thread struct td_fast_handles td_fast = { TD_NO_FAST, TD_NO_FAST };
 
 /* The pointer that names this thread's fast handle, if it has one. */
 static const struct td **claimed_slot(void)
 {
-	return td_fast_td != TD_NO_FAST ? &td_fast_td
-	       : td_fast_src_td != TD_NO_FAST ? &td_fast_src_td : NULL;
+	return td_fast.td != TD_NO_FAST ? &td_fast.td
+	       : td_fast.src_td != TD_NO_FAST ? &td_fast.src_td : NULL;
 }
 
 enum fast_life {
 	FAST_NONE,       /* no thread-local pointer to this handle */
-	FAST_CLAIMED,    /* its owner's td_fast_td or td_fast_src_td may
+	FAST_CLAIMED,    /* its owner's td_fast.td or td_fast.src_td may
 			    point here */
 	FAST_CLOSED,     /* closed by another thread: the owner frees it */
 	FAST_OWNER_GONE  /* owner exited: whoever closes it frees it */
@@ -66,8 +65,8 @@ static bool have_exit_key;
 static void on_fork_child(void)
 {
 	td_fork_generation++;
-	td_fast_td = TD_NO_FAST; /* the child has no perf mappings */
-	td_fast_src_td = TD_NO_FAST;
+	td_fast.td = TD_NO_FAST; /* the child has no perf mappings */
+	td_fast.src_td = TD_NO_FAST;
 	/* ... and its handles are freed by td_close, not at thread exit */
 	if (have_exit_key)
 		pthread_setspecific(exit_key, NULL);
@@ -134,9 +133,9 @@ void td_fast_claim(struct td *td)
 		return;
 	td->fast_life = FAST_CLAIMED;
 	if (td->fast)
-		td_fast_td = td;
+		td_fast.td = td;
 	else
-		td_fast_src_td = td;
+		td_fast.src_td = td;
 }
 
 /* td_close, after the handle's resources are gone: free its memory. */

@@ -113,15 +113,12 @@ int td_slow_begin(struct td *td, struct td_region_priv *p)
 }
 
 /*
- * Anything but the inlined fast path's handle and a closed region: first
- * this thread's handle whose source has a fast path of its own (one
- * compare stands for the NULL, thread and fork checks, as on the inlined
- * fast path), then the checks.
+ * Anything the entry point's fast ways did not take (this thread's fast
+ * handle and a closed region: the inlined fast path, or the source's
+ * own fast begin, struct td src_begin): the checks.
  */
 int td_begin_checked(struct td *td, struct td_region *r)
 {
-	if (td == td_fast_src_td && r && !priv(r)->owner)
-		return td->src->fast_begin(td, priv(r));
 	if (!td || !r)
 		return -EINVAL;
 	if (!td_owner_ok(td))
@@ -273,7 +270,7 @@ void td_end_sampled(struct td *td, struct td_region_priv *p,
 	p->owner = NULL;
 }
 
-/* The checks of an end and its way on (td_slow_end, td_end_checked). */
+/* The checks of an end and its way on (td_end_checked). */
 static inline __attribute__((always_inline)) int
 end_checked(struct td *td, struct td_region *r, struct td_result *res)
 {
@@ -293,20 +290,9 @@ end_checked(struct td *td, struct td_region *r, struct td_result *res)
 }
 
 /*
- * Anything but the plain fast end: own frame, out of the hot path.  A
- * source's own fast end is the usual way here: this thread's fast handle
- * (one compare stands for the NULL, thread and fork checks) goes to its
- * end entry at once, which checks the region (td_fast_end_checked) or,
- * where the source reads first (source.h fast_end_first), checks after
- * its first read.
+ * The end entry (struct td end_entry) of a source without
+ * fast_end_first: the region checked, then the source's fast end.
  */
-int td_slow_end(struct td *td, struct td_region *r, struct td_result *res)
-{
-	if (TD_LIKELY(td == td_fast_src_td))
-		return td->end_entry(td, r, res);
-	return end_checked(td, r, res);
-}
-
 int td_fast_end_checked(struct td *td, struct td_region *r,
 			struct td_result *res)
 {
@@ -323,8 +309,8 @@ __attribute__((noinline)) int td_end_checked(struct td *td,
 }
 
 /*
- * Out of line: inlined into td_slow_end, its sample's frame would be set
- * up on every end that passes there to a source's fast end too.
+ * Out of line: inlined into td_end_checked, its sample's frame would be
+ * set up on every end that passes there to a source's fast end too.
  */
 __attribute__((noinline)) int td_slow_end_read(struct td *td,
 					       struct td_region_priv *p,

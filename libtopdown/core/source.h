@@ -116,8 +116,8 @@ struct td_source_ops {
 	int (*fast_end)(struct td *td, struct td_region_priv *p,
 			struct td_result *res);
 	/*
-	 * Optional: where td_slow_end sends this thread's fast handle
-	 * (td_fast_src_td) at once, the region not yet checked (NULL, not
+	 * Optional: where the entry point sends this thread's fast handle
+	 * (td_fast.src_td) at once, the region not yet checked (NULL, not
 	 * begun, begun on another handle): a fast end that reads before it
 	 * checks, so that the checks are not charged to the region, and
 	 * then, should they fail, discards the reading and returns

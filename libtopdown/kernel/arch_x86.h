@@ -471,6 +471,63 @@ off:
 	return false;
 }
 
+/*
+ * Two counters by the selectors in memory, the second's RDPMC the
+ * section's last instruction, its commit: metrics-clear mode's trigger
+ * (its read zeroes SLOTS and PERF_METRICS), so that an abort comes
+ * before it ran, nothing cleared, and a read that ran is never undone.
+ * The first is joined in the section (48 bits wide where first48, a
+ * constant of the caller's copy), the second left as RDPMC gave it, two
+ * halves, for the caller to join after the section (each zero-extended
+ * by RDPMC in 64-bit mode: no instruction more to clear bits 32-63).
+ */
+static inline __attribute__((always_inline)) bool
+td_rseq_read2_commit(struct rseq *rs, const uint64_t *const *cpus,
+		     const uint32_t *sel1, const uint32_t *sel2, bool first48,
+		     uint64_t *v1, uint64_t *lo2, uint64_t *hi2)
+{
+	uint64_t a, l, h;
+
+	if (first48) {
+		__asm__ goto(
+			TD_RSEQ_GOTO_ENTER
+			"movl %[sel1], %%ecx\n\t"
+			"rdpmc\n\t"
+			"shlq $48, %%rdx\n\t"
+			"shrq $16, %%rdx\n\t"
+			"leaq (%%rax,%%rdx), %[a]\n\t"
+			"movl %[sel2], %%ecx\n\t"
+			"rdpmc\n\t"
+			TD_RSEQ_GOTO_LEAVE
+			: [a] "=&r"(a), "=&a"(l), "=&d"(h)
+			: [rs] "r"(rs), [cpus] "m"(*cpus), [sel1] "m"(*sel1),
+			  [sel2] "m"(*sel2), TD_RSEQ_GOTO_CONSTANTS
+			: "rcx", "cc", "memory"
+			: off);
+	} else {
+		__asm__ goto(
+			TD_RSEQ_GOTO_ENTER
+			"movl %[sel1], %%ecx\n\t"
+			"rdpmc\n\t"
+			"shlq $32, %%rdx\n\t"
+			"leaq (%%rax,%%rdx), %[a]\n\t"
+			"movl %[sel2], %%ecx\n\t"
+			"rdpmc\n\t"
+			TD_RSEQ_GOTO_LEAVE
+			: [a] "=&r"(a), "=&a"(l), "=&d"(h)
+			: [rs] "r"(rs), [cpus] "m"(*cpus), [sel1] "m"(*sel1),
+			  [sel2] "m"(*sel2), TD_RSEQ_GOTO_CONSTANTS
+			: "rcx", "cc", "memory"
+			: off);
+	}
+	*v1 = a;
+	*lo2 = l;
+	*hi2 = h;
+	return true;
+off:
+	return false;
+}
+
 #endif /* linux/rseq.h */
 #endif /* __x86_64__ */
 

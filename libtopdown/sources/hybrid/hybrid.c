@@ -104,7 +104,7 @@ void td_hybrid_close(struct td *td)
 	h->pcores = NULL;
 	td_gen_free(td, h->ecore);
 	h->ecore = NULL;
-	td_hybrid_quiet_update(h);
+	td_hybrid_quiet_update(td);
 }
 
 /*
@@ -179,7 +179,7 @@ void td_hybrid_ecore_open(struct td *td, bool include_kernel,
 	g->cached_lock = td_load_once(g->pc[0]->lock) -
 			 (td_load_once(g->pc[0]->index) ? 1 : 0);
 	td_hybrid_of(td)->ecore = g;
-	td_hybrid_quiet_update(td_hybrid_of(td));
+	td_hybrid_quiet_update(td);
 	td_hybrid_of(td)->p_lock = td_load_once(td_pm_of(td)->slots_pc->lock);
 	td_pm_of(td)->pm.kcount_ok = true; /* base 0, the P group's counts 0 since enable */
 }
@@ -242,18 +242,19 @@ static int ecore_values_off(struct td_gen *g, uint64_t *v, uint64_t *t)
  * td_hybrid_ecore_cached, as the fast paths test it (hybrid.h
  * quiet_lock): after every change of the E group's cache.
  */
-void td_hybrid_quiet_update(struct td_hybrid *h)
+void td_hybrid_quiet_update(struct td *td)
 {
-	const struct td_gen *g = h->ecore;
+	const struct td_gen *g = td_hybrid_of(td)->ecore;
+	struct td_pm *pm = &td_pm_of(td)->pm;
 
 	if (!g) {
-		h->quiet_lock = &h->quiet_want;
+		pm->quiet_lock = &pm->quiet_want;
 	} else if (g->cached) {
-		h->quiet_want = g->cached_lock;
-		h->quiet_lock = &g->pc[0]->lock;
+		pm->quiet_want = g->cached_lock;
+		pm->quiet_lock = &g->pc[0]->lock;
 	} else {
-		h->quiet_not = ~h->quiet_want;
-		h->quiet_lock = &h->quiet_not;
+		pm->quiet_not = ~pm->quiet_want;
+		pm->quiet_lock = &pm->quiet_not;
 	}
 }
 
@@ -277,11 +278,11 @@ static int ecore_values(struct td *td, const struct td_sample *s,
 	if (s->valid && !td_pm_of(td)->pm.saved.used) {
 		int err = ecore_values_off(g, v, t);
 
-		td_hybrid_quiet_update(td_hybrid_of(td));
+		td_hybrid_quiet_update(td);
 		return err;
 	}
 	g->cached = false;
-	td_hybrid_quiet_update(td_hybrid_of(td));
+	td_hybrid_quiet_update(td);
 	return td_gen_values(g, g->rdpmc_ok, v, t);
 }
 

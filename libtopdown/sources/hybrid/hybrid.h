@@ -45,16 +45,6 @@ struct td_hybrid {
 	struct td_gen *ecore;
 	struct td_counts ecore_last; /* its counts at the last reading */
 	/*
-	 * The fast paths' test that the E group has not run since its
-	 * values were cached (hybrid_fast.c ecore_quiet), one load and one
-	 * compare: *quiet_lock == quiet_want.  quiet_lock is the E page's
-	 * lock while the values are cached (quiet_want the lock then), else
-	 * quiet_not (never quiet_want); with no E group, quiet_want itself.
-	 * Kept with the cache (td_hybrid_quiet_update).
-	 */
-	const uint32_t *quiet_lock;
-	uint32_t quiet_want, quiet_not;
-	/*
 	 * TD_OPT_L2_MULTIPLEX (the E group's mux[] open): its level-1
 	 * group's and level-2 groups' time running at the last reading.
 	 */
@@ -104,7 +94,15 @@ static inline bool td_hybrid_ecore_cached(const struct td_gen *g,
 {
 	return g->cached && lock == g->cached_lock;
 }
-TD_HIDDEN void td_hybrid_quiet_update(struct td_hybrid *h);
+/*
+ * The fast paths' test that the E group has not run since its values
+ * were cached (hybrid_fast.c ecore_quiet, pm_clear_fast.c clear_go),
+ * one load and one compare: *quiet_lock == quiet_want (struct td_pm).
+ * quiet_lock is the E page's lock while the values are cached
+ * (quiet_want the lock then), else quiet_not (never quiet_want); with
+ * no E group, quiet_want itself.  Kept with the cache.
+ */
+TD_HIDDEN void td_hybrid_quiet_update(struct td *td);
 /* hybrid_fast.c: the source's fast path (source.h) and its setup. */
 struct td_region_priv;
 TD_HIDDEN int td_hybrid_fast_begin(struct td *td, struct td_region_priv *p);
@@ -114,6 +112,11 @@ TD_HIDDEN int td_hybrid_fast_begin_uop(struct td *td,
 				       struct td_region_priv *p);
 TD_HIDDEN int td_hybrid_fast_end_uop(struct td *td, struct td_region_priv *p,
 				     struct td_result *res);
+/* source.h fast_end_first: the reads, then the region's checks. */
+TD_HIDDEN int td_hybrid_fast_end_first(struct td *td, struct td_region *r,
+				       struct td_result *res);
+TD_HIDDEN int td_hybrid_fast_end_first_uop(struct td *td, struct td_region *r,
+					   struct td_result *res);
 TD_HIDDEN void td_hybrid_fast_setup(struct td *td);
 TD_HIDDEN void td_hybrid_clear_fast_setup(struct td *td);
 

@@ -28,11 +28,12 @@
 #if TD_HAVE_RSEQ_GUARD
 /*
  * The E-core group has not run since its values were cached (hybrid.h
- * quiet_lock: td_hybrid_ecore_cached in one load and one compare).
+ * td_hybrid_quiet_update: td_hybrid_ecore_cached in one load and one
+ * compare).
  */
-static inline bool ecore_quiet(const struct td_hybrid *h)
+static inline bool ecore_quiet(const struct td_pm *pm)
 {
-	return td_load_once(*h->quiet_lock) == h->quiet_want;
+	return td_load_once(*pm->quiet_lock) == pm->quiet_want;
 }
 
 /*
@@ -109,7 +110,7 @@ fast_begin(struct td *td, struct td_region_priv *p, bool uop)
 	uint32_t lo, hi;
 
 	if ((td_load_once(pc->lock) | td->epoch_hi) != p->key ||
-	    !ecore_quiet(hy) ||
+	    !ecore_quiet(&h->pm) ||
 	    !td_rseq_read48x(hy->rseq, &hy->pcores, TD_RDPMC_SLOTS,
 			     uop, &h->pm.uop.sel, &slots, &aux) ||
 	    !selectors_hold(h) || td_reset_may_be_due(td, p, slots) ||
@@ -134,25 +135,19 @@ fast_begin(struct td *td, struct td_region_priv *p, bool uop)
 }
 
 /*
- * The end: the three registers in one section first, by the constant
- * selectors, then every check (the page as last seen, with the
- * selectors; the E-cores quiet; SLOTS not backwards), so that nothing
- * but the section's CPU check comes before the reads.
+ * The end's checks once the three registers are read (the page as last
+ * seen, with the selectors; the E-cores quiet; SLOTS not backwards),
+ * then the PERF_METRICS end with the readings.
  */
 static inline __attribute__((always_inline)) int
-fast_end(struct td *td, struct td_region_priv *p, struct td_result *res,
-	 bool uop)
+end_read(struct td *td, struct td_region_priv *p, struct td_result *res,
+	 bool uop, uint64_t slots, uint64_t metrics, uint64_t aux)
 {
 	struct td_pm_handle *h = td_pm_of(td);
-	const struct td_hybrid *hy = td_hybrid_of(td);
-	uint64_t slots, metrics, aux = 0;
 
-	if (!td_rseq_read3(hy->rseq, &hy->pcores, TD_RDPMC_SLOTS,
-			   TD_RDPMC_METRICS, uop, &h->pm.uop.sel, &slots, &metrics,
-			   &aux) ||
-	    !selectors_hold(h) ||
+	if (!selectors_hold(h) ||
 	    td_load_once(h->slots_pc->lock) != td->last_lock ||
-	    !ecore_quiet(hy) || slots < h->last_raw_slots)
+	    !ecore_quiet(&h->pm) || slots < h->last_raw_slots)
 		return td_slow_end_read(td, p, res);
 	if (uop)
 		aux += h->pm.uop.offset;
@@ -160,6 +155,53 @@ fast_end(struct td *td, struct td_region_priv *p, struct td_result *res,
 		return td_pm_end_reading_result(td, p, res, slots, metrics,
 						aux);
 	return td_pm_end_reading(td, p, res, slots, metrics, aux);
+}
+
+/* The three registers in one section, by the constant selectors. */
+static inline __attribute__((always_inline)) bool
+end_read3(struct td *td, bool uop, uint64_t *slots, uint64_t *metrics,
+	  uint64_t *aux)
+{
+	const struct td_hybrid *hy = td_hybrid_of(td);
+
+	return td_rseq_read3(hy->rseq, &hy->pcores, TD_RDPMC_SLOTS,
+			     TD_RDPMC_METRICS, uop, &td_pm_of(td)->pm.uop.sel,
+			     slots, metrics, aux);
+}
+
+/*
+ * The end of a region the general route checked: the reads first, so
+ * that nothing but the section's CPU check comes before them.
+ */
+static inline __attribute__((always_inline)) int
+fast_end(struct td *td, struct td_region_priv *p, struct td_result *res,
+	 bool uop)
+{
+	uint64_t slots, metrics, aux = 0;
+
+	if (!end_read3(td, uop, &slots, &metrics, &aux))
+		return td_slow_end_read(td, p, res);
+	return end_read(td, p, res, uop, slots, metrics, aux);
+}
+
+/*
+ * The end entry of this thread's fast handle (source.h fast_end_first):
+ * the reads before the region is checked too, so that its checks are
+ * not charged to the region; a region that is not this handle's open
+ * one (NULL, not begun, another handle's) discards the reading for the
+ * checks' answer (td_end_checked), as does a thread off the P-cores
+ * (the checks, then the end above).
+ */
+static inline __attribute__((always_inline)) int
+fast_end_first(struct td *td, struct td_region *r, struct td_result *res,
+	       bool uop)
+{
+	uint64_t slots, metrics, aux = 0;
+
+	if (!end_read3(td, uop, &slots, &metrics, &aux) || !r ||
+	    priv(r)->owner != td)
+		return td_end_checked(td, r, res);
+	return end_read(td, priv(r), res, uop, slots, metrics, aux);
 }
 
 /* The copies: without INT_MISC.UOP_DROPPING, and with it. */
@@ -185,18 +227,16 @@ int td_hybrid_fast_end_uop(struct td *td, struct td_region_priv *p,
 	return fast_end(td, p, res, true);
 }
 
-/*
- * Metrics-clear mode's fast path, its reads inside the guard
- * (pm_clear_fast.c td_pm_clear_guarded_fast_begin): a reading stands
- * when cpu_core's page is as last seen after it and the E-cores stayed
- * quiet, as above (a trip to an E-core between the checks and the
- * guarded reads); else the slow path folds it with the E-cores' counts.
- */
-static bool clear_fast_stands(const struct td *td)
+int td_hybrid_fast_end_first(struct td *td, struct td_region *r,
+			     struct td_result *res)
 {
-	td_compiler_barrier();
-	return td_load_once(td_pm_of(td)->slots_pc->lock) == td->last_lock &&
-	       ecore_quiet(td_hybrid_of(td));
+	return fast_end_first(td, r, res, false);
+}
+
+int td_hybrid_fast_end_first_uop(struct td *td, struct td_region *r,
+				 struct td_result *res)
+{
+	return fast_end_first(td, r, res, true);
 }
 
 /* The guard in place (an rseq area and the P-cores' list), RDPMC. */
@@ -216,7 +256,7 @@ void td_hybrid_fast_setup(struct td *td)
 	const struct td_gen *e = td_hybrid_of(td)->ecore;
 	bool uop = td_pm_of(td)->pm.uop.on;
 
-	td_hybrid_quiet_update(td_hybrid_of(td));
+	td_hybrid_quiet_update(td);
 	td->src_fast = guard_armed(td) && !td_pm_of(td)->pm.clear_mode &&
 		       /* the copy that reads the counters the handle has */
 		       td->src->fast_end == (uop ? td_hybrid_fast_end_uop
@@ -226,11 +266,17 @@ void td_hybrid_fast_setup(struct td *td)
 		       td->policy.kind != TD_RESET_ALWAYS;
 }
 
-/* The same in metrics-clear mode (td_source_hybrid_clear): the guard armed. */
+/*
+ * The same in metrics-clear mode (td_source_hybrid_clear): its fast
+ * path is PERF_METRICS' in that mode with the reads inside the guard
+ * (pm_clear_fast.c td_pm_clear_guarded_fast_begin), a reading standing
+ * where cpu_core's page is as last seen and the E-cores quiet (struct
+ * td_pm quiet_lock, kept here), as above; else the slow path folds it
+ * with the E-cores' counts.  The guard armed.
+ */
 void td_hybrid_clear_fast_setup(struct td *td)
 {
-	td_hybrid_quiet_update(td_hybrid_of(td));
-	td_pm_of(td)->pm.clear_fast_stands = clear_fast_stands;
+	td_hybrid_quiet_update(td);
 	td->src_fast = guard_armed(td) && td_pm_of(td)->pm.clear_mode;
 }
 #else
@@ -254,6 +300,18 @@ int td_hybrid_fast_end_uop(struct td *td, struct td_region_priv *p,
 			   struct td_result *res)
 {
 	return td_slow_end_read(td, p, res);
+}
+
+int td_hybrid_fast_end_first(struct td *td, struct td_region *r,
+			     struct td_result *res)
+{
+	return td_end_checked(td, r, res);
+}
+
+int td_hybrid_fast_end_first_uop(struct td *td, struct td_region *r,
+				 struct td_result *res)
+{
+	return td_end_checked(td, r, res);
 }
 
 void td_hybrid_fast_setup(struct td *td)

@@ -348,6 +348,7 @@ static void hybrid_info(const struct td *td, struct td_info *i)
 const struct td_source_ops td_source_hybrid = {
 	HYBRID_OPS(hybrid_sample, hybrid_delta, td_hybrid_fast_begin,
 		   td_hybrid_fast_end, td_hybrid_fast_setup),
+	.fast_end_first = td_hybrid_fast_end_first,
 };
 
 /*
@@ -358,6 +359,7 @@ const struct td_source_ops td_source_hybrid = {
 static const struct td_source_ops hybrid_uop = {
 	HYBRID_OPS(hybrid_sample, hybrid_delta, td_hybrid_fast_begin_uop,
 		   td_hybrid_fast_end_uop, td_hybrid_fast_setup),
+	.fast_end_first = td_hybrid_fast_end_first_uop,
 };
 
 /* TD_OPT_MEMORY: the same, reading and decoding the memory events too. */

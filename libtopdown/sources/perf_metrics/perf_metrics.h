@@ -194,12 +194,16 @@ struct td_pm {
 	bool (*guarded_read)(const struct td *td, uint32_t sidx, uint32_t midx,
 			     uint64_t *slots, uint64_t *metrics);
 	/*
-	 * Set by that source too, for td_pm_clear_guarded_fast_begin/end:
-	 * does a metrics-clear reading they just took stand without the
-	 * source's own fold at a reading (the hybrid source's E-cores quiet,
-	 * its page as last seen)?
+	 * Kept by that source too, for the guarded fast paths
+	 * (td_pm_clear_guarded_fast_begin/end and the source's own): a
+	 * reading stands without the source's own fold at a reading while
+	 * *quiet_lock is quiet_want, one load and one compare inline (the
+	 * hybrid source's E-core group has not run since its values were
+	 * cached: hybrid.c td_hybrid_quiet_update); quiet_not, a value never
+	 * quiet_want, for quiet_lock to point at while no cache stands.
 	 */
-	bool (*clear_fast_stands)(const struct td *td);
+	const uint32_t *quiet_lock;
+	uint32_t quiet_want, quiet_not;
 	/*
 	 * The guard guarded_read applies, for the metrics-clear fast path
 	 * to apply inline (arch_x86.h td_rdpmc_guarded) and the slow path's

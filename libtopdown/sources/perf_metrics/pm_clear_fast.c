@@ -99,17 +99,26 @@ policy_open_undo(struct td *td)
 /*
  * The state in which the fast path may read: the trigger known (so
  * metrics-clear in effect: the probe leaves it unknown where it finds
- * no clearing), and, unguarded, the page's lock as the last reading
- * left it (no schedule-in to judge, the selectors as last read);
- * guarded, the source's check, which looks at that lock too
- * (pm.clear_fast_stands: the hybrid source's, its E-cores quiet).
+ * no clearing), the page's lock as the last reading left it (no
+ * schedule-in to judge, the selectors as last read), and, guarded, the
+ * source's own check (pm.quiet_lock: the hybrid source's E-cores quiet,
+ * one load and one compare).
  */
+static inline __attribute__((always_inline)) bool
+clear_go_at(const struct td *td, const struct perf_event_mmap_page *pc,
+	    bool guarded)
+{
+	const struct td_pm *pm = &td_pm_of(td)->pm;
+
+	if (guarded && td_load_once(*pm->quiet_lock) != pm->quiet_want)
+		return false;
+	return td_load_once(pc->lock) == td->last_lock;
+}
+
 static inline __attribute__((always_inline)) bool
 clear_go(const struct td *td, bool guarded)
 {
-	if (guarded)
-		return td_pm_of(td)->pm.clear_fast_stands(td);
-	return td_load_once(td_pm_of(td)->slots_pc->lock) == td->last_lock;
+	return clear_go_at(td, td_pm_of(td)->slots_pc, guarded);
 }
 
 /* SLOTS, 48 bits wide (pm_decode.h): bits 32-47 from EDX. */
@@ -125,10 +134,10 @@ static inline __attribute__((always_inline)) uint64_t slots48(uint32_t sel)
  * Both registers, the trigger last (the slow path's order, pm_reading.c
  * clear_mode_read), by the selectors the last reading used.  Guarded
  * (a source whose CPUs do not all have the fixed selectors: the hybrid
- * source's rseq guard), the guard's second RDPMC is its commit
- * instruction, so an abort comes before it ran, nothing cleared, and
- * the retry reads the same interval.  False: off those CPUs, before any
- * read.
+ * source's rseq guard), the trigger's RDPMC is the section's commit
+ * (arch_x86.h td_rseq_read2_commit), so an abort comes before it ran,
+ * nothing cleared, and the slow path reads the same interval.  False:
+ * off those CPUs, or aborted, before the trigger's read.
  */
 static inline __attribute__((always_inline)) bool
 clear_read2(const struct td *td, bool guarded, bool by_metrics,
@@ -137,25 +146,30 @@ clear_read2(const struct td *td, bool guarded, bool by_metrics,
 	const struct td_pm *pm = &td_pm_of(td)->pm;
 	uint32_t first = by_metrics ? pm->clear_sel_slots : pm->clear_sel_metrics;
 	uint32_t second = by_metrics ? pm->clear_sel_metrics : pm->clear_sel_slots;
-	uint64_t a, b;
 
 	if (guarded) {
 #if TD_HAVE_RSEQ_GUARD
-		enum td_guard g;
+		uint64_t a, lo, hi;
 
-		do
-			g = td_rdpmc_guarded(pm->guard.rseq, pm->guard.cpus,
-					     pm->guard.nr_cpus, first, second,
-					     &a, &b);
-		while (TD_UNLIKELY(g == TD_GUARD_ABORTED));
-		if (TD_UNLIKELY(g != TD_GUARD_OK))
+		if (TD_UNLIKELY(!td_rseq_read2_commit(
+			    pm->guard.rseq, &pm->guard.cpus,
+			    by_metrics ? &pm->clear_sel_slots
+				       : &pm->clear_sel_metrics,
+			    by_metrics ? &pm->clear_sel_metrics
+				       : &pm->clear_sel_slots,
+			    by_metrics, &a, &lo, &hi)))
 			return false;
+		if (by_metrics) {
+			*slots = a;
+			*metrics = (hi << 32) | lo;
+		} else {
+			*metrics = a;
+			*slots = (hi << 48 >> 16) | lo; /* slots48's */
+		}
+		return true;
 #else
 		return false; /* no guard: never set up (hybrid_fast.c) */
 #endif
-		*slots = (by_metrics ? a : b) & TD_SLOTS_MASK;
-		*metrics = by_metrics ? b : a;
-		return true;
 	}
 	if (by_metrics) {
 		*slots = slots48(first);
@@ -245,14 +259,6 @@ end_page_moved(struct td *td, struct td_region_priv *p, struct td_result *res,
 	return td_slow_end_read(td, p, res);
 }
 
-/* The page's lock after the reads, for the caller to compare. */
-static inline __attribute__((always_inline)) uint32_t
-lock_after(const struct td *td)
-{
-	td_compiler_barrier();
-	return td_load_once(td_pm_of(td)->slots_pc->lock);
-}
-
 /*
  * The begin folds a reading still pending (a nested begin's), copies
  * the handle's state unless its copy is current (its key: the state's
@@ -270,7 +276,7 @@ begin_read(struct td *td, struct td_region_priv *p, bool guarded,
 {
 	struct td_pm *pm = &td_pm_of(td)->pm;
 	uint64_t slots, metrics, qerr, key = td->epoch_hi;
-	const struct perf_event_mmap_page *pc = NULL;
+	const struct perf_event_mmap_page *pc;
 	uint32_t lock;
 
 	if (TD_UNLIKELY(p->key != key)) {
@@ -283,26 +289,19 @@ begin_read(struct td *td, struct td_region_priv *p, bool guarded,
 	/*
 	 * Whatever does not need the reading, before the reads: the
 	 * pending reading's owner (its value comes after them; the
-	 * routes that leave without one put NULL back), and, unguarded,
-	 * the page's address in a register (the empty asm), so that after
-	 * the last read the check is a load and a compare (the guard's
-	 * section needs the registers)
+	 * routes that leave without one put NULL back), and the page's
+	 * address in a register (the empty asm), so that after the last
+	 * read the check is a load and a compare
 	 */
 	pm->pending = p;
-	if (!guarded) {
-		pc = td_pm_of(td)->slots_pc;
-		__asm__("" : "+r"(pc));
-	}
+	pc = td_pm_of(td)->slots_pc;
+	__asm__("" : "+r"(pc));
 	td_compiler_barrier(); /* the copy before the reads */
 	if (TD_UNLIKELY(!clear_read2(td, guarded, by_metrics, &slots,
 				     &metrics)))
 		return begin_unread(td, p);
-	if (guarded) {
-		lock = lock_after(td);
-	} else {
-		td_compiler_barrier();
-		lock = td_load_once(pc->lock); /* lock_after's load */
-	}
+	td_compiler_barrier();
+	lock = td_load_once(pc->lock); /* the page's lock after the reads */
 	if (TD_UNLIKELY(lock != td->last_lock))
 		return begin_page_moved(td, p, lock, slots, metrics);
 	pm->pend_slots = slots;
@@ -533,14 +532,17 @@ clear_fast_end(struct td *td, struct td_region_priv *p, struct td_result *res,
 	       bool guarded, bool by_metrics)
 {
 	struct td_pm *pm = &td_pm_of(td)->pm;
+	const struct perf_event_mmap_page *pc = td_pm_of(td)->slots_pc;
 	uint64_t slots, metrics;
 	uint32_t lock;
 
-	if (TD_UNLIKELY(!clear_go(td, guarded) ||
+	/* the page's address kept in a register for the lock after */
+	if (TD_UNLIKELY(!clear_go_at(td, pc, guarded) ||
 			!clear_read2(td, guarded, by_metrics, &slots,
 				     &metrics)))
 		return td_slow_end_read(td, p, res); /* it folds what is kept */
-	lock = lock_after(td);
+	td_compiler_barrier();
+	lock = td_load_once(pc->lock); /* the page's lock after the reads */
 	if (TD_UNLIKELY(lock != td->end_key))
 		return end_keyed(td, p, res, lock, slots, metrics);
 	if (TD_UNLIKELY(pm->pend_alone != p))
@@ -552,18 +554,68 @@ clear_fast_end(struct td *td, struct td_region_priv *p, struct td_result *res,
 }
 
 /*
- * The entry points: the trigger learnt by the slow path's probe picks
- * the order of the reads; the rarer order and the probe out of line, so
- * that the usual one tests the trigger with one compare.  Until it is
- * learnt (or where the probe found no clearing), the slow path.
+ * Each trigger's copy of the fast path, the order of its reads a
+ * constant: the entries this thread's fast handle takes once the slow
+ * path's probe learnt the trigger (choose_copy), so that they test
+ * nothing of it.  The end's is the end entry (source.h fast_end_first),
+ * which checks the region before its reads: a clearing read for a
+ * region that is not the handle's would take that interval from the
+ * region that is.
+ */
+#define TD_CLEAR_COPY(name, guarded, by_metrics)                           \
+	static int name##_begin(struct td *td, struct td_region_priv *p)   \
+	{                                                                  \
+		return clear_fast_begin(td, p, guarded, by_metrics);       \
+	}                                                                  \
+	static int name##_end(struct td *td, struct td_region *r,          \
+			      struct td_result *res)                       \
+	{                                                                  \
+		if (TD_UNLIKELY(!r || priv(r)->owner != td))               \
+			return td_end_checked(td, r, res);                 \
+		return clear_fast_end(td, priv(r), res, guarded,           \
+				      by_metrics);                         \
+	}
+TD_CLEAR_COPY(by_metrics, false, true)
+TD_CLEAR_COPY(by_slots, false, false)
+TD_CLEAR_COPY(guarded_by_metrics, true, true)
+TD_CLEAR_COPY(guarded_by_slots, true, false)
+
+/*
+ * The trigger known: the handle's entries (struct td src_begin and
+ * end_entry, which the entry points take for this thread's fast handle)
+ * go to its copy from the next begin or end on.
+ */
+static inline __attribute__((always_inline)) void
+choose_copy(struct td *td, bool guarded, bool by_metrics)
+{
+	if (guarded) {
+		td->src_begin = by_metrics ? guarded_by_metrics_begin
+					   : guarded_by_slots_begin;
+		td->end_entry = by_metrics ? guarded_by_metrics_end
+					   : guarded_by_slots_end;
+	} else {
+		td->src_begin = by_metrics ? by_metrics_begin : by_slots_begin;
+		td->end_entry = by_metrics ? by_metrics_end : by_slots_end;
+	}
+}
+
+/*
+ * The entry points the handle starts with (and the general route's:
+ * source.h fast_begin, fast_end): the trigger learnt by the slow path's
+ * probe picks the order of the reads, and the begin points the handle's
+ * entries at that order's copy; the rarer order and the probe out of
+ * line, so that the usual one tests the trigger with one compare.  Until
+ * it is learnt (or where the probe found no clearing), the slow path.
  */
 static __attribute__((noinline)) int begin_other(struct td *td,
 						 struct td_region_priv *p,
 						 bool guarded)
 {
-	if (td_pm_of(td)->pm.clear_trigger == TD_CLEAR_BY_SLOTS)
+	if (td_pm_of(td)->pm.clear_trigger == TD_CLEAR_BY_SLOTS) {
+		choose_copy(td, guarded, false);
 		return guarded ? clear_fast_begin(td, p, true, false)
 			       : clear_fast_begin(td, p, false, false);
+	}
 	if (!td_pm_of(td)->pm.clear_mode)
 		td->src_fast = false; /* the probe found no clearing: for good */
 	return td_slow_begin(td, p); /* the probe to run */
@@ -582,8 +634,10 @@ static __attribute__((noinline)) int end_other(struct td *td,
 
 int td_pm_clear_fast_begin(struct td *td, struct td_region_priv *p)
 {
-	if (TD_LIKELY(td_pm_of(td)->pm.clear_trigger == TD_CLEAR_BY_METRICS))
+	if (TD_LIKELY(td_pm_of(td)->pm.clear_trigger == TD_CLEAR_BY_METRICS)) {
+		choose_copy(td, false, true);
 		return clear_fast_begin(td, p, false, true);
+	}
 	return begin_other(td, p, false);
 }
 
@@ -598,16 +652,18 @@ int td_pm_clear_fast_end(struct td *td, struct td_region_priv *p,
 /*
  * The same with the reads inside the guard of a source whose CPUs do not
  * all have the fixed selectors (pm.guard.rseq), and its check that a
- * reading may be taken (pm.clear_fast_stands): the hybrid source's.
- * The check comes before the reads, the page's lock after them as
- * unguarded: a trip to another CPU between the two (outside the guard's
- * section, nothing aborts) switches cpu_core's group out and in, which
- * moves that lock.
+ * reading may be taken (pm.quiet_lock): the hybrid source's.  The check
+ * comes before the reads, the page's lock after them as unguarded: a
+ * trip to another CPU between the two (outside the guard's section,
+ * nothing aborts) switches cpu_core's group out and in, which moves that
+ * lock.
  */
 int td_pm_clear_guarded_fast_begin(struct td *td, struct td_region_priv *p)
 {
-	if (TD_LIKELY(td_pm_of(td)->pm.clear_trigger == TD_CLEAR_BY_METRICS))
+	if (TD_LIKELY(td_pm_of(td)->pm.clear_trigger == TD_CLEAR_BY_METRICS)) {
+		choose_copy(td, true, true);
 		return clear_fast_begin(td, p, true, true);
+	}
 	return begin_other(td, p, true);
 }
 

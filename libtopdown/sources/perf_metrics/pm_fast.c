@@ -3,9 +3,11 @@
  * td_region_begin / td_region_end, the library's entry points, with the
  * PERF_METRICS source's fast path inlined: its two fixed selectors read
  * with nothing between the caller and the RDPMCs but a few checks.
- * Everything else goes to the general route (core/region_slow.c), which
- * also reaches the fast path of a source that reads its counters one by
- * one (source.h fast_begin, fast_end; sources/counters/counters_fast.c).
+ * This thread's fast handle of a source with a fast path of its own
+ * (counters read one by one, guarded reads: source.h fast_begin,
+ * fast_end, fast_end_first) goes there at once, through the pointers
+ * its handle keeps (struct td src_begin, end_entry); everything else to
+ * the general route (core/region_slow.c).
  * The entry points live here, with the source whose path they inline,
  * so that no generic file knows a register of one source.
  *
@@ -19,7 +21,7 @@
  * then, still matching says it did not.
  *
  * The fast path runs while nothing needs thought: this thread's fast
- * handle (td_fast_td: not NULL, fast-capable, this thread, this process,
+ * handle (td_fast.td: not NULL, fast-capable, this thread, this process,
  * one compare), no user page update since the slow path last looked (so
  * no schedule-in to account for, and the index it validated still holds:
  * the kernel writes index only in perf_event_update_userpage, which bumps
@@ -128,12 +130,29 @@ __attribute__((noinline)) int td_end_with_reading(struct td *td, struct td_regio
 
 /* ---- the begin/end pair -------------------------------------------------- */
 
+/*
+ * A begin on another handle than this path's: this thread's handle
+ * whose source has a fast path of its own (one compare stands for the
+ * NULL, thread and fork checks, as td_fast.td's does here) and a closed
+ * region go to the source's fast begin at once (struct td src_begin);
+ * anything else to the checks.
+ */
+static inline __attribute__((always_inline)) int
+begin_other(struct td *td, struct td_region *r)
+{
+	if (td == td_fast.src_td && r && !priv(r)->owner)
+		return td->src_begin(td, priv(r));
+	return td_begin_checked(td, r);
+}
+
 int td_region_begin(struct td *td, struct td_region *r)
 {
 	struct td_region_priv *p = priv(r);
 	uint64_t slots, lo, hi;
 
-	if (TD_UNLIKELY(td != td_fast_td || !r || p->owner))
+	if (TD_UNLIKELY(td != td_fast.td))
+		return begin_other(td, r);
+	if (TD_UNLIKELY(!r || p->owner))
 		return td_begin_checked(td, r);
 	if (TD_UNLIKELY((td_load_once(td_pm_of(td)->slots_pc->lock) | td->epoch_hi) !=
 			p->key))
@@ -372,7 +391,7 @@ static TD_NOIPA int end_result_keyed(
 	uint64_t slots, uint64_t metrics, uint64_t aux)
 {
 	if (td_load_once(td_pm_of(td)->slots_pc->lock) != td->last_lock)
-		return td_slow_end(td, (struct td_region *)(void *)p, res);
+		return td_end_checked(td, (struct td_region *)(void *)p, res);
 	return td_end_with_reading(td, p, res, slots, metrics, aux);
 }
 
@@ -391,7 +410,7 @@ static inline __attribute__((always_inline)) int end_result(
 	uint64_t lock;
 
 	if (!r || p->owner != td || slots < td_pm_of(td)->last_raw_slots)
-		return td_slow_end(td, r, res);
+		return td_end_checked(td, r, res);
 	lock = td_load_once(td_pm_of(td)->slots_pc->lock);
 	if (TD_LIKELY(lock == td->end_key && same_epoch(td, p)))
 		return end_same_snap(td, p, res, slots, metrics, aux, on_l2,
@@ -561,13 +580,13 @@ static __attribute__((noinline)) int end_unusual(struct td *td,
 	uint64_t lo, hi, mlo, mhi, aux;
 
 	if (!fast_end_ok(td, r, slots) || !(td->sink.buf || td->sink.pending))
-		return td_slow_end(td, r, NULL);
+		return td_end_checked(td, r, NULL);
 	td_rdpmc_pair(TD_RDPMC_SLOTS, TD_RDPMC_METRICS, &lo, &hi, &mlo, &mhi);
 	aux = refiners_now(td, TD_AUX_NONE);
 	td_compiler_barrier();
 	slots = td_join48(lo, hi);
 	if (slots < td_pm_of(td)->last_raw_slots) /* a reset since the first read */
-		return td_slow_end(td, r, NULL);
+		return td_end_checked(td, r, NULL);
 	td_end_with_reading(td, priv(r), NULL, slots, (mhi << 32) | mlo, aux);
 	return 0;
 }
@@ -728,13 +747,27 @@ int td_pm_end_reading(struct td *td, struct td_region_priv *p,
 	return 0;
 }
 
+/*
+ * An end on another handle than this path's: this thread's handle whose
+ * source has a fast path of its own goes to its end entry at once
+ * (struct td end_entry: the region checked there, before or after the
+ * source's first read); anything else to the checks.
+ */
+static inline __attribute__((always_inline)) int
+end_other(struct td *td, struct td_region *r, struct td_result *res)
+{
+	if (TD_LIKELY(td == td_fast.src_td))
+		return td->end_entry(td, r, res);
+	return td_end_checked(td, r, res);
+}
+
 int td_region_end(struct td *td, struct td_region *r, struct td_result *res)
 {
 	struct td_region_priv *p = priv(r);
 	uint64_t slots, lo, hi, key, at;
 
-	if (TD_UNLIKELY(td != td_fast_td))
-		return td_slow_end(td, r, res);
+	if (TD_UNLIKELY(td != td_fast.td))
+		return end_other(td, r, res);
 	if (res)
 		return end_with_result(td, r, res);
 	td_rdpmc_halves(TD_RDPMC_SLOTS, &lo, &hi);
