@@ -361,6 +361,9 @@ test-pool: $(B)/topdown $(B)/libtdemu.so $(B)/examples/pool \
 # test_live (the host kernel); every Arm scenario is in test_arm, which
 # runs natively too.  The counter budget (genopen.c) serves Arm as well:
 # test_budget and test_smt_v1 (ordinary counters) run here too.
+# test_fastslow compares the Arm profiles' fast paths with the general
+# route; it runs its reference build through ARM64_RUN (TD_FASTSLOW_RUN).
+#
 # The runner's loader and libc must come from one glibc build (ld.so and
 # libc.so.6 share GLIBC_PRIVATE internals).  With -L, qemu finds a guest
 # path under the prefix first, else on the host: the cross loader
@@ -375,8 +378,9 @@ ARM64_SYSROOT ?= /usr/aarch64-linux-gnu
 ARM64_RUN ?= qemu-aarch64 -L $(ARM64_SYSROOT) \
 	-E LD_LIBRARY_PATH=$(ARM64_SYSROOT)/lib
 ARM64_TESTS := test_decode test_open test_generic test_budget test_smt_v1 \
-	       test_arm test_zen_l2 test_intel_l2
+	       test_arm test_zen_l2 test_intel_l2 test_fastslow
 test-arm64:
+	TD_FASTSLOW_RUN="$(ARM64_RUN)" \
 	$(MAKE) B=build/arm64 CC=$(ARM64_CROSS)gcc AR=$(ARM64_CROSS)ar \
 		TESTS="$(ARM64_TESTS)" TEST_RUN="$(ARM64_RUN)" VALIDATE_TEST= test
 
