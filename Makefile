@@ -361,11 +361,26 @@ test-pool: $(B)/topdown $(B)/libtdemu.so $(B)/examples/pool \
 # test_live (the host kernel); every Arm scenario is in test_arm, which
 # runs natively too.  The counter budget (genopen.c) serves Arm as well:
 # test_budget and test_smt_v1 (ordinary counters) run here too.
+# test_fastslow compares the Arm profiles' fast paths with the general
+# route; it runs its reference build through ARM64_RUN (TD_FASTSLOW_RUN).
+#
+# The runner's loader and libc must come from one glibc build (ld.so and
+# libc.so.6 share GLIBC_PRIVATE internals).  With -L, qemu finds a guest
+# path under the prefix first, else on the host: the cross loader
+# (libc6-arm64-cross) searches the multiarch directories before its own,
+# and where libc6:arm64 is installed (libcmocka0:arm64 needs it) it loads
+# that libc.so.6, from another build (Debian 12: ld.so 2.36-8cross1,
+# libc.so.6 2.36-9+deb12u14): a forked child then spins in glibc's fork,
+# before it can exec.  LD_LIBRARY_PATH puts the loader's own directory
+# first; cmocka is still found in the multiarch one.
 ARM64_CROSS ?= aarch64-linux-gnu-
-ARM64_RUN ?= qemu-aarch64 -L /usr/aarch64-linux-gnu
+ARM64_SYSROOT ?= /usr/aarch64-linux-gnu
+ARM64_RUN ?= qemu-aarch64 -L $(ARM64_SYSROOT) \
+	-E LD_LIBRARY_PATH=$(ARM64_SYSROOT)/lib
 ARM64_TESTS := test_decode test_open test_generic test_budget test_smt_v1 \
-	       test_arm test_zen_l2 test_intel_l2
+	       test_arm test_zen_l2 test_intel_l2 test_fastslow
 test-arm64:
+	TD_FASTSLOW_RUN="$(ARM64_RUN)" \
 	$(MAKE) B=build/arm64 CC=$(ARM64_CROSS)gcc AR=$(ARM64_CROSS)ar \
 		TESTS="$(ARM64_TESTS)" TEST_RUN="$(ARM64_RUN)" VALIDATE_TEST= test
 
