@@ -176,6 +176,23 @@ enum td_guard { TD_GUARD_OK, TD_GUARD_WRONG_CPU, TD_GUARD_ABORTED };
 	[ok] "i"(TD_GUARD_OK), [wrong_cpu] "i"(TD_GUARD_WRONG_CPU),        \
 	[aborted] "i"(TD_GUARD_ABORTED)
 
+/*
+ * The steps the guarded reads below are made of, as asm text: a counter
+ * read by the selector operand named sel (ECX, then RDPMC: EDX:EAX), and
+ * its halves joined, into the operand named dst or into RAX, 48 bits
+ * wide (bits 32-47 from EDX; a fixed counter's width on these cores) or
+ * 64 (EDX above EAX; RDPMC clears bits 32-63 of both in 64-bit mode).
+ */
+#define TD_ASM_RDPMC(sel) "movl %[" sel "], %%ecx\n\trdpmc\n\t"
+#define TD_ASM_JOIN48_TO(dst)                                              \
+	"shlq $48, %%rdx\n\tshrq $16, %%rdx\n\t"                             \
+	"leaq (%%rax,%%rdx), %[" dst "]\n\t"
+#define TD_ASM_JOIN48_RAX                                                  \
+	"shlq $48, %%rdx\n\tshrq $16, %%rdx\n\torq %%rdx, %%rax\n\t"
+#define TD_ASM_JOIN64_TO(dst)                                              \
+	"shlq $32, %%rdx\n\tleaq (%%rax,%%rdx), %[" dst "]\n\t"
+#define TD_ASM_JOIN64_RAX "shlq $32, %%rdx\n\torq %%rdx, %%rax\n\t"
+
 static inline enum td_guard td_rdpmc_guarded(struct rseq *rs,
 					     const uint64_t *cpus,
 					     uint32_t nr_cpus, uint32_t sidx,
@@ -186,12 +203,10 @@ static inline enum td_guard td_rdpmc_guarded(struct rseq *rs,
 
 	__asm__ __volatile__(
 		TD_RSEQ_ENTER
-		"movl %[sidx], %%ecx\n\t"
-		"rdpmc\n\t"
+		TD_ASM_RDPMC("sidx")
 		"movl %%eax, %[slo]\n\t"
 		"movl %%edx, %[shi]\n\t"
-		"movl %[midx], %%ecx\n\t"
-		"rdpmc\n\t"
+		TD_ASM_RDPMC("midx")
 		TD_RSEQ_LEAVE
 		: [slo] "=&r"(slo), [shi] "=&r"(shi), [res] "=&r"(res),
 		  "=&a"(mlo), "=&d"(mhi)
@@ -228,18 +243,12 @@ static inline enum td_guard td_rdpmc_guarded3(struct rseq *rs,
 
 	__asm__ __volatile__(
 		TD_RSEQ_ENTER
-		"movl %[sidx], %%ecx\n\t"
-		"rdpmc\n\t"
-		"shlq $32, %%rdx\n\t"
-		"leaq (%%rax,%%rdx), %[s]\n\t"
-		"movl %[midx], %%ecx\n\t"
-		"rdpmc\n\t"
-		"shlq $32, %%rdx\n\t"
-		"leaq (%%rax,%%rdx), %[m]\n\t"
-		"movl %[xidx], %%ecx\n\t"
-		"rdpmc\n\t"
-		"shlq $32, %%rdx\n\t"
-		"orq %%rdx, %%rax\n\t"
+		TD_ASM_RDPMC("sidx")
+		TD_ASM_JOIN64_TO("s")
+		TD_ASM_RDPMC("midx")
+		TD_ASM_JOIN64_TO("m")
+		TD_ASM_RDPMC("xidx")
+		TD_ASM_JOIN64_RAX
 		TD_RSEQ_LEAVE
 		: [s] "=&r"(s), [m] "=&r"(m), [res] "=&r"(res), "=&a"(x)
 		: [rs] "r"(rs), [cpus] "r"(cpus), [n] "rm"(nr_cpus),
@@ -267,10 +276,8 @@ static inline enum td_guard td_rdpmc_guarded1(struct rseq *rs,
 
 	__asm__ __volatile__(
 		TD_RSEQ_ENTER
-		"movl %[idx], %%ecx\n\t"
-		"rdpmc\n\t"
-		"shlq $32, %%rdx\n\t"
-		"orq %%rdx, %%rax\n\t"
+		TD_ASM_RDPMC("idx")
+		TD_ASM_JOIN64_RAX
 		TD_RSEQ_LEAVE
 		: [res] "=&r"(res), "=&a"(x)
 		: [rs] "r"(rs), [cpus] "r"(cpus), [n] "rm"(nr_cpus),
@@ -344,11 +351,8 @@ td_rseq_read48x(struct rseq *rs, const uint64_t *const *cpus, uint32_t sel,
 	if (!with_x) {
 		__asm__ goto(
 			TD_RSEQ_GOTO_ENTER
-			"movl %[sel], %%ecx\n\t"
-			"rdpmc\n\t"
-			"shlq $48, %%rdx\n\t"
-			"shrq $16, %%rdx\n\t"
-			"orq %%rdx, %%rax\n\t"
+			TD_ASM_RDPMC("sel")
+			TD_ASM_JOIN48_RAX
 			TD_RSEQ_GOTO_LEAVE
 			: "=&a"(v)
 			: [rs] "r"(rs), [cpus] "m"(*cpus), [sel] "ri"(sel),
@@ -360,15 +364,10 @@ td_rseq_read48x(struct rseq *rs, const uint64_t *const *cpus, uint32_t sel,
 	}
 	__asm__ goto(
 		TD_RSEQ_GOTO_ENTER
-		"movl %[sel], %%ecx\n\t"
-		"rdpmc\n\t"
-		"shlq $48, %%rdx\n\t"
-		"shrq $16, %%rdx\n\t"
-		"leaq (%%rax,%%rdx), %[v]\n\t"
-		"movl %[xsel], %%ecx\n\t"
-		"rdpmc\n\t"
-		"shlq $32, %%rdx\n\t"
-		"orq %%rdx, %%rax\n\t"
+		TD_ASM_RDPMC("sel")
+		TD_ASM_JOIN48_TO("v")
+		TD_ASM_RDPMC("xsel")
+		TD_ASM_JOIN64_RAX
 		TD_RSEQ_GOTO_LEAVE
 		: [v] "=&r"(v), "=&a"(c)
 		: [rs] "r"(rs), [cpus] "m"(*cpus), [sel] "ri"(sel),
@@ -394,8 +393,7 @@ td_rseq_read_halves(struct rseq *rs, const uint64_t *const *cpus, uint32_t sel,
 
 	__asm__ goto(
 		TD_RSEQ_GOTO_ENTER
-		"movl %[sel], %%ecx\n\t"
-		"rdpmc\n\t"
+		TD_ASM_RDPMC("sel")
 		TD_RSEQ_GOTO_LEAVE
 		: "=&a"(l), "=&d"(h)
 		: [rs] "r"(rs), [cpus] "m"(*cpus), [sel] "ri"(sel),
@@ -423,15 +421,10 @@ td_rseq_read3(struct rseq *rs, const uint64_t *const *cpus, uint32_t sel1,
 	if (!with_x) {
 		__asm__ goto(
 			TD_RSEQ_GOTO_ENTER
-			"movl %[sel1], %%ecx\n\t"
-			"rdpmc\n\t"
-			"shlq $48, %%rdx\n\t"
-			"shrq $16, %%rdx\n\t"
-			"leaq (%%rax,%%rdx), %[a]\n\t"
-			"movl %[sel2], %%ecx\n\t"
-			"rdpmc\n\t"
-			"shlq $32, %%rdx\n\t"
-			"orq %%rdx, %%rax\n\t"
+			TD_ASM_RDPMC("sel1")
+			TD_ASM_JOIN48_TO("a")
+			TD_ASM_RDPMC("sel2")
+			TD_ASM_JOIN64_RAX
 			TD_RSEQ_GOTO_LEAVE
 			: [a] "=&r"(a), "=&a"(b)
 			: [rs] "r"(rs), [cpus] "m"(*cpus), [sel1] "ri"(sel1),
@@ -444,19 +437,12 @@ td_rseq_read3(struct rseq *rs, const uint64_t *const *cpus, uint32_t sel1,
 	}
 	__asm__ goto(
 		TD_RSEQ_GOTO_ENTER
-		"movl %[sel1], %%ecx\n\t"
-		"rdpmc\n\t"
-		"shlq $48, %%rdx\n\t"
-		"shrq $16, %%rdx\n\t"
-		"leaq (%%rax,%%rdx), %[a]\n\t"
-		"movl %[sel2], %%ecx\n\t"
-		"rdpmc\n\t"
-		"shlq $32, %%rdx\n\t"
-		"leaq (%%rax,%%rdx), %[b]\n\t"
-		"movl %[xsel], %%ecx\n\t"
-		"rdpmc\n\t"
-		"shlq $32, %%rdx\n\t"
-		"orq %%rdx, %%rax\n\t"
+		TD_ASM_RDPMC("sel1")
+		TD_ASM_JOIN48_TO("a")
+		TD_ASM_RDPMC("sel2")
+		TD_ASM_JOIN64_TO("b")
+		TD_ASM_RDPMC("xsel")
+		TD_ASM_JOIN64_RAX
 		TD_RSEQ_GOTO_LEAVE
 		: [a] "=&r"(a), [b] "=&r"(b), "=&a"(c)
 		: [rs] "r"(rs), [cpus] "m"(*cpus), [sel1] "ri"(sel1),
@@ -491,13 +477,9 @@ td_rseq_read2_commit(struct rseq *rs, const uint64_t *const *cpus,
 	if (first48) {
 		__asm__ goto(
 			TD_RSEQ_GOTO_ENTER
-			"movl %[sel1], %%ecx\n\t"
-			"rdpmc\n\t"
-			"shlq $48, %%rdx\n\t"
-			"shrq $16, %%rdx\n\t"
-			"leaq (%%rax,%%rdx), %[a]\n\t"
-			"movl %[sel2], %%ecx\n\t"
-			"rdpmc\n\t"
+			TD_ASM_RDPMC("sel1")
+			TD_ASM_JOIN48_TO("a")
+			TD_ASM_RDPMC("sel2")
 			TD_RSEQ_GOTO_LEAVE
 			: [a] "=&r"(a), "=&a"(l), "=&d"(h)
 			: [rs] "r"(rs), [cpus] "m"(*cpus), [sel1] "m"(*sel1),
@@ -507,12 +489,9 @@ td_rseq_read2_commit(struct rseq *rs, const uint64_t *const *cpus,
 	} else {
 		__asm__ goto(
 			TD_RSEQ_GOTO_ENTER
-			"movl %[sel1], %%ecx\n\t"
-			"rdpmc\n\t"
-			"shlq $32, %%rdx\n\t"
-			"leaq (%%rax,%%rdx), %[a]\n\t"
-			"movl %[sel2], %%ecx\n\t"
-			"rdpmc\n\t"
+			TD_ASM_RDPMC("sel1")
+			TD_ASM_JOIN64_TO("a")
+			TD_ASM_RDPMC("sel2")
 			TD_RSEQ_GOTO_LEAVE
 			: [a] "=&r"(a), "=&a"(l), "=&d"(h)
 			: [rs] "r"(rs), [cpus] "m"(*cpus), [sel1] "m"(*sel1),
