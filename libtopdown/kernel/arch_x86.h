@@ -474,31 +474,20 @@ td_rseq_read2_commit(struct rseq *rs, const uint64_t *const *cpus,
 {
 	uint64_t a, l, h;
 
-	if (first48) {
-		__asm__ goto(
-			TD_RSEQ_GOTO_ENTER
-			TD_ASM_RDPMC("sel1")
-			TD_ASM_JOIN48_TO("a")
-			TD_ASM_RDPMC("sel2")
-			TD_RSEQ_GOTO_LEAVE
-			: [a] "=&r"(a), "=&a"(l), "=&d"(h)
-			: [rs] "r"(rs), [cpus] "m"(*cpus), [sel1] "m"(*sel1),
-			  [sel2] "m"(*sel2), TD_RSEQ_GOTO_CONSTANTS
-			: "rcx", "cc", "memory"
-			: off);
-	} else {
-		__asm__ goto(
-			TD_RSEQ_GOTO_ENTER
-			TD_ASM_RDPMC("sel1")
-			TD_ASM_JOIN64_TO("a")
-			TD_ASM_RDPMC("sel2")
-			TD_RSEQ_GOTO_LEAVE
-			: [a] "=&r"(a), "=&a"(l), "=&d"(h)
-			: [rs] "r"(rs), [cpus] "m"(*cpus), [sel1] "m"(*sel1),
-			  [sel2] "m"(*sel2), TD_RSEQ_GOTO_CONSTANTS
-			: "rcx", "cc", "memory"
-			: off);
-	}
+	/* one section, the first read joined as `join` says */
+#define TD_READ2_COMMIT(join)                                              \
+	__asm__ goto(TD_RSEQ_GOTO_ENTER TD_ASM_RDPMC("sel1") join            \
+		     TD_ASM_RDPMC("sel2") TD_RSEQ_GOTO_LEAVE                 \
+		     : [a] "=&r"(a), "=&a"(l), "=&d"(h)                      \
+		     : [rs] "r"(rs), [cpus] "m"(*cpus), [sel1] "m"(*sel1),   \
+		       [sel2] "m"(*sel2), TD_RSEQ_GOTO_CONSTANTS             \
+		     : "rcx", "cc", "memory"                                 \
+		     : off)
+	if (first48)
+		TD_READ2_COMMIT(TD_ASM_JOIN48_TO("a"));
+	else
+		TD_READ2_COMMIT(TD_ASM_JOIN64_TO("a"));
+#undef TD_READ2_COMMIT
 	*v1 = a;
 	*lo2 = l;
 	*hi2 = h;
