@@ -10,7 +10,7 @@
 #   make install         PREFIX, DESTDIR, BINDIR, LIBDIR, INCLUDEDIR, MANDIR honoured
 #   make test-man        the manual pages render without a groff warning
 #   make examples/harness.svg   the README's picture (emulated harness run)
-#   make WERROR=1 ...    warnings are errors (CI)
+#   make WERROR=1 ...    warnings are errors, the assembler's too (CI)
 #   make test-asan       the tests under ASan+UBSan (build/asan)
 #   make test-tsan       the thread and per-function tests under TSan (build/tsan)
 #   make test-valgrind   the tests under valgrind memcheck
@@ -39,7 +39,7 @@ CFLAGS ?= -O2 -g
 WARNINGS := -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes \
 	    -Wpointer-arith -Wformat=2
 ifeq ($(WERROR),1)
-WARNINGS += -Werror
+WARNINGS += -Werror -Wa,--fatal-warnings
 endif
 ifeq ($(SANITIZE),1)
 CFLAGS += -fsanitize=address,undefined -fno-omit-frame-pointer \

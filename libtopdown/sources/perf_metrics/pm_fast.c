@@ -441,14 +441,20 @@ static void record_clears(struct td *td, const struct td_region_priv *p,
 /*
  * td_pm_store_halves, each half by a store of its own: x86's two 32-bit
  * stores in asm, or the compiler joins them first through vector
- * registers (two moves, an unpack and a store).
+ * registers (two moves, an unpack and a store).  Each half its own
+ * memory operand ("4+%0" would read "4+(%rax)" where the compiler
+ * addresses *w by a register alone, at -O0: an assembler warning), *w
+ * an output too, so that the word is known written.
  */
 static inline __attribute__((always_inline)) void store_halves_apart(
 	int64_t *w, uint32_t lo, uint32_t hi)
 {
 #if defined(__x86_64__)
-	__asm__("movl %k1, %0\n\tmovl %k2, 4+%0"
-		: "=m"(*w) : "r"(lo), "r"(hi));
+	uint32_t *half = (uint32_t *)(void *)w;
+
+	__asm__("movl %k3, %1\n\tmovl %k4, %2"
+		: "=m"(*w), "=m"(half[0]), "=m"(half[1])
+		: "r"(lo), "r"(hi));
 #else
 	td_pm_store_halves((uint64_t *)w, lo, hi);
 #endif
