@@ -408,11 +408,10 @@ struct td {
 				    path (source.h fast_begin) */
 	/*
 	 * Where the entry point (td_region_end) sends this thread's fast
-	 * handle: the source's
-	 * fast_end_first, else the checks and then src_end, its fast_end
-	 * (kept here: one load less than through src).  Set at open; the
-	 * source may point it and src_begin at a copy of its fast path once
-	 * it has learnt more (pm_clear_fast.c: the trigger's order).
+	 * handle: the source's fast_end_first, else the checks and then
+	 * src_end, its fast_end (kept here: one load less than through
+	 * src).  Set at open; the source may point it and src_begin at a
+	 * copy of its fast path once it has learnt more of its counters.
 	 */
 	int (*end_entry)(struct td *td, struct td_region *r,
 			 struct td_result *res);
